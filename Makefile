@@ -1,0 +1,154 @@
+# halo — top-level build. `make` builds build/libhalo.a and bin/halo; see `make help`.
+#
+# CUDA objects are built when nvcc is found (CUDA=0 skips them); the CPU path is always built.
+# Every target that needs the Debian dependencies runs `deps` first, so `make test` and
+# `make demo` work as the first command on a fresh machine.
+
+CC      ?= gcc
+ifeq ($(origin CC),default)
+CC      := gcc
+endif
+BUILD   ?= build
+PREFIX  ?= /usr/local
+WERROR  ?= 0
+SAN     ?=
+
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(NVCC),)
+CUDA    ?= 0
+else
+CUDA    ?= 1
+endif
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+
+MPI_CFLAGS := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS   := $(shell mpicc --showme:link 2>/dev/null)
+LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null)
+LUA_LIBS   := $(shell pkg-config --libs lua5.4 2>/dev/null || echo -llua5.4)
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 $(WARN) -pthread -fno-strict-aliasing -Iruntime -MMD -MP $(SAN)
+CFLAGS  += $(MPI_CFLAGS) $(LUA_CFLAGS) -DHALO_VERSION=\"$(VERSION)\" -DHALO_ROOT=\"$(CURDIR)\"
+LDLIBS  := $(MPI_LIBS) $(LUA_LIBS) -lmetis -lopenblas -lz -lm -lpthread
+LDFLAGS += $(SAN)
+
+VERSION := 0.1.0
+
+LIB_SRC := $(filter-out runtime/cli/%,$(wildcard runtime/*/*.c))
+CLI_SRC := $(wildcard runtime/cli/*.c)
+CU_SRC  := $(wildcard runtime/*/*.cu)
+ifeq ($(CUDA),1)
+LIB_SRC := $(filter-out %_nocuda.c,$(LIB_SRC))
+CFLAGS  += -DHALO_HAVE_CUDA=1
+LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
+NVFLAGS ?= -O2 -g -std=c++17 -Iruntime -arch=sm_90 -gencode arch=compute_90,code=sm_90 \
+           -gencode arch=compute_80,code=sm_80 -Xcompiler -Wall,-fPIC
+CU_OBJ  := $(CU_SRC:%.cu=$(BUILD)/%.o)
+else
+CU_OBJ  :=
+endif
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CU_OBJ)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+LIB     := $(BUILD)/libhalo.a
+BIN     := bin/halo
+
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BIN  := $(UNIT_SRC:%.c=$(BUILD)/%)
+MPI_SRC   := $(wildcard tests/mpi/test_*.c)
+MPI_BIN   := $(MPI_SRC:%.c=$(BUILD)/%)
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:%.c=$(BUILD)/%)
+TEST_HELPERS := $(wildcard tests/common/*.c)
+TEST_HOBJ := $(TEST_HELPERS:%.c=$(BUILD)/%.o)
+
+.PHONY: all deps build test check test-gpu bench demo asan format lint install clean help
+
+all: $(BIN)
+
+help:
+	@echo "make            build libhalo and bin/halo (CUDA=$(CUDA))"
+	@echo "make deps       install the Debian packages listed in third_party/packages.txt"
+	@echo "make test       deps, build, then every test tier; ends with 'N passed, N failed'"
+	@echo "make test-gpu   the GPU tests (needs a GPU)"
+	@echo "make bench      benchmarks, each a ratio against a reference measured in the same run"
+	@echo "make demo       generate, partition and train a small graph end to end"
+	@echo "make asan       tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@echo "make format | lint | install PREFIX=... | clean"
+
+deps:
+	@bash third_party/install.sh
+
+build: $(BIN) $(UNIT_BIN) $(MPI_BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CLI_OBJ) $(LIB)
+	@mkdir -p bin
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(TEST_HOBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_HOBJ) $(LIB) $(LDLIBS) -lcmocka
+
+$(BUILD)/tests/mpi/%: $(BUILD)/tests/mpi/%.o $(TEST_HOBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_HOBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+test: deps
+	@$(MAKE) --no-print-directory check
+
+check: build
+	@BUILD=$(BUILD) HALO_BIN=$(BIN) bash tests/run.sh
+
+test-gpu: deps
+	@$(MAKE) --no-print-directory build
+	@BUILD=$(BUILD) HALO_BIN=$(BIN) HALO_TEST_GPU=1 bash tests/run.sh gpu
+
+bench: deps
+	@$(MAKE) --no-print-directory $(BIN) $(BENCH_BIN)
+	@BUILD=$(BUILD) HALO_BIN=$(BIN) bash bench/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@bash tests/demo.sh
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan CUDA=0 \
+	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	    check BIN=build-asan/halo
+
+format:
+	clang-format -i $(wildcard runtime/*/*.c runtime/*/*.h runtime/*/*.cu tests/*/*.c bench/*.c)
+
+lint:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+	    --suppress=missingIncludeSystem -Iruntime runtime tests bench
+	@command -v clang-tidy >/dev/null && clang-tidy --quiet $(LIB_SRC) -- $(CFLAGS) >/dev/null || true
+
+install: $(BIN)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/halo
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/halo
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libhalo.a
+	cp -r lua policies $(DESTDIR)$(PREFIX)/share/halo/
+
+clean:
+	rm -rf build build-asan bin
+
+-include $(LIB_OBJ:%.o=%.d) $(CLI_OBJ:%.o=%.d)

@@ -1,0 +1,18 @@
+/* The halo command's subcommands: each is int halo_cmd_NAME(argc, argv) in cmd_NAME.c, where
+ * argv[0] is the subcommand's name; the return value is the process exit status. */
+#ifndef HALO_CLI_H
+#define HALO_CLI_H
+
+int halo_cmd_gen(int argc, char **argv);
+int halo_cmd_import(int argc, char **argv);
+int halo_cmd_info(int argc, char **argv);
+int halo_cmd_verify(int argc, char **argv);
+int halo_cmd_policy(int argc, char **argv);
+int halo_cmd_partition(int argc, char **argv);
+/* `halo info PDIR` on a partition directory (called by halo_cmd_info). */
+int halo_cmd_info_partition(int argc, char **argv);
+
+/* Prints "halo: error: <last message>" and returns the exit status for rc. */
+int halo_cli_fail(int rc);
+
+#endif

@@ -1,0 +1,80 @@
+/* Entry point of the halo command: dispatches to a subcommand. */
+#include "cli/cli.h"
+#include "core/err.h"
+#include "core/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef HALO_VERSION
+#define HALO_VERSION "dev"
+#endif
+
+/* One subcommand. */
+typedef struct cli_command {
+    const char *name;                 /* as typed */
+    int (*run)(int argc, char **argv); /* returns the exit status */
+    const char *summary;              /* one line for `halo --help` */
+} cli_command;
+
+static const cli_command commands[] = {
+    {"gen", halo_cmd_gen, "generate a synthetic graph (rmat, sbm, presets)"},
+    {"import", halo_cmd_import, "import an OGB dataset or an edge list"},
+    {"info", halo_cmd_info, "statistics of a graph or partition directory"},
+    {"verify", halo_cmd_verify, "check every file and invariant of a graph directory"},
+    {"partition", halo_cmd_partition, "partition a graph (metis, multilevel, random, stream)"},
+    {"policy", halo_cmd_policy, "check a policy file or print the policy API"},
+    {NULL, NULL, NULL},
+};
+
+int halo_cli_fail(int rc)
+{
+    const char *msg = halo_errmsg();
+    halo_error_print(msg[0] ? msg : halo_strerror(rc));
+    return halo_exit_code(rc);
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: halo <command> [flags]   (halo <command> --help for its flags)\n\n"
+               "halo: distributed hybrid CPU/GPU GNN training testbed and simulator\n\n"
+               "commands:\n");
+    for (const cli_command *c = commands; c->name != NULL; c++) {
+        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    }
+    fprintf(f, "\noptions: --version, --help, -v (verbose), -q (quiet) before the command\n");
+}
+
+int main(int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("halo %s\n", HALO_VERSION);
+            return 0;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "-v") == 0) {
+            halo_log_set_level(HALO_LOG_VERBOSE);
+        } else if (strcmp(argv[i], "-q") == 0) {
+            halo_log_set_level(HALO_LOG_QUIET);
+        } else {
+            halo_error_print("unknown option before the command (see halo --help)");
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    for (const cli_command *c = commands; c->name != NULL; c++) {
+        if (strcmp(c->name, argv[i]) == 0) {
+            return c->run(argc - i, argv + i);
+        }
+    }
+    char msg[256];
+    snprintf(msg, sizeof msg, "unknown command '%s' (see halo --help)", argv[i]);
+    halo_error_print(msg);
+    return 2;
+}

@@ -1,0 +1,51 @@
+/* Command-line flags: one table per subcommand drives parsing and --help, so they never drift. */
+#ifndef HALO_ARGS_H
+#define HALO_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum {
+    HALO_OPT_FLAG,   /* bool, no value */
+    HALO_OPT_INT,    /* int */
+    HALO_OPT_I64,    /* int64_t */
+    HALO_OPT_DOUBLE, /* double */
+    HALO_OPT_STRING, /* const char * (points into argv) */
+    HALO_OPT_LIST,   /* halo_strlist: repeatable string (e.g. --set a=1 --set b=2) */
+};
+
+/* A repeatable string option's values (point into argv). */
+typedef struct halo_strlist {
+    const char *v[64]; /* values in order */
+    int n;             /* count */
+} halo_strlist;
+
+/* One flag. The table ends with an entry whose name is NULL. */
+typedef struct halo_opt {
+    const char *name;    /* long name without "--" */
+    char shortname;      /* one-letter alias or 0 */
+    int type;            /* HALO_OPT_* */
+    void *dst;           /* where the value goes */
+    const char *metavar; /* value placeholder in --help ("N", "FILE") */
+    const char *help;    /* one line; the default is printed from *dst */
+} halo_opt;
+
+/* A subcommand's description for --help. */
+typedef struct halo_cmd_help {
+    const char *usage;   /* "halo gen rmat|sbm [flags] -o DIR" */
+    const char *summary; /* one paragraph */
+} halo_cmd_help;
+
+/* Parses argv (argv[0] is the subcommand name). Positional arguments are returned in pos/npos
+ * (pos must have room for argc entries). Returns 0, 1 when --help was printed (exit 0), or
+ * HALO_EUSAGE with a message naming the flag. */
+int halo_args_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, char **argv,
+                    char **pos, int *npos);
+/* Prints the --help text to stdout. */
+void halo_args_help(const halo_cmd_help *help, const halo_opt *opts);
+
+/* Parses an integer / double with a message naming what on failure. */
+int halo_parse_i64(const char *s, const char *what, int64_t *out);
+int halo_parse_f64(const char *s, const char *what, double *out);
+
+#endif

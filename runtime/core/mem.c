@@ -1,0 +1,114 @@
+/* Counting allocator: a size header before each block, atomic totals, abort on failure. */
+#include "core/mem.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HALO_MEM_HDR 16 /* keeps 16-byte alignment of the payload */
+
+static atomic_size_t mem_current;
+static atomic_size_t mem_peak;
+
+static void mem_oom(size_t size)
+{
+    fprintf(stderr, "halo: error: out of memory allocating %zu bytes\n", size);
+    abort();
+}
+
+static void *mem_account(unsigned char *raw, size_t size)
+{
+    memcpy(raw, &size, sizeof size);
+    size_t now = atomic_fetch_add(&mem_current, size) + size;
+    size_t peak = atomic_load(&mem_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&mem_peak, &peak, now)) {
+    }
+    return raw + HALO_MEM_HDR;
+}
+
+void *halo_malloc(size_t size)
+{
+    unsigned char *raw = malloc(size + HALO_MEM_HDR);
+    if (raw == NULL) {
+        mem_oom(size);
+    }
+    return mem_account(raw, size);
+}
+
+void *halo_calloc(size_t count, size_t size)
+{
+    if (size != 0 && count > (SIZE_MAX - HALO_MEM_HDR) / size) {
+        mem_oom(SIZE_MAX);
+    }
+    unsigned char *raw = calloc(1, count * size + HALO_MEM_HDR);
+    if (raw == NULL) {
+        mem_oom(count * size);
+    }
+    return mem_account(raw, count * size);
+}
+
+void *halo_realloc(void *ptr, size_t size)
+{
+    if (ptr == NULL) {
+        return halo_malloc(size);
+    }
+    unsigned char *raw = (unsigned char *)ptr - HALO_MEM_HDR;
+    size_t old;
+    memcpy(&old, raw, sizeof old);
+    unsigned char *nraw = realloc(raw, size + HALO_MEM_HDR);
+    if (nraw == NULL) {
+        mem_oom(size);
+    }
+    atomic_fetch_sub(&mem_current, old);
+    return mem_account(nraw, size);
+}
+
+void halo_free(void *ptr)
+{
+    if (ptr == NULL) {
+        return;
+    }
+    unsigned char *raw = (unsigned char *)ptr - HALO_MEM_HDR;
+    size_t size;
+    memcpy(&size, raw, sizeof size);
+    atomic_fetch_sub(&mem_current, size);
+    free(raw);
+}
+
+char *halo_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = halo_malloc(n);
+    memcpy(d, s, n);
+    return d;
+}
+
+size_t halo_mem_current(void)
+{
+    return atomic_load(&mem_current);
+}
+
+size_t halo_mem_peak(void)
+{
+    return atomic_load(&mem_peak);
+}
+
+size_t halo_mem_rss_peak(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL) {
+        return 0;
+    }
+    char line[256];
+    size_t kb = 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "VmHWM:", 6) == 0) {
+            kb = strtoull(line + 6, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return kb * 1024;
+}

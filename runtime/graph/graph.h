@@ -1,0 +1,78 @@
+/* The graph directory of DESIGN §4: an in-edge CSR, features, labels and split as raw
+ * little-endian arrays beside meta.json; loaded with mmap, written atomically. */
+#ifndef HALO_GRAPH_H
+#define HALO_GRAPH_H
+
+#include "core/fs.h"
+#include "core/json.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HALO_GRAPH_FORMAT 1
+
+/* The arrays of a graph directory, in the order of halo_graph's slots. */
+enum {
+    HALO_GA_INDPTR,
+    HALO_GA_INDICES,
+    HALO_GA_FEAT,
+    HALO_GA_LABEL,
+    HALO_GA_SPLIT,
+    HALO_GA_NTYPE,
+    HALO_GA_COUNT
+};
+
+/* File name of each array ("indptr.i64", ...). */
+extern const char *const halo_graph_files[HALO_GA_COUNT];
+
+/* Split values in split.u8. */
+enum { HALO_SPLIT_NONE = 0, HALO_SPLIT_TRAIN = 1, HALO_SPLIT_VALID = 2, HALO_SPLIT_TEST = 3 };
+
+/* A graph in memory. A loaded graph's arrays are read-only mappings; a graph made with
+ * halo_graph_alloc owns writable arrays. */
+typedef struct halo_graph {
+    char name[128];     /* meta.json "name" */
+    int64_t nodes;      /* node count (< 2^31) */
+    int64_t edges;      /* edge count */
+    int feat_dim;       /* features per node (0 allowed) */
+    int classes;        /* label classes */
+    bool directed;      /* false when every edge has its reverse */
+    int ntypes;         /* node types (0 or 1: homogeneous; ntype is NULL) */
+    int64_t *indptr;    /* [nodes+1] CSR over in-edges */
+    int32_t *indices;   /* [edges] sources of in-edges */
+    float *feat;        /* [nodes*feat_dim] row-major */
+    int32_t *label;     /* [nodes], -1 unlabelled */
+    uint8_t *split;     /* [nodes], HALO_SPLIT_* */
+    uint8_t *ntype;     /* [nodes] or NULL */
+    halo_json *meta;    /* parsed meta.json of a loaded graph (NULL for an allocated one) */
+    char dir[4096];     /* directory it was loaded from ("" if allocated) */
+    halo_map maps[HALO_GA_COUNT]; /* mappings of a loaded graph */
+    bool owned;         /* arrays were allocated with halo_malloc */
+} halo_graph;
+
+/* Allocates a writable graph with zeroed arrays (ntype only when ntypes > 1). */
+halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int classes, int ntypes);
+/* Loads a graph directory: parses meta.json, maps each array and checks its size against it.
+ * Errors name the file. Checksums are not verified here (see halo_graph_verify). */
+int halo_graph_load(const char *dir, halo_graph **out);
+void halo_graph_free(halo_graph *g);
+
+/* Expected byte size of array `which` of g. */
+uint64_t halo_graph_array_bytes(const halo_graph *g, int which);
+
+/* Writes g to dir atomically (temporary sibling, fsync, rename), with meta.json carrying sizes,
+ * CRC-32 checksums and `source`, a JSON object describing how the graph was made (may be NULL). */
+int halo_graph_write(const halo_graph *g, const char *dir, const char *source_json);
+
+/* Writes meta.json for arrays already written into tmpdir (used by streaming generators):
+ * sizes and checksums are given per array (crc/bytes indexed by HALO_GA_*; absent arrays have
+ * bytes 0 and are skipped when ntype is absent). */
+int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_t *crc,
+                          const uint64_t *bytes, const char *source_json);
+
+/* Full integrity check of a graph directory: sizes, checksums and every invariant (indptr starts
+ * at 0, non-decreasing, ends at edges; indices in range; labels in [-1, classes); split in 0..3).
+ * The first problem found is the error, naming the file. */
+int halo_graph_verify(const char *dir);
+
+#endif

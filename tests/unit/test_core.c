@@ -1,0 +1,210 @@
+/* Unit tests of runtime/core: errors, allocator accounting, RNG, JSON, args, atomic output. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/args.h"
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/json.h"
+#include "core/mem.h"
+#include "core/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void errorf_formats_message_and_returns_code(void **state)
+{
+    (void)state;
+    int rc = halo_errorf(HALO_EINPUT, "%s:%d: bad", "f.txt", 7);
+    assert_int_equal(rc, HALO_EINPUT);
+    assert_string_equal(halo_errmsg(), "f.txt:7: bad");
+    halo_error_prefix(rc, "rank %d", 3);
+    assert_string_equal(halo_errmsg(), "rank 3: f.txt:7: bad");
+    assert_int_equal(halo_exit_code(HALO_EUSAGE), 2);
+    assert_int_equal(halo_exit_code(HALO_EINPUT), 1);
+}
+
+static void allocator_counts_live_bytes(void **state)
+{
+    (void)state;
+    size_t before = halo_mem_current();
+    char *p = halo_malloc(1000);
+    assert_int_equal(halo_mem_current(), before + 1000);
+    p = halo_realloc(p, 5000);
+    assert_int_equal(halo_mem_current(), before + 5000);
+    halo_free(p);
+    assert_int_equal(halo_mem_current(), before);
+    assert_true(halo_mem_peak() >= before + 5000);
+}
+
+static void rng_is_a_pure_function_of_its_keys(void **state)
+{
+    (void)state;
+    halo_rng a, b, c;
+    halo_rng_init(&a, 42, HALO_RNG_SAMPLE, 1, 2, 3);
+    halo_rng_init(&b, 42, HALO_RNG_SAMPLE, 1, 2, 3);
+    halo_rng_init(&c, 42, HALO_RNG_SAMPLE, 1, 2, 4);
+    int same_c = 0;
+    for (int i = 0; i < 100; i++) {
+        uint64_t x = halo_rng_next(&a);
+        assert_true(x == halo_rng_next(&b));
+        same_c += x == halo_rng_next(&c);
+    }
+    assert_int_equal(same_c, 0);
+}
+
+static void rng_below_is_uniform(void **state)
+{
+    (void)state;
+    halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_TEST, 0, 0, 0);
+    enum { K = 10, N = 100000 };
+    int count[K] = {0};
+    for (int i = 0; i < N; i++) {
+        uint64_t v = halo_rng_below(&r, K);
+        assert_true(v < K);
+        count[v]++;
+    }
+    double chi = 0;
+    for (int k = 0; k < K; k++) {
+        double e = (double)N / K;
+        chi += (count[k] - e) * (count[k] - e) / e;
+    }
+    assert_true(chi < 27.88); /* chi-square 9 dof, p = 0.001 */
+    double sum = 0, sq = 0;
+    for (int i = 0; i < N; i++) {
+        double z = halo_rng_normal(&r);
+        sum += z;
+        sq += z * z;
+    }
+    assert_true(fabs(sum / N) < 0.02);
+    assert_true(fabs(sq / N - 1.0) < 0.03);
+}
+
+static void json_round_trips_and_reports_line(void **state)
+{
+    (void)state;
+    halo_jw w;
+    halo_jw_init(&w, true);
+    halo_jw_obj_begin(&w);
+    halo_jw_key(&w, "name");
+    halo_jw_str(&w, "a \"q\"\n");
+    halo_jw_key(&w, "n");
+    halo_jw_i64(&w, -12345678901LL);
+    halo_jw_key(&w, "list");
+    halo_jw_arr_begin(&w);
+    halo_jw_f64(&w, 0.5);
+    halo_jw_bool(&w, true);
+    halo_jw_null(&w);
+    halo_jw_arr_end(&w);
+    halo_jw_key(&w, "empty");
+    halo_jw_obj_begin(&w);
+    halo_jw_obj_end(&w);
+    halo_jw_obj_end(&w);
+    halo_json *v;
+    assert_int_equal(halo_json_parse(w.sb.buf, w.sb.len, "mem", &v), 0);
+    const char *s;
+    int64_t n;
+    assert_int_equal(halo_json_get_str(v, "name", "mem", &s), 0);
+    assert_string_equal(s, "a \"q\"\n");
+    assert_int_equal(halo_json_get_i64(v, "n", "mem", &n), 0);
+    assert_true(n == -12345678901LL);
+    const halo_json *l = halo_json_get(v, "list");
+    assert_non_null(l);
+    assert_int_equal(l->len, 3);
+    assert_true(l->items[0]->number == 0.5);
+    assert_int_equal(l->items[1]->type, HALO_JSON_BOOL);
+    assert_int_equal(l->items[2]->type, HALO_JSON_NULL);
+    assert_int_equal(halo_json_get_str(v, "missing", "mem", &s), HALO_EINPUT);
+    halo_json_free(v);
+    halo_jw_free(&w);
+
+    const char *bad = "{\n  \"a\": 1,\n  \"b\": tru\n}";
+    assert_int_equal(halo_json_parse(bad, strlen(bad), "x.json", &v), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "x.json:3:"));
+}
+
+static void args_parse_types_and_reject_unknown(void **state)
+{
+    (void)state;
+    int n = 1;
+    double x = 0;
+    bool f = false;
+    const char *s = NULL;
+    halo_strlist l = {0};
+    const halo_opt opts[] = {
+        {"n", 'n', HALO_OPT_INT, &n, "N", "count"},
+        {"x", 0, HALO_OPT_DOUBLE, &x, "X", "value"},
+        {"flag", 0, HALO_OPT_FLAG, &f, NULL, "flag"},
+        {"out", 'o', HALO_OPT_STRING, &s, "DIR", "output"},
+        {"set", 0, HALO_OPT_LIST, &l, "K=V", "param"},
+        {NULL, 0, 0, NULL, NULL, NULL},
+    };
+    const halo_cmd_help help = {"test", "test"};
+    char *argv[] = {"cmd", "pos1", "-n", "5", "--x=2.5", "--flag", "-o", "d", "--set", "a=1",
+                    "--set", "b=2", "-3"};
+    char *pos[16];
+    int npos;
+    assert_int_equal(halo_args_parse(&help, opts, 13, argv, pos, &npos), 0);
+    assert_int_equal(n, 5);
+    assert_true(x == 2.5);
+    assert_true(f);
+    assert_string_equal(s, "d");
+    assert_int_equal(l.n, 2);
+    assert_string_equal(l.v[1], "b=2");
+    assert_int_equal(npos, 2);
+    assert_string_equal(pos[1], "-3");
+    char *bad[] = {"cmd", "--nope"};
+    assert_int_equal(halo_args_parse(&help, opts, 2, bad, pos, &npos), HALO_EUSAGE);
+    assert_non_null(strstr(halo_errmsg(), "--nope"));
+    char *badn[] = {"cmd", "-n", "ten"};
+    assert_int_equal(halo_args_parse(&help, opts, 3, badn, pos, &npos), HALO_EUSAGE);
+    assert_non_null(strstr(halo_errmsg(), "ten"));
+}
+
+static void outdir_commit_replaces_whole_directory(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/halo-core-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    char final[1024], tmp[2048], path[4096];
+    snprintf(final, sizeof final, "%s/out", base);
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(halo_outdir_begin(final, tmp, sizeof tmp), 0);
+        snprintf(path, sizeof path, "%s/f.bin", tmp);
+        char data[3] = {'a', 'b', (char)('0' + round)};
+        assert_int_equal(halo_file_write_all(path, data, 3), 0);
+        assert_int_equal(halo_outdir_commit(tmp, final), 0);
+        assert_false(halo_path_exists(tmp));
+        snprintf(path, sizeof path, "%s/f.bin", final);
+        halo_map m;
+        assert_int_equal(halo_map_file(path, 3, &m), 0);
+        assert_int_equal(((char *)m.data)[2], '0' + round);
+        assert_int_equal(halo_crc32(0, m.data, 3), halo_crc32(halo_crc32(0, "ab", 2), data + 2, 1));
+        halo_unmap(&m);
+        assert_int_equal(halo_map_file(path, 4, &m), HALO_EINPUT);
+        assert_non_null(strstr(halo_errmsg(), "f.bin"));
+    }
+    halo_rmtree(base);
+    assert_false(halo_path_exists(base));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(errorf_formats_message_and_returns_code),
+        cmocka_unit_test(allocator_counts_live_bytes),
+        cmocka_unit_test(rng_is_a_pure_function_of_its_keys),
+        cmocka_unit_test(rng_below_is_uniform),
+        cmocka_unit_test(json_round_trips_and_reports_line),
+        cmocka_unit_test(args_parse_types_and_reject_unknown),
+        cmocka_unit_test(outdir_commit_replaces_whole_directory),
+    };
+    return cmocka_run_group_tests_name("core", tests, NULL, NULL);
+}
