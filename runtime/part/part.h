@@ -1,0 +1,69 @@
+/* Partition directories (DESIGN §4): the range table (partition.json) and one part (part-K/).
+ * Node ids here are the relabelled ("global") ids: part k owns [start[k], start[k+1]). */
+#ifndef HALO_PART_H
+#define HALO_PART_H
+
+#include "core/fs.h"
+#include "core/json.h"
+
+#include <stdint.h>
+
+#define HALO_PART_FORMAT 1
+
+/* Arrays of a part-K/ directory (all little-endian, no header):
+ *   indptr.i64  [n_k+1]   in-edge CSR over the owned nodes (row i is node start+i)
+ *   indices.i32 [e_k]     sources as global ids
+ *   feat.f32    [n_k*feat_dim]
+ *   label.i32   [n_k]
+ *   split.u8    [n_k]     HALO_SPLIT_*
+ *   halo.i32    [h_k]     sorted global ids of sources owned by other parts
+ *   halo_deg.i32 [h_k]    in-degree of each halo node in the whole graph
+ *   train.i32   [t]       this part's training seeds (global ids, ascending within each origin);
+ *                         t is equal across parts (DistDGL's force-even)
+ * part-K/meta.json gives each array's bytes and crc32 (same layout as a graph's meta.json). */
+
+/* partition.json, loaded on every rank: the range table and the summary. */
+typedef struct halo_partinfo {
+    int parts;               /* P */
+    int machines;            /* machines (multilevel), else P */
+    int trainers_per_machine;/* trainers per machine (multilevel), else 1 */
+    int64_t nodes;           /* nodes of the whole graph */
+    int64_t edges;           /* edges of the whole graph */
+    int feat_dim;            /* features per node */
+    int classes;             /* label classes */
+    int64_t train_per_part;  /* training seeds per part (equal) */
+    int64_t *start;          /* [parts+1] range starts; start[parts] == nodes */
+    halo_json *json;         /* the whole partition.json */
+    char dir[4096];          /* the partition directory */
+} halo_partinfo;
+
+int halo_partinfo_load(const char *pdir, halo_partinfo **out);
+void halo_partinfo_free(halo_partinfo *pi);
+/* Owner of a global id: binary search over the range ends. */
+int halo_partinfo_owner(const halo_partinfo *pi, int32_t gid);
+
+/* One part, mapped read-only. */
+typedef struct halo_part {
+    int id;               /* K */
+    int64_t start, end;   /* owned global ids [start, end) */
+    int64_t nodes;        /* end - start */
+    int64_t edges;        /* in-edges of owned nodes */
+    int feat_dim;         /* features per node */
+    int64_t num_halo;     /* halo nodes */
+    int64_t num_train;    /* training seeds */
+    int64_t *indptr;      /* [nodes+1] */
+    int32_t *indices;     /* [edges] global source ids */
+    float *feat;          /* [nodes*feat_dim] */
+    int32_t *label;       /* [nodes] */
+    uint8_t *split;       /* [nodes] */
+    int32_t *halo;        /* [num_halo] sorted */
+    int32_t *halo_deg;    /* [num_halo] */
+    int32_t *train;       /* [num_train] */
+    halo_map maps[8];     /* the mappings behind the arrays */
+} halo_part;
+
+/* Loads part k of pdir, checking every array's size against part-K/meta.json. */
+int halo_part_load(const char *pdir, int k, halo_part **out);
+void halo_part_free(halo_part *p);
+
+#endif
