@@ -70,16 +70,16 @@ void halo_args_help(const halo_cmd_help *help, const halo_opt *opts)
     }
     printf("\noptions:\n");
     for (const halo_opt *o = opts; o->name != NULL; o++) {
-        char left[64];
+        char flag[64], left[80];
         if (o->type == HALO_OPT_FLAG) {
-            snprintf(left, sizeof left, "--%s", o->name);
+            snprintf(flag, sizeof flag, "--%s", o->name);
         } else {
-            snprintf(left, sizeof left, "--%s %s", o->name, o->metavar ? o->metavar : "VALUE");
+            snprintf(flag, sizeof flag, "--%.30s %.20s", o->name, o->metavar ? o->metavar : "VALUE");
         }
         if (o->shortname) {
-            char tmp[64];
-            snprintf(tmp, sizeof tmp, "-%c, %s", o->shortname, left);
-            memcpy(left, tmp, sizeof left);
+            snprintf(left, sizeof left, "-%c, %s", o->shortname, flag);
+        } else {
+            snprintf(left, sizeof left, "%s", flag);
         }
         char def[64] = "";
         switch (o->type) {

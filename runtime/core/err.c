@@ -30,7 +30,19 @@ int halo_error_prefix(int code, const char *fmt, ...)
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
     memcpy(old, halo_msg, sizeof old);
-    snprintf(halo_msg, sizeof halo_msg, "%s: %s", prefix, old);
+    /* prefix + ": " + old, truncated to the buffer. */
+    size_t n = strlen(prefix);
+    memcpy(halo_msg, prefix, n);
+    if (n + 2 < sizeof halo_msg) {
+        halo_msg[n++] = ':';
+        halo_msg[n++] = ' ';
+    }
+    size_t rest = strlen(old);
+    if (rest > sizeof halo_msg - 1 - n) {
+        rest = sizeof halo_msg - 1 - n;
+    }
+    memcpy(halo_msg + n, old, rest);
+    halo_msg[n + rest] = '\0';
     return code;
 }
 

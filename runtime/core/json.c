@@ -277,7 +277,7 @@ int halo_json_get_f64(const halo_json *v, const char *key, const char *where, do
 
 int halo_json_get_i64(const halo_json *v, const char *key, const char *where, int64_t *out)
 {
-    double d;
+    double d = 0;
     HALO_CHECK(halo_json_get_f64(v, key, where, &d));
     if (d != floor(d) || fabs(d) > 9007199254740992.0) {
         return halo_errorf(HALO_EINPUT, "%s: \"%s\" is not an integer", where, key);

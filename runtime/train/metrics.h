@@ -1,0 +1,51 @@
+/* Metrics of DESIGN §5: JSON Lines records ("epoch", "eval", "summary"), the same schema for the
+ * runtime and the simulator. Formatting only: gathering across ranks is the caller's (train/). */
+#ifndef HALO_METRICS_H
+#define HALO_METRICS_H
+
+#include "core/json.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* One rank's work and time in one epoch. Times are seconds of wall clock on that rank. */
+typedef struct halo_epoch_stats {
+    int epoch;             /* 0-based epoch */
+    int rank;              /* MPI rank (or simulated rank) */
+    int ranks;             /* ranks in the run */
+    double time_s;         /* whole epoch */
+    double sample_s;       /* neighbour sampling, local and remote */
+    double fetch_s;        /* feature lookup and pulls */
+    double copy_s;         /* host-to-device copies */
+    double compute_s;      /* forward, loss, backward, optimiser */
+    double allreduce_s;    /* gradient allreduce */
+    double wait_s;         /* waiting on the pipeline or peers */
+    int64_t batches;       /* mini-batches */
+    int64_t sampled_edges; /* edges in all blocks */
+    int64_t input_nodes;   /* input nodes summed over batches */
+    int64_t remote_nodes;  /* input nodes owned by other ranks */
+    int64_t cache_hits;    /* remote input nodes found in the cache */
+    int64_t cache_misses;  /* remote input nodes pulled */
+    int64_t bytes_remote;  /* feature and adjacency bytes received from peers */
+    double loss;           /* mean training loss over the epoch's batches */
+    double train_acc;      /* training accuracy over the epoch's seeds */
+} halo_epoch_stats;
+
+/* Appends one compact JSON object (no newline) for an epoch record. */
+void halo_metrics_epoch_json(halo_sb *out, const char *mode, const char *policy,
+                             const halo_epoch_stats *s);
+/* Appends an eval record. */
+void halo_metrics_eval_json(halo_sb *out, int epoch, double val_acc, double test_acc);
+
+/* A metrics file written under a temporary name and renamed into place on close, so a crash
+ * never leaves a half-written file under the final name. */
+typedef struct halo_metrics halo_metrics;
+int halo_metrics_open(const char *path, halo_metrics **out);
+/* Writes one line (a JSON object without newline) and flushes it. */
+int halo_metrics_line(halo_metrics *m, const char *json);
+/* Flushes, fsyncs and renames into place. */
+int halo_metrics_close(halo_metrics *m);
+/* Removes the temporary file (on an error path). */
+void halo_metrics_abort(halo_metrics *m);
+
+#endif
