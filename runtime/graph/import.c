@@ -1,0 +1,217 @@
+/* Pieces shared by the importers: the edge list, the in-edge CSR builder, the atomic writer. */
+#include "graph/import.h"
+
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/mem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void halo_import_edges_add(halo_import_edges *e, int32_t u, int32_t v)
+{
+    if (e->n == e->cap) {
+        e->cap = e->cap < 1024 ? 1024 : e->cap * 2;
+        e->src = halo_realloc(e->src, (size_t)e->cap * sizeof *e->src);
+        e->dst = halo_realloc(e->dst, (size_t)e->cap * sizeof *e->dst);
+    }
+    e->src[e->n] = u;
+    e->dst[e->n] = v;
+    e->n++;
+}
+
+void halo_import_edges_free(halo_import_edges *e)
+{
+    halo_free(e->src);
+    halo_free(e->dst);
+    memset(e, 0, sizeof *e);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts a row ascending: insertion sort for the many short rows of a power-law graph, qsort for
+ * the long ones. */
+static void sort_row(int32_t *a, int64_t n)
+{
+    if (n > 24) {
+        qsort(a, (size_t)n, sizeof *a, cmp_i32);
+        return;
+    }
+    for (int64_t i = 1; i < n; i++) {
+        int32_t x = a[i];
+        int64_t j = i;
+        for (; j > 0 && a[j - 1] > x; j--) {
+            a[j] = a[j - 1];
+        }
+        a[j] = x;
+    }
+}
+
+/* Counting pass (in-degrees, plus out-degrees when symmetrising) and a fill pass over the edge
+ * array, then each row is sorted and, when symmetrising, deduplicated and compacted in place. */
+void halo_import_build_csr(halo_import_edges *e, int64_t nodes, bool directed, int64_t *indptr,
+                           int32_t **indices, int64_t *edges, halo_import_csr_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    stats->input_edges = e->n;
+    memset(indptr, 0, (size_t)(nodes + 1) * sizeof *indptr);
+    for (int64_t i = 0; i < e->n; i++) {
+        int32_t u = e->src[i], v = e->dst[i];
+        if (!directed && u == v) {
+            stats->self_loops++;
+            continue;
+        }
+        indptr[v + 1]++;
+        if (!directed) {
+            indptr[u + 1]++;
+        }
+    }
+    for (int64_t v = 0; v < nodes; v++) {
+        indptr[v + 1] += indptr[v];
+    }
+    int64_t total = indptr[nodes];
+    int32_t *idx = HALO_ALLOC(int32_t, total > 0 ? total : 1);
+    int64_t *cursor = HALO_ALLOC(int64_t, nodes > 0 ? nodes : 1);
+    memcpy(cursor, indptr, (size_t)nodes * sizeof *cursor);
+    for (int64_t i = 0; i < e->n; i++) {
+        int32_t u = e->src[i], v = e->dst[i];
+        if (!directed && u == v) {
+            continue;
+        }
+        idx[cursor[v]++] = u;
+        if (!directed) {
+            idx[cursor[u]++] = v;
+        }
+    }
+    halo_free(cursor);
+    halo_import_edges_free(e);
+    int64_t w = 0, begin = 0;
+    for (int64_t v = 0; v < nodes; v++) {
+        int64_t end = indptr[v + 1];
+        sort_row(idx + begin, end - begin);
+        if (directed) {
+            w = end;
+        } else {
+            int64_t row = w;
+            for (int64_t k = begin; k < end; k++) {
+                if (w > row && idx[w - 1] == idx[k]) {
+                    stats->duplicates++;
+                    continue;
+                }
+                idx[w++] = idx[k];
+            }
+        }
+        indptr[v + 1] = w;
+        begin = end;
+    }
+    /* Each dropped undirected duplicate was counted once per direction. */
+    stats->duplicates /= directed ? 1 : 2;
+    *edges = w;
+    *indices = halo_realloc(idx, (size_t)(w > 0 ? w : 1) * sizeof *idx);
+}
+
+/* The array of slot `which` of g. */
+static const void *graph_array(const halo_graph *g, int which)
+{
+    switch (which) {
+    case HALO_GA_INDPTR: return g->indptr;
+    case HALO_GA_INDICES: return g->indices;
+    case HALO_GA_FEAT: return g->feat;
+    case HALO_GA_LABEL: return g->label;
+    case HALO_GA_SPLIT: return g->split;
+    default: return g->ntype;
+    }
+}
+
+/* Same steps as halo_graph_write (temporary sibling, arrays, meta.json, rename), with room for
+ * one more file, so the id map of an edge-list import appears together with the graph. */
+int halo_import_write(const halo_graph *g, const char *dir, const char *source_json,
+                      const char *extra_name, const void *extra, size_t extra_bytes)
+{
+    char tmp[4096], path[4096];
+    uint32_t crc[HALO_GA_COUNT] = {0};
+    uint64_t bytes[HALO_GA_COUNT] = {0};
+    int rc = 0;
+    HALO_CHECK(halo_outdir_begin(dir, tmp, sizeof tmp));
+    for (int a = 0; a < HALO_GA_COUNT; a++) {
+        uint64_t n = halo_graph_array_bytes(g, a);
+        if (a == HALO_GA_NTYPE && n == 0) {
+            continue;
+        }
+        const void *data = graph_array(g, a);
+        HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[a]));
+        HALO_TRY(halo_file_write_all(path, data, (size_t)n));
+        crc[a] = halo_crc32(0, data, (size_t)n);
+        bytes[a] = n;
+    }
+    if (extra_name != NULL) {
+        HALO_TRY(halo_path_join(path, sizeof path, tmp, extra_name));
+        HALO_TRY(halo_file_write_all(path, extra, extra_bytes));
+    }
+    HALO_TRY(halo_graph_write_meta(g, tmp, crc, bytes, source_json));
+    HALO_TRY(halo_outdir_commit(tmp, dir));
+    return 0;
+fail:
+    halo_outdir_abort(tmp);
+    return rc;
+}
+
+int halo_import_check_outdir(const char *dir)
+{
+    char parent[4096];
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') {
+        n--;
+    }
+    while (n > 0 && dir[n - 1] != '/') {
+        n--;
+    }
+    if (n == 0) {
+        snprintf(parent, sizeof parent, ".");
+    } else if (snprintf(parent, sizeof parent, "%.*s", (int)n, dir) >= (int)sizeof parent) {
+        return halo_errorf(HALO_EUSAGE, "%s: path too long", dir);
+    }
+    if (!halo_is_dir(parent)) {
+        return halo_errorf(HALO_EUSAGE, "-o %s: directory %s does not exist", dir, parent);
+    }
+    if (access(parent, W_OK) != 0) {
+        return halo_errorf(HALO_EUSAGE, "-o %s: directory %s is not writable", dir, parent);
+    }
+    return 0;
+}
+
+void halo_import_default_name(const char *path, bool strip_ext, char *out, size_t size)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/') {
+        n--;
+    }
+    size_t b = n;
+    while (b > 0 && path[b - 1] != '/') {
+        b--;
+    }
+    const char *base = path + b;
+    size_t len = n - b;
+    if (strip_ext) {
+        if (len > 3 && strncmp(base + len - 3, ".gz", 3) == 0) {
+            len -= 3;
+        }
+        for (size_t i = len; i > 1; i--) {
+            if (base[i - 1] == '.') {
+                len = i - 1;
+                break;
+            }
+        }
+    }
+    if (len == 0 || (len == 1 && base[0] == '.')) {
+        base = "graph";
+        len = 5;
+    }
+    snprintf(out, size, "%.*s", (int)len, base);
+}

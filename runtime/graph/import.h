@@ -1,0 +1,75 @@
+/* Importers: OGB's raw node-property-prediction layout and text edge lists, into a graph
+ * directory (DESIGN §4). Bad input fails with "FILE:LINE: what" and leaves no output behind. */
+#ifndef HALO_IMPORT_H
+#define HALO_IMPORT_H
+
+#include "graph/graph.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Options of an import. */
+typedef struct halo_import_opts {
+    const char *name;       /* graph name in meta.json (NULL: derived from the source path) */
+    bool directed;          /* keep edges as given (default: add reverses, drop duplicates and
+                             * self loops) */
+    const char *split;      /* ogb: split directory name (NULL: the only one under SRC/split) */
+    const char *labels;     /* edgelist: "id label" file, or NULL */
+    const char *feat;       /* edgelist: "id f1 f2 ..." file, or NULL */
+    const char *split_file; /* edgelist: "id train|valid|test" file, or NULL */
+} halo_import_opts;
+
+/* Imports SRC (raw/edge.csv.gz, raw/node-feat.csv.gz, raw/node-label.csv.gz,
+ * raw/num-node-list.csv.gz, split/NAME/{train,valid,test}.csv.gz) into the graph directory dir. */
+int halo_import_ogb(const char *src, const char *dir, const halo_import_opts *opts);
+/* Imports a whitespace-separated "src dst" edge list (plus optional label, feature and split
+ * files) into dir; ids are renumbered densely in order of first appearance and dir/orig_id.i64
+ * maps each new id to its original id. */
+int halo_import_edgelist(const char *file, const char *dir, const halo_import_opts *opts);
+
+/* File name of the id map written by the edge-list importer. */
+#define HALO_IMPORT_ORIG_ID "orig_id.i64"
+
+/* ---- Shared by the importers (exported for the unit tests) ---- */
+
+/* A growing list of directed edges u -> v. */
+typedef struct halo_import_edges {
+    int32_t *src; /* sources */
+    int32_t *dst; /* destinations */
+    int64_t n;    /* edges stored */
+    int64_t cap;  /* room in src and dst */
+} halo_import_edges;
+
+/* Appends u -> v. */
+void halo_import_edges_add(halo_import_edges *e, int32_t u, int32_t v);
+void halo_import_edges_free(halo_import_edges *e);
+
+/* What building the CSR did to the input edges. */
+typedef struct halo_import_csr_stats {
+    int64_t input_edges; /* edges read */
+    int64_t self_loops;  /* self loops dropped (symmetrised graphs only) */
+    int64_t duplicates;  /* duplicate edges dropped (symmetrised graphs only) */
+} halo_import_csr_stats;
+
+/* Builds the in-edge CSR of the edges over `nodes` nodes: row v lists the sources u of edges
+ * u -> v in ascending order. Unless directed, every edge also gets its reverse and duplicates and
+ * self loops are dropped. Fills indptr[nodes+1] (caller's) and allocates *indices; frees the
+ * edge list (e is empty afterwards) before sorting, to keep the peak small. */
+void halo_import_build_csr(halo_import_edges *e, int64_t nodes, bool directed, int64_t *indptr,
+                           int32_t **indices, int64_t *edges, halo_import_csr_stats *stats);
+
+/* Fails early (HALO_EUSAGE) when dir could not be created: its parent is missing or not
+ * writable, so a long parse is not wasted. */
+int halo_import_check_outdir(const char *dir);
+
+/* Writes g (and, when extra_name is not NULL, one more raw file beside its arrays) into dir
+ * atomically: nothing appears at dir unless everything was written. */
+int halo_import_write(const halo_graph *g, const char *dir, const char *source_json,
+                      const char *extra_name, const void *extra, size_t extra_bytes);
+
+/* "name" for meta.json from a path: its last component, and with strip_ext without ".gz" and
+ * one more extension ("data/web-Google.txt.gz" -> "web-Google"). */
+void halo_import_default_name(const char *path, bool strip_ext, char *out, size_t size);
+
+#endif
