@@ -12,7 +12,8 @@
 
 /* Arrays of a part-K/ directory (all little-endian, no header):
  *   indptr.i64  [n_k+1]   in-edge CSR over the owned nodes (row i is node start+i)
- *   indices.i32 [e_k]     sources as global ids
+ *   indices.i32 [e_k]     sources as global ids, in the input graph's order within a row
+ *                         (ascending instead when partition.json has "rows_sorted": true)
  *   feat.f32    [n_k*feat_dim]
  *   label.i32   [n_k]
  *   split.u8    [n_k]     HALO_SPLIT_*
@@ -35,6 +36,8 @@ typedef struct halo_partinfo {
     int64_t *start;          /* [parts+1] range starts; start[parts] == nodes */
     halo_json *json;         /* the whole partition.json */
     char dir[4096];          /* the partition directory */
+    int *part_machine;       /* [parts] machine of each part (k / trainers_per_machine) */
+    uint32_t graph_checksum; /* checksum of the source graph (CRC-32 of its meta.json) */
 } halo_partinfo;
 
 int halo_partinfo_load(const char *pdir, halo_partinfo **out);

@@ -1,0 +1,131 @@
+/* Benchmark of the partitioners: time, peak memory per edge, edge cut and balance of metis,
+ * stream (LDG, Fennel) and random side by side on a products-like graph of about 10M edges.
+ * Sizes: HALO_BENCH_PART_EDGES (default 1e7), HALO_BENCH_PART_PARTS (default 4). */
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/timer.h"
+#include "graph/gen.h"
+#include "part/partition.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Current resident set size in bytes (from /proc/self/statm), 0 when unknown. */
+static size_t rss_now(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, res = 0;
+    if (f == NULL) {
+        return 0;
+    }
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2) {
+        res = 0;
+    }
+    fclose(f);
+    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Resets the kernel's peak-RSS mark (VmHWM) to the current RSS; false when not supported. */
+static bool reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f == NULL) {
+        return false;
+    }
+    bool ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+static double env_num(const char *name, double def)
+{
+    const char *s = getenv(name);
+    return s != NULL && s[0] != '\0' ? atof(s) : def;
+}
+
+int main(void)
+{
+    double target = env_num("HALO_BENCH_PART_EDGES", 1e7);
+    int P = (int)env_num("HALO_BENCH_PART_PARTS", 4);
+    halo_log_set_level(HALO_LOG_QUIET); /* no progress lines between the table rows */
+    halo_gen_params gp;
+    /* products-like: about 48.8 stored edges per node. */
+    if (halo_gen_preset("products", target / (2449029.0 * 48.8), &gp) < 0) {
+        fprintf(stderr, "bench_part: %s\n", halo_errmsg());
+        return 1;
+    }
+    gp.feat_dim = 8;
+    halo_graph *g = NULL;
+    double t0 = halo_now();
+    if (halo_gen_graph(&gp, &g) < 0) {
+        fprintf(stderr, "bench_part: %s\n", halo_errmsg());
+        return 1;
+    }
+    printf("bench_part: %s, %lld nodes, %lld edges, %d parts (generated in %.1f s)\n", g->name,
+           (long long)g->nodes, (long long)g->edges, P, halo_now() - t0);
+    struct {
+        const char *name;
+        int method, stream;
+    } runs[] = {
+        {"random", HALO_PARTITION_RANDOM, 0},
+        {"stream-ldg", HALO_PARTITION_STREAM, HALO_STREAM_LDG},
+        {"stream-fennel", HALO_PARTITION_STREAM, HALO_STREAM_FENNEL},
+        {"metis", HALO_PARTITION_METIS, 0},
+    };
+    int32_t *a = HALO_ALLOC(int32_t, g->nodes);
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/halo-bench-part.%d", (int)getpid());
+    double random_cut = 0, random_time = 0;
+    printf("%-14s %9s %9s %12s %10s %8s %8s %8s %9s\n", "method", "assign_s", "write_s",
+           "extra_B/edge", "cut", "bal_n", "bal_t", "bal_e", "cut/rand");
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        halo_partition_opts o;
+        halo_partition_opts_init(&o);
+        o.choice.method = runs[i].method;
+        o.choice.stream = runs[i].stream;
+        o.parts = P;
+        o.force = true;
+        size_t base = rss_now();
+        bool peak_ok = reset_peak();
+        double ta = halo_now();
+        if (halo_partition_assign(g, &o, a) < 0) {
+            fprintf(stderr, "bench_part: %s: %s\n", runs[i].name, halo_errmsg());
+            return 1;
+        }
+        double assign_s = halo_now() - ta;
+        size_t peak = peak_ok ? halo_mem_rss_peak() : 0;
+        halo_partition_stats st;
+        memset(&st, 0, sizeof st);
+        double tw = halo_now();
+        if (halo_partition_write(g, a, &o, dir, &st) < 0) {
+            fprintf(stderr, "bench_part: %s: %s\n", runs[i].name, halo_errmsg());
+            return 1;
+        }
+        double write_s = halo_now() - tw;
+        if (runs[i].method == HALO_PARTITION_RANDOM) {
+            random_cut = (double)st.edge_cut;
+            random_time = assign_s;
+        }
+        char extra[32] = "n/a";
+        if (peak_ok && peak >= base) {
+            snprintf(extra, sizeof extra, "%.1f", (double)(peak - base) / (double)g->edges);
+        }
+        printf("%-14s %9.2f %9.2f %12s %9.2f%% %8.3f %8.3f %8.3f %9.3f\n", runs[i].name, assign_s,
+               write_s, extra, 100.0 * st.edge_cut_fraction, st.balance[0], st.balance[1],
+               st.balance[2], random_cut > 0 ? (double)st.edge_cut / random_cut : 1.0);
+        if (runs[i].method == HALO_PARTITION_METIS) {
+            printf("bench_part: metis/random: cut %.3f, time %.1fx\n",
+                   random_cut > 0 ? (double)st.edge_cut / random_cut : 0.0,
+                   random_time > 0 ? assign_s / random_time : 0.0);
+        }
+    }
+    printf("bench_part: extra_B/edge = peak RSS of the assignment above the RSS before it (graph "
+           "and assignment array already resident), per edge\n");
+    halo_rmtree(dir);
+    halo_free(a);
+    halo_graph_free(g);
+    return 0;
+}

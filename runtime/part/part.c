@@ -1,0 +1,249 @@
+/* Partition directories: loading the range table (partition.json) and mapping one part. */
+#include "part/part.h"
+
+#include "core/err.h"
+#include "core/mem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Array files of part-K/, in the order of halo_part's maps[]. */
+static const char *const part_files[8] = {
+    "indptr.i64", "indices.i32", "feat.f32", "label.i32",
+    "split.u8",   "halo.i32",    "halo_deg.i32", "train.i32",
+};
+
+/* Reads member key of v as an int64 in [lo, hi]. */
+static int get_range(const halo_json *v, const char *key, const char *where, int64_t lo,
+                     int64_t hi, int64_t *out)
+{
+    HALO_CHECK(halo_json_get_i64(v, key, where, out));
+    if (*out < lo || *out > hi) {
+        return halo_errorf(HALO_EINPUT, "%s: %s = %lld is out of range [%lld, %lld]", where, key,
+                           (long long)*out, (long long)lo, (long long)hi);
+    }
+    return 0;
+}
+
+/* Loads partition.json: checks the format, the graph figures and that the ranges tile
+ * [0, nodes) in order. */
+int halo_partinfo_load(const char *pdir, halo_partinfo **out)
+{
+    char path[4096];
+    int rc = 0;
+    int64_t v;
+    *out = NULL;
+    HALO_CHECK(halo_path_join(path, sizeof path, pdir, "partition.json"));
+    halo_partinfo *pi = HALO_NEW(halo_partinfo, 1);
+    snprintf(pi->dir, sizeof pi->dir, "%s", pdir);
+    HALO_TRY(halo_json_load(path, &pi->json));
+    HALO_TRY(halo_json_get_i64(pi->json, "format", path, &v));
+    if (v != HALO_PART_FORMAT) {
+        rc = halo_errorf(HALO_EINPUT, "%s: format %lld is not %d", path, (long long)v,
+                         HALO_PART_FORMAT);
+        goto fail;
+    }
+    HALO_TRY(get_range(pi->json, "parts", path, 1, 1 << 20, &v));
+    pi->parts = (int)v;
+    HALO_TRY(get_range(pi->json, "machines", path, 1, pi->parts, &v));
+    pi->machines = (int)v;
+    HALO_TRY(get_range(pi->json, "trainers_per_machine", path, 1, pi->parts, &v));
+    pi->trainers_per_machine = (int)v;
+    if ((int64_t)pi->machines * pi->trainers_per_machine != pi->parts) {
+        rc = halo_errorf(HALO_EINPUT, "%s: machines %d x trainers_per_machine %d != parts %d",
+                         path, pi->machines, pi->trainers_per_machine, pi->parts);
+        goto fail;
+    }
+    const halo_json *g = halo_json_get(pi->json, "graph");
+    if (g == NULL || g->type != HALO_JSON_OBJECT) {
+        rc = halo_errorf(HALO_EINPUT, "%s: missing object \"graph\"", path);
+        goto fail;
+    }
+    HALO_TRY(get_range(g, "nodes", path, 0, 2147483647LL, &pi->nodes));
+    HALO_TRY(get_range(g, "edges", path, 0, INT64_MAX, &pi->edges));
+    HALO_TRY(get_range(g, "feat_dim", path, 0, 1000000, &v));
+    pi->feat_dim = (int)v;
+    HALO_TRY(get_range(g, "classes", path, 0, 1000000, &v));
+    pi->classes = (int)v;
+    const char *hex;
+    HALO_TRY(halo_json_get_str(g, "checksum", path, &hex));
+    pi->graph_checksum = (uint32_t)strtoul(hex, NULL, 16);
+    HALO_TRY(get_range(pi->json, "train_per_part", path, 0, pi->nodes, &pi->train_per_part));
+
+    const halo_json *r = halo_json_get(pi->json, "ranges");
+    if (r == NULL || r->type != HALO_JSON_ARRAY || r->len != (size_t)pi->parts) {
+        rc = halo_errorf(HALO_EINPUT, "%s: \"ranges\" must be an array of %d [start, end] pairs",
+                         path, pi->parts);
+        goto fail;
+    }
+    pi->start = HALO_NEW(int64_t, pi->parts + 1);
+    for (int k = 0; k < pi->parts; k++) {
+        const halo_json *e = r->items[k];
+        if (e->type != HALO_JSON_ARRAY || e->len != 2 || e->items[0]->type != HALO_JSON_NUMBER ||
+            e->items[1]->type != HALO_JSON_NUMBER) {
+            rc = halo_errorf(HALO_EINPUT, "%s: ranges[%d] is not a [start, end] pair", path, k);
+            goto fail;
+        }
+        int64_t s = (int64_t)e->items[0]->number, t = (int64_t)e->items[1]->number;
+        if (s != pi->start[k] || t < s || t > pi->nodes) {
+            rc = halo_errorf(HALO_EINPUT, "%s: ranges[%d] = [%lld, %lld] does not continue at %lld",
+                             path, k, (long long)s, (long long)t, (long long)pi->start[k]);
+            goto fail;
+        }
+        pi->start[k + 1] = t;
+    }
+    if (pi->start[pi->parts] != pi->nodes) {
+        rc = halo_errorf(HALO_EINPUT, "%s: ranges end at %lld, graph has %lld nodes", path,
+                         (long long)pi->start[pi->parts], (long long)pi->nodes);
+        goto fail;
+    }
+    pi->part_machine = HALO_NEW(int, pi->parts);
+    const halo_json *pm = halo_json_get(pi->json, "part_machine");
+    for (int k = 0; k < pi->parts; k++) {
+        pi->part_machine[k] = k / pi->trainers_per_machine;
+        if (pm != NULL && pm->type == HALO_JSON_ARRAY && pm->len == (size_t)pi->parts &&
+            pm->items[k]->type == HALO_JSON_NUMBER) {
+            int m = (int)pm->items[k]->number;
+            if (m < 0 || m >= pi->machines) {
+                rc = halo_errorf(HALO_EINPUT, "%s: part_machine[%d] = %d out of range", path, k, m);
+                goto fail;
+            }
+            pi->part_machine[k] = m;
+        }
+    }
+    *out = pi;
+    return 0;
+fail:
+    halo_partinfo_free(pi);
+    return rc;
+}
+
+void halo_partinfo_free(halo_partinfo *pi)
+{
+    if (pi == NULL) {
+        return;
+    }
+    halo_free(pi->start);
+    halo_free(pi->part_machine);
+    halo_json_free(pi->json);
+    halo_free(pi);
+}
+
+/* Binary search for the part k with start[k] <= gid < start[k+1] (empty parts are skipped);
+ * -1 for an id outside [0, nodes). */
+int halo_partinfo_owner(const halo_partinfo *pi, int32_t gid)
+{
+    if (gid < 0 || (int64_t)gid >= pi->nodes) {
+        return -1;
+    }
+    int lo = 0, hi = pi->parts - 1;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (pi->start[mid + 1] <= gid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Maps array a of part p from dir, after checking that meta.json records `bytes` for it. */
+static int map_array(halo_part *p, const char *dir, const halo_json *files, int a, uint64_t bytes,
+                     const char *metapath)
+{
+    char path[4096];
+    int64_t recorded;
+    HALO_CHECK(halo_path_join(path, sizeof path, dir, part_files[a]));
+    const halo_json *f = halo_json_get(files, part_files[a]);
+    if (f == NULL) {
+        return halo_errorf(HALO_EINPUT, "%s: no entry for %s", metapath, part_files[a]);
+    }
+    HALO_CHECK(halo_json_get_i64(f, "bytes", metapath, &recorded));
+    if ((uint64_t)recorded != bytes) {
+        return halo_errorf(HALO_EINPUT, "%s: %s has %lld bytes, its counts need %llu", metapath,
+                           part_files[a], (long long)recorded, (unsigned long long)bytes);
+    }
+    return halo_map_file(path, (size_t)bytes, &p->maps[a]);
+}
+
+/* Loads part k: reads part-K/meta.json for the counts, derives every array's size from them,
+ * checks it against both meta.json and the file, maps the arrays, and checks the CSR ends. */
+int halo_part_load(const char *pdir, int k, halo_part **out)
+{
+    char dir[4096], name[64], metapath[4096];
+    int rc = 0;
+    int64_t v;
+    halo_json *meta = NULL;
+    *out = NULL;
+    if (k < 0) {
+        return halo_errorf(HALO_EUSAGE, "%s: part %d does not exist", pdir, k);
+    }
+    snprintf(name, sizeof name, "part-%d", k);
+    HALO_CHECK(halo_path_join(dir, sizeof dir, pdir, name));
+    HALO_CHECK(halo_path_join(metapath, sizeof metapath, dir, "meta.json"));
+    halo_part *p = HALO_NEW(halo_part, 1);
+    p->id = k;
+    HALO_TRY(halo_json_load(metapath, &meta));
+    HALO_TRY(halo_json_get_i64(meta, "format", metapath, &v));
+    if (v != HALO_PART_FORMAT) {
+        rc = halo_errorf(HALO_EINPUT, "%s: format %lld is not %d", metapath, (long long)v,
+                         HALO_PART_FORMAT);
+        goto fail;
+    }
+    HALO_TRY(get_range(meta, "part", metapath, k, k, &v));
+    HALO_TRY(get_range(meta, "start", metapath, 0, 2147483647LL, &p->start));
+    HALO_TRY(get_range(meta, "end", metapath, p->start, 2147483647LL, &p->end));
+    p->nodes = p->end - p->start;
+    HALO_TRY(get_range(meta, "edges", metapath, 0, INT64_MAX / 8, &p->edges));
+    HALO_TRY(get_range(meta, "feat_dim", metapath, 0, 1000000, &v));
+    p->feat_dim = (int)v;
+    HALO_TRY(get_range(meta, "num_halo", metapath, 0, 2147483647LL, &p->num_halo));
+    HALO_TRY(get_range(meta, "num_train", metapath, 0, 2147483647LL, &p->num_train));
+    const halo_json *files = halo_json_get(meta, "files");
+    if (files == NULL || files->type != HALO_JSON_OBJECT) {
+        rc = halo_errorf(HALO_EINPUT, "%s: missing object \"files\"", metapath);
+        goto fail;
+    }
+    uint64_t n = (uint64_t)p->nodes;
+    const uint64_t bytes[8] = {
+        (n + 1) * 8, (uint64_t)p->edges * 4, n * (uint64_t)p->feat_dim * 4, n * 4, n,
+        (uint64_t)p->num_halo * 4, (uint64_t)p->num_halo * 4, (uint64_t)p->num_train * 4,
+    };
+    for (int a = 0; a < 8; a++) {
+        HALO_TRY(map_array(p, dir, files, a, bytes[a], metapath));
+    }
+    p->indptr = p->maps[0].data;
+    p->indices = p->maps[1].data;
+    p->feat = p->maps[2].data;
+    p->label = p->maps[3].data;
+    p->split = p->maps[4].data;
+    p->halo = p->maps[5].data;
+    p->halo_deg = p->maps[6].data;
+    p->train = p->maps[7].data;
+    if (p->indptr[0] != 0 || p->indptr[p->nodes] != p->edges) {
+        rc = halo_errorf(HALO_EINPUT, "%s/indptr.i64: runs from %lld to %lld, expected 0 to %lld",
+                         dir, (long long)p->indptr[0], (long long)p->indptr[p->nodes],
+                         (long long)p->edges);
+        goto fail;
+    }
+    halo_json_free(meta);
+    *out = p;
+    return 0;
+fail:
+    halo_json_free(meta);
+    halo_part_free(p);
+    return rc;
+}
+
+void halo_part_free(halo_part *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    for (int a = 0; a < 8; a++) {
+        halo_unmap(&p->maps[a]);
+    }
+    halo_free(p);
+}

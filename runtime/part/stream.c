@@ -1,0 +1,132 @@
+/* Streaming partitioner: one pass over the nodes in id order, each placed by LDG or Fennel
+ * from its already placed in-neighbours, under hard capacities for every balance constraint.
+ * Memory beyond the mapped graph is the assignment plus O(P) counters. */
+#include "part/partition.h"
+
+#include "core/err.h"
+#include "core/mem.h"
+#include "core/rng.h"
+
+#include <math.h>
+
+/* Weight of v in constraint column c (0 nodes, 1 train, 2 in-degree). */
+static int64_t weight(const halo_graph *g, int64_t v, int c)
+{
+    switch (c) {
+    case 0: return 1;
+    case 1: return g->split[v] == HALO_SPLIT_TRAIN;
+    default: return g->indptr[v + 1] - g->indptr[v];
+    }
+}
+
+/* Places each node v (ascending id) on the part k that maximises
+ *   LDG:    nb[k] * (1 - fill[k])
+ *   Fennel: nb[k] - alpha * gamma * nodes[k]^(gamma - 1)   (gamma 1.5, alpha = sqrt(P) E / N^1.5)
+ * among the parts where v fits under every constraint's capacity imbalance * total / P, where
+ * nb[k] counts v's in-neighbours already on k and fill[k] is k's highest load over capacity.
+ * Ties go to the least filled part, then to a hash of (seed, v, k). When v fits nowhere (a hub
+ * heavier than the slack), it goes to the least filled part. */
+int halo_partition_stream(const halo_graph *g, int parts, unsigned constraints, double imbalance,
+                          int heuristic, uint64_t seed, int32_t *assignment)
+{
+    if (parts < 1) {
+        return halo_errorf(HALO_EUSAGE, "stream partition: parts must be >= 1 (got %d)", parts);
+    }
+    int64_t n = g->nodes;
+    if (parts == 1) {
+        for (int64_t v = 0; v < n; v++) {
+            assignment[v] = 0;
+        }
+        return 0;
+    }
+    int cols[3], ncol = 0;
+    double cap[3];
+    for (int c = 0; c < 3; c++) {
+        if ((constraints & (1u << c)) == 0) {
+            continue;
+        }
+        int64_t total = 0;
+        for (int64_t v = 0; v < n; v++) {
+            total += weight(g, v, c);
+        }
+        if (total > 0) {
+            cap[ncol] = imbalance * (double)total / parts;
+            cols[ncol++] = c;
+        }
+    }
+    if (ncol == 0) {
+        cols[0] = 0;
+        cap[0] = imbalance * (double)n / parts;
+        ncol = 1;
+    }
+    int64_t *load = HALO_NEW(int64_t, (int64_t)parts * 3);
+    int64_t *nb = HALO_NEW(int64_t, parts);
+    int64_t *count = HALO_NEW(int64_t, parts);
+    int32_t *touched = HALO_ALLOC(int32_t, parts);
+    double gamma = 1.5;
+    double alpha = sqrt((double)parts) * (double)g->edges / pow((double)n, 1.5);
+    for (int64_t v = 0; v < n; v++) {
+        int nt = 0;
+        for (int64_t e = g->indptr[v]; e < g->indptr[v + 1]; e++) {
+            int32_t u = g->indices[e];
+            if (u >= v) {
+                continue; /* not placed yet (or a self loop) */
+            }
+            int32_t k = assignment[u];
+            if (nb[k]++ == 0) {
+                touched[nt++] = k;
+            }
+        }
+        int64_t w[3];
+        for (int i = 0; i < ncol; i++) {
+            w[i] = weight(g, v, cols[i]);
+        }
+        int best = -1, least = 0;
+        double best_score = -INFINITY, best_fill = INFINITY, least_fill = INFINITY;
+        uint64_t best_tie = 0;
+        for (int k = 0; k < parts; k++) {
+            double fill = 0.0;
+            bool fits = true;
+            for (int i = 0; i < ncol; i++) {
+                double after = (double)(load[(int64_t)k * 3 + i] + w[i]);
+                fits = fits && after <= cap[i];
+                double f = (double)load[(int64_t)k * 3 + i] / cap[i];
+                fill = f > fill ? f : fill;
+            }
+            if (fill < least_fill) {
+                least_fill = fill;
+                least = k;
+            }
+            if (!fits) {
+                continue;
+            }
+            double score = heuristic == HALO_STREAM_FENNEL
+                               ? (double)nb[k] - alpha * gamma * sqrt((double)count[k])
+                               : (double)nb[k] * (1.0 - fill);
+            uint64_t tie = halo_hash5(seed, HALO_RNG_PARTITION, (uint64_t)v, (uint64_t)k, 1);
+            if (score > best_score || (score == best_score && fill < best_fill) ||
+                (score == best_score && fill == best_fill && tie < best_tie)) {
+                best = k;
+                best_score = score;
+                best_fill = fill;
+                best_tie = tie;
+            }
+        }
+        if (best < 0) {
+            best = least;
+        }
+        assignment[v] = best;
+        count[best]++;
+        for (int i = 0; i < ncol; i++) {
+            load[(int64_t)best * 3 + i] += w[i];
+        }
+        for (int i = 0; i < nt; i++) {
+            nb[touched[i]] = 0;
+        }
+    }
+    halo_free(load);
+    halo_free(nb);
+    halo_free(count);
+    halo_free(touched);
+    return 0;
+}
