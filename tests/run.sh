@@ -29,7 +29,7 @@ run_suite() {
     shift 2
     if [ -n "$filter" ] && [[ "$name" != *"$filter"* ]]; then return; fi
     local log="$HALO_TEST_TMP/log.$$.txt"
-    timeout -k 10 "$limit" "$@" >"$log" 2>&1
+    timeout -k 10 "$limit" "$@" </dev/null >"$log" 2>&1
     local rc=$?
     local p f
     p=$(grep -cE '^ok ' "$log")

@@ -23,6 +23,7 @@ static const cli_command commands[] = {
     {"info", halo_cmd_info, "statistics of a graph or partition directory"},
     {"verify", halo_cmd_verify, "check every file and invariant of a graph directory"},
     {"partition", halo_cmd_partition, "partition a graph (metis, multilevel, random, stream)"},
+    {"sample", halo_cmd_sample, "distributed sampling and feature pulls under mpirun (counts)"},
     {"policy", halo_cmd_policy, "check a policy file or print the policy API"},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,527 @@
+/* MPI behind halo_comm: start-up, abort-together, batched exchanges, collectives and netem. */
+#include "comm/comm.h"
+
+#include "core/err.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/timer.h"
+
+#include <mpi.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A channel. */
+struct halo_comm {
+    MPI_Comm comm;         /* private communicator (a dup of world or of another channel) */
+    int rank;              /* this rank in comm */
+    int size;              /* ranks in comm */
+    halo_netem netem;      /* emulated network (zero: off) */
+    halo_comm_stats stats; /* counters */
+    int64_t *counts_out;   /* [size] scratch for the count exchange */
+    int64_t *counts_in;    /* [size] scratch for the count exchange */
+    uint64_t *host;        /* [size] hash of each rank's host name */
+};
+
+static int thread_level = -1;
+static char host_name[256];
+
+/* Converts an MPI status code into HALO_EMPI with a message naming the call. */
+static int mpi_err(int code, const char *what)
+{
+    char s[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, s, &len) != MPI_SUCCESS) {
+        snprintf(s, sizeof s, "code %d", code);
+    }
+    return halo_errorf(HALO_EMPI, "%s: %s", what, s);
+}
+
+#define MPI_CHECK(call)                                                                            \
+    do {                                                                                           \
+        int mpi_rc_ = (call);                                                                      \
+        if (mpi_rc_ != MPI_SUCCESS) {                                                              \
+            return mpi_err(mpi_rc_, #call);                                                        \
+        }                                                                                          \
+    } while (0)
+
+static halo_comm *comm_wrap(MPI_Comm mc)
+{
+    halo_comm *c = HALO_NEW(halo_comm, 1);
+    c->comm = mc;
+    MPI_Comm_set_errhandler(mc, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(mc, &c->rank);
+    MPI_Comm_size(mc, &c->size);
+    c->counts_out = HALO_NEW(int64_t, c->size);
+    c->counts_in = HALO_NEW(int64_t, c->size);
+    c->host = HALO_NEW(uint64_t, c->size);
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a of the host name */
+    for (const char *p = host_name; *p; p++) {
+        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    }
+    if (MPI_Allgather(&h, 1, MPI_UINT64_T, c->host, 1, MPI_UINT64_T, mc) != MPI_SUCCESS) {
+        memset(c->host, 0, (size_t)c->size * sizeof *c->host); /* unknown: never shared */
+        c->host[c->rank] = 1;
+    }
+    return c;
+}
+
+int halo_comm_same_host(const halo_comm *c, int peer)
+{
+    return peer >= 0 && peer < c->size && c->host[peer] == c->host[c->rank];
+}
+
+int halo_comm_init(int *argc, char ***argv, halo_comm **out)
+{
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        int provided = MPI_THREAD_SINGLE;
+        MPI_CHECK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+        thread_level = provided == MPI_THREAD_MULTIPLE     ? 3
+                       : provided == MPI_THREAD_SERIALIZED ? 2
+                       : provided == MPI_THREAD_FUNNELED   ? 1
+                                                           : 0;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (gethostname(host_name, sizeof host_name - 1) != 0) {
+        snprintf(host_name, sizeof host_name, "unknown");
+    }
+    MPI_Comm dup;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    halo_comm *c = comm_wrap(dup);
+    halo_log_set_rank(c->rank, c->size);
+    *out = c;
+    return 0;
+}
+
+void halo_comm_free(halo_comm *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    MPI_Comm_free(&c->comm);
+    halo_free(c->counts_out);
+    halo_free(c->counts_in);
+    halo_free(c->host);
+    halo_free(c);
+}
+
+void halo_comm_finalize(halo_comm *c)
+{
+    halo_comm_free(c);
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin) {
+        MPI_Finalize();
+    }
+}
+
+int halo_comm_dup(halo_comm *c, halo_comm **out)
+{
+    MPI_Comm dup;
+    MPI_CHECK(MPI_Comm_dup(c->comm, &dup));
+    halo_comm *d = comm_wrap(dup);
+    d->netem = c->netem;
+    *out = d;
+    return 0;
+}
+
+int halo_comm_rank(const halo_comm *c)
+{
+    return c->rank;
+}
+
+int halo_comm_size(const halo_comm *c)
+{
+    return c->size;
+}
+
+int halo_comm_thread_level(void)
+{
+    return thread_level;
+}
+
+const char *halo_comm_host(void)
+{
+    return host_name;
+}
+
+void halo_comm_fail(halo_comm *c, int rc)
+{
+    const char *msg = halo_errmsg();
+    halo_error_print(msg[0] ? msg : halo_strerror(rc));
+    fflush(stdout);
+    (void)c;
+    MPI_Abort(MPI_COMM_WORLD, halo_exit_code(rc < 0 ? rc : HALO_ESTATE));
+    _exit(halo_exit_code(rc < 0 ? rc : HALO_ESTATE)); /* MPI_Abort does not return */
+}
+
+/* Agreement on failure: MINLOC over (rc, rank) finds the lowest failing code and its rank. */
+int halo_comm_agree(halo_comm *c, int rc)
+{
+    struct {
+        int rc;   /* this rank's code */
+        int rank; /* this rank */
+    } in = {rc < 0 ? rc : 0, c->rank}, res;
+    int mrc = MPI_Allreduce(&in, &res, 1, MPI_2INT, MPI_MINLOC, c->comm);
+    if (mrc != MPI_SUCCESS) {
+        return mpi_err(mrc, "MPI_Allreduce(error flag)");
+    }
+    if (res.rc == 0) {
+        return 0;
+    }
+    if (in.rc < 0) {
+        return in.rc; /* this rank keeps its own message */
+    }
+    return halo_errorf(res.rc, "rank %d failed: %s (see its message)", res.rank,
+                       halo_strerror(res.rc));
+}
+
+/* ---- netem ---- */
+
+/* Parses "<number><unit>" with a unit table; returns 0 or HALO_EUSAGE. */
+static int parse_unit(const char *s, size_t len, const char *const *units, const double *mult,
+                      double *out)
+{
+    char buf[64];
+    if (len == 0 || len >= sizeof buf) {
+        return HALO_EUSAGE;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (end == buf || errno != 0 || v < 0) {
+        return HALO_EUSAGE;
+    }
+    for (int i = 0; units[i] != NULL; i++) {
+        if (strcmp(end, units[i]) == 0) {
+            *out = v * mult[i];
+            return 0;
+        }
+    }
+    return HALO_EUSAGE;
+}
+
+int halo_netem_parse(const char *spec, halo_netem *out)
+{
+    static const char *const lat_units[] = {"ns", "us", "ms", "s", NULL};
+    static const double lat_mult[] = {1e-9, 1e-6, 1e-3, 1.0};
+    static const char *const bw_units[] = {"bit", "Kbit", "Mbit", "Gbit", "B",
+                                           "KB",  "MB",   "GB",   NULL};
+    static const double bw_mult[] = {1, 1e3, 1e6, 1e9, 8, 8e3, 8e6, 8e9};
+    halo_netem ne = {0, 0};
+    if (spec == NULL || spec[0] == '\0' || strcmp(spec, "off") == 0) {
+        *out = ne;
+        return 0;
+    }
+    const char *p = spec;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int rc = HALO_EUSAGE;
+        if (len > 4 && strncmp(p, "lat=", 4) == 0) {
+            rc = parse_unit(p + 4, len - 4, lat_units, lat_mult, &ne.lat_s);
+        } else if (len > 3 && strncmp(p, "bw=", 3) == 0) {
+            rc = parse_unit(p + 3, len - 3, bw_units, bw_mult, &ne.bw_bits);
+        }
+        if (rc < 0) {
+            return halo_errorf(HALO_EUSAGE,
+                               "--netem: bad item '%.*s' in '%s' (want lat=50us,bw=10Gbit)",
+                               (int)len, p, spec);
+        }
+        p += len;
+        if (*p == ',') {
+            p++;
+        }
+    }
+    *out = ne;
+    return 0;
+}
+
+void halo_comm_set_netem(halo_comm *c, const halo_netem *ne)
+{
+    c->netem = *ne;
+}
+
+halo_netem halo_comm_netem(const halo_comm *c)
+{
+    return c->netem;
+}
+
+double halo_netem_delay(const halo_netem *ne, int64_t bytes)
+{
+    if (bytes <= 0 || (ne->lat_s <= 0 && ne->bw_bits <= 0)) {
+        return 0;
+    }
+    double d = ne->lat_s;
+    if (ne->bw_bits > 0) {
+        d += (double)bytes * 8.0 / ne->bw_bits;
+    }
+    return d;
+}
+
+/* Sleeps (never spins) until t0 + delay on the monotonic clock; adds the slept time to stats. */
+void halo_comm_netem_wait(halo_comm *c, double t0, double delay)
+{
+    if (delay <= 0) {
+        return;
+    }
+    double now = halo_now();
+    double until = t0 + delay;
+    if (now >= until) {
+        return;
+    }
+    struct timespec ts;
+    ts.tv_sec = (time_t)until;
+    ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+    c->stats.netem_wait_s += halo_now() - now;
+}
+
+/* Busy-polls requests for POLL_SPIN_S, then tests every POLL_SLEEP_NS, so that a rank waiting for
+ * a slow (or netem-delayed) peer leaves its core to others instead of spinning in MPI_Waitall. */
+#define POLL_SPIN_S 1e-3
+#define POLL_SLEEP_NS 20000
+
+static int comm_wait(int n, MPI_Request *req)
+{
+    double t0 = halo_now();
+    for (;;) {
+        int done = 0;
+        int rc = MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            return mpi_err(rc, "MPI_Testall");
+        }
+        if (done) {
+            return 0;
+        }
+        if (halo_now() - t0 > POLL_SPIN_S) {
+            struct timespec ts = {0, POLL_SLEEP_NS};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* ---- batched exchange ---- */
+
+int halo_comm_xchg_start(halo_comm *c, halo_xchg *x, const void *send, const int64_t *send_off)
+{
+    int P = c->size;
+    if (x->recv_off == NULL || x->ranks != P) {
+        halo_free(x->recv_off);
+        halo_free(x->req);
+        x->recv_off = HALO_NEW(int64_t, P + 1);
+        x->req = HALO_NEW(MPI_Request, 2 * P);
+        x->ranks = P;
+    }
+    x->t0 = halo_now();
+    x->nreq = 0;
+    for (int p = 0; p < P; p++) {
+        c->counts_out[p] = send_off[p + 1] - send_off[p];
+        if (c->counts_out[p] > INT_MAX) {
+            return halo_errorf(HALO_EMPI, "exchange: %lld bytes for rank %d exceed one message",
+                               (long long)c->counts_out[p], p);
+        }
+    }
+    MPI_Request creq;
+    MPI_CHECK(MPI_Ialltoall(c->counts_out, 1, MPI_INT64_T, c->counts_in, 1, MPI_INT64_T, c->comm,
+                            &creq));
+    HALO_CHECK(comm_wait(1, &creq));
+    x->recv_off[0] = 0;
+    for (int p = 0; p < P; p++) {
+        x->recv_off[p + 1] = x->recv_off[p] + c->counts_in[p];
+    }
+    if (x->recv_off[P] > x->recv_cap) {
+        halo_free(x->recv);
+        x->recv_cap = x->recv_off[P] + x->recv_off[P] / 4 + 64;
+        x->recv = halo_malloc((size_t)x->recv_cap);
+    }
+    MPI_Request *req = x->req;
+    x->bytes_in = 0;
+    x->bytes_out = 0;
+    for (int p = 0; p < P; p++) {
+        int64_t n = c->counts_in[p];
+        if (n > 0 && p != c->rank) {
+            int rc = MPI_Irecv(x->recv + x->recv_off[p], (int)n, MPI_BYTE, p, 7, c->comm,
+                               &req[x->nreq++]);
+            if (rc != MPI_SUCCESS) {
+                return mpi_err(rc, "MPI_Irecv");
+            }
+            x->bytes_in += n;
+        }
+    }
+    /* Sends in rank order starting after this rank, so peers are not all hit by rank 0 first. */
+    for (int i = 1; i < P; i++) {
+        int p = (c->rank + i) % P;
+        int64_t n = c->counts_out[p];
+        if (n > 0) {
+            int rc = MPI_Isend((const char *)send + send_off[p], (int)n, MPI_BYTE, p, 7, c->comm,
+                               &req[x->nreq++]);
+            if (rc != MPI_SUCCESS) {
+                return mpi_err(rc, "MPI_Isend");
+            }
+            x->bytes_out += n;
+            c->stats.messages++;
+        }
+    }
+    if (c->counts_out[c->rank] > 0) {
+        memcpy(x->recv + x->recv_off[c->rank], (const char *)send + send_off[c->rank],
+               (size_t)c->counts_out[c->rank]);
+    }
+    c->stats.exchanges++;
+    c->stats.bytes_sent += x->bytes_out;
+    c->stats.bytes_recv += x->bytes_in;
+    return 0;
+}
+
+int halo_comm_xchg_wait(halo_comm *c, halo_xchg *x)
+{
+    if (x->nreq > 0) {
+        HALO_CHECK(comm_wait(x->nreq, (MPI_Request *)x->req));
+        x->nreq = 0;
+    }
+    int64_t bytes = x->bytes_out > x->bytes_in ? x->bytes_out : x->bytes_in;
+    halo_comm_netem_wait(c, x->t0, halo_netem_delay(&c->netem, bytes));
+    return 0;
+}
+
+void halo_xchg_free(halo_xchg *x)
+{
+    halo_free(x->recv);
+    halo_free(x->recv_off);
+    halo_free(x->req);
+    memset(x, 0, sizeof *x);
+}
+
+/* ---- collectives ---- */
+
+/* Netem for a ring allreduce of `bytes` bytes. */
+static void netem_allreduce(halo_comm *c, double t0, int64_t bytes)
+{
+    if (c->size < 2 || (c->netem.lat_s <= 0 && c->netem.bw_bits <= 0)) {
+        return;
+    }
+    int steps = 2 * (c->size - 1);
+    double d = steps * c->netem.lat_s;
+    if (c->netem.bw_bits > 0) {
+        d += (double)bytes * steps / c->size * 8.0 / c->netem.bw_bits;
+    }
+    halo_comm_netem_wait(c, t0, d);
+}
+
+int halo_comm_barrier(halo_comm *c)
+{
+    MPI_Request req;
+    MPI_CHECK(MPI_Ibarrier(c->comm, &req));
+    return comm_wait(1, &req);
+}
+
+/* In-place allreduce in pieces of at most INT_MAX elements. */
+static int allreduce(halo_comm *c, void *buf, int64_t n, MPI_Datatype t, size_t esize, MPI_Op op)
+{
+    double t0 = halo_now();
+    char *p = buf;
+    for (int64_t done = 0; done < n;) {
+        int64_t k = n - done < INT_MAX / 2 ? n - done : INT_MAX / 2;
+        MPI_Request req;
+        MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, p + done * esize, (int)k, t, op, c->comm, &req));
+        HALO_CHECK(comm_wait(1, &req));
+        done += k;
+    }
+    netem_allreduce(c, t0, n * (int64_t)esize);
+    return 0;
+}
+
+int halo_comm_allreduce_sum_f32(halo_comm *c, float *buf, int64_t n)
+{
+    return allreduce(c, buf, n, MPI_FLOAT, sizeof *buf, MPI_SUM);
+}
+
+int halo_comm_allreduce_sum_f64(halo_comm *c, double *buf, int64_t n)
+{
+    return allreduce(c, buf, n, MPI_DOUBLE, sizeof *buf, MPI_SUM);
+}
+
+int halo_comm_allreduce_sum_i64(halo_comm *c, int64_t *buf, int64_t n)
+{
+    return allreduce(c, buf, n, MPI_INT64_T, sizeof *buf, MPI_SUM);
+}
+
+int halo_comm_allreduce_max_i64(halo_comm *c, int64_t *buf, int64_t n)
+{
+    return allreduce(c, buf, n, MPI_INT64_T, sizeof *buf, MPI_MAX);
+}
+
+int halo_comm_allreduce_min_i64(halo_comm *c, int64_t *buf, int64_t n)
+{
+    return allreduce(c, buf, n, MPI_INT64_T, sizeof *buf, MPI_MIN);
+}
+
+int halo_comm_allreduce_max_f64(halo_comm *c, double *buf, int64_t n)
+{
+    return allreduce(c, buf, n, MPI_DOUBLE, sizeof *buf, MPI_MAX);
+}
+
+int halo_comm_bcast(halo_comm *c, void *buf, int64_t n, int root)
+{
+    if (n > INT_MAX) {
+        return halo_errorf(HALO_EMPI, "bcast: %lld bytes exceed one message", (long long)n);
+    }
+    MPI_CHECK(MPI_Bcast(buf, (int)n, MPI_BYTE, root, c->comm));
+    return 0;
+}
+
+int halo_comm_allgather(halo_comm *c, const void *in, int64_t n, void *out)
+{
+    if (n > INT_MAX) {
+        return halo_errorf(HALO_EMPI, "allgather: %lld bytes exceed one message", (long long)n);
+    }
+    MPI_CHECK(MPI_Allgather(in, (int)n, MPI_BYTE, out, (int)n, MPI_BYTE, c->comm));
+    return 0;
+}
+
+int halo_comm_send(halo_comm *c, const void *buf, int64_t n, int peer, int tag)
+{
+    if (n > INT_MAX) {
+        return halo_errorf(HALO_EMPI, "send: %lld bytes exceed one message", (long long)n);
+    }
+    MPI_CHECK(MPI_Send(buf, (int)n, MPI_BYTE, peer, tag, c->comm));
+    c->stats.messages++;
+    c->stats.bytes_sent += n;
+    return 0;
+}
+
+int halo_comm_recv(halo_comm *c, void *buf, int64_t n, int peer, int tag)
+{
+    if (n > INT_MAX) {
+        return halo_errorf(HALO_EMPI, "recv: %lld bytes exceed one message", (long long)n);
+    }
+    double t0 = halo_now();
+    MPI_CHECK(MPI_Recv(buf, (int)n, MPI_BYTE, peer, tag, c->comm, MPI_STATUS_IGNORE));
+    c->stats.bytes_recv += n;
+    halo_comm_netem_wait(c, t0, halo_netem_delay(&c->netem, n));
+    return 0;
+}
+
+halo_comm_stats halo_comm_get_stats(const halo_comm *c)
+{
+    return c->stats;
+}
+
+void halo_comm_stats_reset(halo_comm *c)
+{
+    memset(&c->stats, 0, sizeof c->stats);
+}

@@ -1,0 +1,109 @@
+/* The only door to MPI: start-up, failing together, batched exchanges, collectives, netem. */
+#ifndef HALO_COMM_H
+#define HALO_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A communication channel (an MPI communicator plus netem and counters). Not thread-safe: one
+ * channel per thread; make more with halo_comm_dup (all ranks, same order). */
+typedef struct halo_comm halo_comm;
+
+/* An emulated network: every exchange that moves bytes between different ranks takes at least
+ * lat_s + bytes * 8 / bw_bits seconds (bytes: the larger of what this rank sends and receives
+ * from other ranks), the rest waited out with clock_nanosleep. Off when both are 0. */
+typedef struct halo_netem {
+    double lat_s;   /* one-way latency per exchange, seconds */
+    double bw_bits; /* bandwidth in bits/s (0: infinite) */
+} halo_netem;
+
+/* Counters of one channel (since creation or the last halo_comm_stats_reset). */
+typedef struct halo_comm_stats {
+    int64_t exchanges;  /* batched exchanges (halo_comm_xchg_start calls) */
+    int64_t messages;   /* point-to-point messages sent to other ranks */
+    int64_t bytes_sent; /* payload bytes sent to other ranks */
+    int64_t bytes_recv; /* payload bytes received from other ranks */
+    double netem_wait_s;/* time spent sleeping for the emulated network */
+} halo_comm_stats;
+
+/* One batched exchange in flight: each rank sends send_off[p+1]-send_off[p] bytes to each peer p
+ * (one message per peer, none when empty) and receives what each peer sends it. */
+typedef struct halo_xchg {
+    char *recv;         /* received bytes, peer p's at recv + recv_off[p] (valid after wait) */
+    int64_t *recv_off;  /* [ranks+1] byte offsets into recv */
+    int64_t recv_cap;   /* allocated bytes of recv */
+    void *req;          /* internal: the MPI requests */
+    int nreq;           /* internal: requests posted */
+    int64_t bytes_out;  /* bytes sent to other ranks by this exchange */
+    int64_t bytes_in;   /* bytes received from other ranks by this exchange */
+    double t0;          /* when the exchange started (for netem) */
+    int ranks;          /* size of the channel it was started on */
+} halo_xchg;
+
+/* Starts MPI with MPI_THREAD_MULTIPLE requested (the level provided is kept, see
+ * halo_comm_thread_level), sets the log rank, and returns a channel over all ranks (collective;
+ * call once per process). */
+int halo_comm_init(int *argc, char ***argv, halo_comm **out);
+/* Frees the world channel and finalises MPI (collective). */
+void halo_comm_finalize(halo_comm *c);
+/* A new channel over the same ranks (collective): for a second thread. */
+int halo_comm_dup(halo_comm *c, halo_comm **out);
+void halo_comm_free(halo_comm *c);
+
+int halo_comm_rank(const halo_comm *c);
+int halo_comm_size(const halo_comm *c);
+/* Thread level MPI provided (0 single, 1 funneled, 2 serialized, 3 multiple). */
+int halo_comm_thread_level(void);
+/* Host name of this rank (for messages). */
+const char *halo_comm_host(void);
+/* Whether rank peer of c runs on the same host as this rank (shared memory reaches it). */
+int halo_comm_same_host(const halo_comm *c, int peer);
+
+/* Invariant 5, local side: prints "halo: error: rank R: <message of rc>" and aborts every rank of
+ * the job (MPI_Abort with the exit status of rc). Never returns. */
+void halo_comm_fail(halo_comm *c, int rc) __attribute__((noreturn));
+/* Invariant 5, collective side: every rank passes its own rc; returns 0 when all are 0, else the
+ * lowest rank's failing code, with a message naming that rank on the ranks that did not fail (the
+ * failing rank keeps its own message). */
+int halo_comm_agree(halo_comm *c, int rc);
+
+/* Netem: parses "lat=50us,bw=10Gbit" (lat units ns/us/ms/s; bw units bit/Kbit/Mbit/Gbit (x1000)
+ * or B/KB/MB/GB per second; "off" = none) and sets it on a channel. */
+int halo_netem_parse(const char *spec, halo_netem *out);
+void halo_comm_set_netem(halo_comm *c, const halo_netem *ne);
+halo_netem halo_comm_netem(const halo_comm *c);
+/* The delay netem charges for an exchange moving `bytes` (0 when netem is off or bytes is 0). */
+double halo_netem_delay(const halo_netem *ne, int64_t bytes);
+/* Sleeps until t0 + delay (halo_now() clock) and counts it in the channel's netem_wait_s: for
+ * data moved without messages (the shared-memory pull path) so that netem applies the same. */
+void halo_comm_netem_wait(halo_comm *c, double t0, double delay);
+
+/* Batched exchange (collective): counts go with one MPI_Alltoall, payloads with one Isend/Irecv
+ * per non-empty peer; the part for this rank itself is copied. send must stay valid until wait.
+ * Between start and wait the caller can do local work (it overlaps the transfer and netem). */
+int halo_comm_xchg_start(halo_comm *c, halo_xchg *x, const void *send, const int64_t *send_off);
+/* Completes the exchange and waits out the netem delay. */
+int halo_comm_xchg_wait(halo_comm *c, halo_xchg *x);
+void halo_xchg_free(halo_xchg *x);
+
+/* Collectives (netem charges a ring allreduce: 2(P-1) latencies and 2(P-1)/P of the bytes). */
+int halo_comm_barrier(halo_comm *c);
+int halo_comm_allreduce_sum_f32(halo_comm *c, float *buf, int64_t n);
+int halo_comm_allreduce_sum_f64(halo_comm *c, double *buf, int64_t n);
+int halo_comm_allreduce_sum_i64(halo_comm *c, int64_t *buf, int64_t n);
+int halo_comm_allreduce_max_i64(halo_comm *c, int64_t *buf, int64_t n);
+int halo_comm_allreduce_min_i64(halo_comm *c, int64_t *buf, int64_t n);
+int halo_comm_allreduce_max_f64(halo_comm *c, double *buf, int64_t n);
+/* Root's n bytes to every rank. */
+int halo_comm_bcast(halo_comm *c, void *buf, int64_t n, int root);
+/* Every rank's n bytes into out[ranks*n] in rank order. */
+int halo_comm_allgather(halo_comm *c, const void *in, int64_t n, void *out);
+
+/* Point-to-point, for benchmarks (blocking, netem applied on receive). */
+int halo_comm_send(halo_comm *c, const void *buf, int64_t n, int peer, int tag);
+int halo_comm_recv(halo_comm *c, void *buf, int64_t n, int peer, int tag);
+
+halo_comm_stats halo_comm_get_stats(const halo_comm *c);
+void halo_comm_stats_reset(halo_comm *c);
+
+#endif

@@ -1,0 +1,407 @@
+/* Neighbour sampler: per-node draws without replacement (Floyd) and DGL's to_block numbering. */
+#include "sample/sample.h"
+
+#include "core/err.h"
+#include "core/mem.h"
+#include "core/rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Above this fanout (and degree > 64) Floyd's membership test uses a hash set, below it a sorted
+ * array. */
+#define SMALL_FANOUT 32
+
+/* A slot of the numbering map: one cache access per probe. */
+typedef struct map_slot {
+    uint32_t gen; /* the slot is live iff gen == the sampler's current generation */
+    int32_t key;  /* global id */
+    int32_t val;  /* local number */
+} map_slot;
+
+/* Nodes (and neighbours) to look ahead when prefetching rows and map slots. */
+#define AHEAD 16
+
+struct halo_sampler {
+    int64_t *pos;       /* [pos_cap] positions drawn for one node */
+    int64_t pos_cap;    /* capacity of pos */
+    int64_t *pset;      /* [pset_cap] open-addressing set of positions (large fanouts), -1 empty */
+    int64_t pset_cap;   /* capacity of pset (power of two) */
+    map_slot *map;      /* [map_cap] numbering map: global id -> local number in the block */
+    int64_t map_cap;    /* capacity of the map (power of two) */
+    uint32_t gen;       /* current generation of the map */
+    int64_t *beg;       /* [beg_cap] row start of each node being sampled */
+    int64_t *deg;       /* [beg_cap] in-degree of each node being sampled */
+    int64_t beg_cap;    /* capacity of beg/deg */
+    int64_t *row;       /* [buf_cap] rows of a frontier (single-process sampler) */
+    int64_t *key;       /* [buf_cap] RNG keys of a frontier */
+    int64_t *off;       /* [buf_cap+1] neighbour offsets of a frontier */
+    int64_t buf_cap;    /* capacity of row/key/off */
+    int32_t *nbrs;      /* [nbrs_cap] sampled neighbours of a frontier */
+    int64_t nbrs_cap;   /* capacity of nbrs */
+};
+
+halo_sampler *halo_sampler_new(void)
+{
+    return HALO_NEW(halo_sampler, 1);
+}
+
+void halo_sampler_free(halo_sampler *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    halo_free(s->pos);
+    halo_free(s->pset);
+    halo_free(s->map);
+    halo_free(s->beg);
+    halo_free(s->deg);
+    halo_free(s->row);
+    halo_free(s->key);
+    halo_free(s->off);
+    halo_free(s->nbrs);
+    halo_free(s);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Draws k distinct positions of [0, d) (0 < k < d) into s->pos in ascending order with Floyd's
+ * algorithm: for j = d-k .. d-1 take t uniform in [0, j], or j itself when t is already taken.
+ * Every k-subset is equally likely, and the subset depends only on the RNG stream, d and k (the
+ * three membership tests below give the same subset for the same draws). */
+static void draw_positions(halo_sampler *s, halo_rng *r, int64_t d, int64_t k)
+{
+    if (k > s->pos_cap) {
+        halo_free(s->pos);
+        s->pos_cap = k * 2;
+        s->pos = HALO_ALLOC(int64_t, s->pos_cap);
+    }
+    int64_t *pos = s->pos;
+    if (d <= 64) { /* membership in a bit mask; the set bits come out in ascending order */
+        uint64_t mask = 0;
+        for (int64_t j = d - k; j < d; j++) {
+            uint64_t t = halo_rng_below(r, (uint64_t)j + 1);
+            uint64_t bit = (mask >> t) & 1 ? 1ULL << j : 1ULL << t;
+            mask |= bit;
+        }
+        for (int64_t n = 0; mask != 0; n++) {
+            pos[n] = __builtin_ctzll(mask);
+            mask &= mask - 1;
+        }
+        return;
+    }
+    if (k <= SMALL_FANOUT) { /* a sorted array: membership test and insertion in one scan */
+        for (int64_t j = d - k, n = 0; j < d; j++, n++) {
+            int64_t t = (int64_t)halo_rng_below(r, (uint64_t)j + 1);
+            int64_t m = n;
+            while (m > 0 && pos[m - 1] > t) {
+                m--;
+            }
+            if (m > 0 && pos[m - 1] == t) {
+                pos[n] = j; /* j exceeds every earlier draw: it goes last */
+                continue;
+            }
+            memmove(pos + m + 1, pos + m, (size_t)(n - m) * sizeof *pos);
+            pos[m] = t;
+        }
+        return;
+    }
+    int64_t cap = 64;
+    while (cap < 2 * k) {
+        cap *= 2;
+    }
+    if (cap > s->pset_cap) {
+        halo_free(s->pset);
+        s->pset_cap = cap;
+        s->pset = HALO_ALLOC(int64_t, cap);
+    }
+    int64_t *set = s->pset;
+    memset(set, 0xff, (size_t)cap * sizeof *set);
+    uint64_t mask = (uint64_t)cap - 1;
+    for (int64_t j = d - k, n = 0; j < d; j++, n++) {
+        int64_t t = (int64_t)halo_rng_below(r, (uint64_t)j + 1);
+        for (int pass = 0; pass < 2; pass++) {
+            uint64_t h = (uint64_t)halo_mix64((uint64_t)t) & mask;
+            while (set[h] >= 0 && set[h] != t) {
+                h = (h + 1) & mask;
+            }
+            if (set[h] < 0) {
+                set[h] = t;
+                pos[n] = t;
+                break;
+            }
+            t = j; /* t was taken: j is new (never drawn before, all earlier draws are < j) */
+        }
+    }
+    qsort(pos, (size_t)k, sizeof *pos, cmp_i64);
+}
+
+int64_t halo_sample_rows_offsets(const int64_t *indptr, const int64_t *row, int64_t n, int fanout,
+                                 int64_t *off)
+{
+    off[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t deg = indptr[row[i] + 1] - indptr[row[i]];
+        off[i + 1] = off[i] + halo_sample_count(deg, fanout);
+    }
+    return off[n];
+}
+
+/* Draws the neighbours in two passes: the first reads every node's row bounds (independent loads
+ * the memory system overlaps), the second prefetches rows AHEAD nodes ahead and draws. */
+void halo_sample_rows(halo_sampler *s, const int64_t *indptr, const int32_t *indices,
+                      const int64_t *row, const int64_t *key, int64_t n, int fanout,
+                      const halo_sample_key *k, int layer, const int64_t *off, int32_t *nbrs)
+{
+    if (n > s->beg_cap) {
+        halo_free(s->beg);
+        halo_free(s->deg);
+        s->beg_cap = n + n / 2 + 16;
+        s->beg = HALO_ALLOC(int64_t, s->beg_cap);
+        s->deg = HALO_ALLOC(int64_t, s->beg_cap);
+    }
+    int64_t *beg = s->beg, *degs = s->deg;
+    for (int64_t i = 0; i < n; i++) {
+        beg[i] = indptr[row[i]];
+        degs[i] = indptr[row[i] + 1] - beg[i];
+    }
+    uint64_t bl = ((uint64_t)k->batch << 8) | (uint64_t)(layer & 0xff);
+    for (int64_t i = 0; i < n; i++) {
+        if (i + AHEAD < n) {
+            __builtin_prefetch(&indices[beg[i + AHEAD]]);
+        }
+        int64_t deg = degs[i];
+        int64_t cnt = off[i + 1] - off[i];
+        const int32_t *src = indices + beg[i];
+        int32_t *dst = nbrs + off[i];
+        if (cnt >= deg) {
+            memcpy(dst, src, (size_t)deg * sizeof *dst);
+            continue;
+        }
+        if (cnt == 0) {
+            continue;
+        }
+        halo_rng r;
+        halo_rng_init(&r, k->seed, HALO_RNG_SAMPLE, (uint64_t)k->epoch, bl, (uint64_t)key[i]);
+        draw_positions(s, &r, deg, cnt);
+        for (int64_t j = 0; j < cnt; j++) {
+            dst[j] = src[s->pos[j]];
+        }
+    }
+}
+
+/* Makes sure the numbering map holds at least `need` entries at load <= 1/2, and starts a new
+ * generation (emptying it in O(1)). */
+static void map_reset(halo_sampler *s, int64_t need)
+{
+    int64_t cap = 1024;
+    while (cap < 2 * need) {
+        cap *= 2;
+    }
+    if (cap > s->map_cap) {
+        halo_free(s->map);
+        s->map_cap = cap;
+        s->map = HALO_NEW(map_slot, cap);
+        s->gen = 0;
+    }
+    s->gen++;
+    if (s->gen == 0) { /* wrapped: clear the stamps */
+        memset(s->map, 0, (size_t)s->map_cap * sizeof *s->map);
+        s->gen = 1;
+    }
+}
+
+/* Local number of gid; inserts it as `next` when absent. Returns the number and sets *added. */
+static inline uint64_t map_hash(const halo_sampler *s, int32_t gid)
+{
+    return (((uint64_t)(uint32_t)gid * 0x9E3779B97F4A7C15ULL) >> 17) & ((uint64_t)s->map_cap - 1);
+}
+
+static inline int32_t map_get_or_add(halo_sampler *s, int32_t gid, int32_t next, int *added)
+{
+    uint64_t mask = (uint64_t)s->map_cap - 1;
+    uint64_t h = map_hash(s, gid);
+    map_slot *m = s->map;
+    while (m[h].gen == s->gen) {
+        if (m[h].key == gid) {
+            *added = 0;
+            return m[h].val;
+        }
+        h = (h + 1) & mask;
+    }
+    m[h].gen = s->gen;
+    m[h].key = gid;
+    m[h].val = next;
+    *added = 1;
+    return next;
+}
+
+void halo_sample_block_free(halo_block *b)
+{
+    halo_free(b->indptr);
+    halo_free(b->indices);
+    halo_free(b->src_gid);
+    memset(b, 0, sizeof *b);
+}
+
+int halo_sample_block_build(halo_sampler *s, const int32_t *dst, int32_t num_dst,
+                            const int64_t *off, const int32_t *nbrs, halo_block *b)
+{
+    int64_t ne = off[num_dst];
+    if ((int64_t)num_dst + ne > INT32_MAX) {
+        return halo_errorf(HALO_EUSAGE, "sample: block of %lld nodes is too large",
+                           (long long)(num_dst + ne));
+    }
+    map_reset(s, num_dst + ne);
+    memset(b, 0, sizeof *b);
+    b->num_dst = num_dst;
+    b->num_edges = ne;
+    b->indptr = HALO_ALLOC(int64_t, (int64_t)num_dst + 1);
+    b->indices = HALO_ALLOC(int32_t, ne > 0 ? ne : 1);
+    int32_t *src = HALO_ALLOC(int32_t, (int64_t)num_dst + ne + 1);
+    int32_t n = 0;
+    int added;
+    for (int32_t i = 0; i < num_dst; i++) {
+        map_get_or_add(s, dst[i], n, &added);
+        if (!added) {
+            halo_free(src);
+            halo_sample_block_free(b);
+            return halo_errorf(HALO_EUSAGE, "sample: node %d appears twice among the seeds",
+                               dst[i]);
+        }
+        src[n++] = dst[i];
+    }
+    memcpy(b->indptr, off, ((size_t)num_dst + 1) * sizeof *off);
+    for (int64_t e = 0; e < ne; e++) {
+        if (e + AHEAD < ne) {
+            __builtin_prefetch(&s->map[map_hash(s, nbrs[e + AHEAD])]);
+        }
+        int32_t l = map_get_or_add(s, nbrs[e], n, &added);
+        if (added) {
+            src[n++] = nbrs[e];
+        }
+        b->indices[e] = l;
+    }
+    b->num_src = n;
+    b->src_gid = halo_realloc(src, ((size_t)n + 1) * sizeof *src);
+    return 0;
+}
+
+void halo_sample_minibatch_finish(halo_minibatch *mb)
+{
+    if (mb->layers <= 0) {
+        mb->num_seeds = 0;
+        mb->seeds = NULL;
+        mb->num_input = 0;
+        mb->input = NULL;
+        return;
+    }
+    mb->num_seeds = mb->blocks[mb->layers - 1].num_dst;
+    mb->seeds = mb->blocks[mb->layers - 1].src_gid;
+    mb->num_input = mb->blocks[0].num_src;
+    mb->input = mb->blocks[0].src_gid;
+}
+
+void halo_sample_free(halo_minibatch *mb)
+{
+    for (int l = 0; l < HALO_MAX_LAYERS; l++) {
+        halo_sample_block_free(&mb->blocks[l]);
+    }
+    memset(mb, 0, sizeof *mb);
+}
+
+int64_t halo_sample_edges(const halo_minibatch *mb)
+{
+    int64_t e = 0;
+    for (int l = 0; l < mb->layers; l++) {
+        e += mb->blocks[l].num_edges;
+    }
+    return e;
+}
+
+/* Grows the frontier buffers of s to hold n nodes and ne neighbours. */
+static void frontier_reserve(halo_sampler *s, int64_t n, int64_t ne)
+{
+    if (n > s->buf_cap) {
+        halo_free(s->row);
+        halo_free(s->key);
+        halo_free(s->off);
+        s->buf_cap = n + n / 2 + 16;
+        s->row = HALO_ALLOC(int64_t, s->buf_cap);
+        s->key = HALO_ALLOC(int64_t, s->buf_cap);
+        s->off = HALO_ALLOC(int64_t, s->buf_cap + 1);
+    }
+    if (ne > s->nbrs_cap) {
+        halo_free(s->nbrs);
+        s->nbrs_cap = ne + ne / 2 + 16;
+        s->nbrs = HALO_ALLOC(int32_t, s->nbrs_cap);
+    }
+}
+
+int halo_sample_graph(halo_sampler *s, const halo_graph *g, const int *fanouts, int layers,
+                      const halo_sample_key *k, const int32_t *seeds, int32_t num_seeds,
+                      halo_minibatch *out)
+{
+    halo_sample_free(out);
+    if (layers < 1 || layers > HALO_MAX_LAYERS) {
+        return halo_errorf(HALO_EUSAGE, "sample: %d layers (want 1..%d)", layers,
+                           HALO_MAX_LAYERS);
+    }
+    for (int32_t i = 0; i < num_seeds; i++) {
+        if (seeds[i] < 0 || seeds[i] >= g->nodes) {
+            return halo_errorf(HALO_EUSAGE, "sample: seed %d is not a node (graph has %lld)",
+                               seeds[i], (long long)g->nodes);
+        }
+    }
+    out->layers = layers;
+    const int32_t *dst = seeds;
+    int32_t num_dst = num_seeds;
+    for (int l = layers - 1; l >= 0; l--) {
+        frontier_reserve(s, num_dst, 0);
+        for (int32_t i = 0; i < num_dst; i++) {
+            s->row[i] = dst[i];
+            s->key[i] = dst[i];
+        }
+        int64_t ne = halo_sample_rows_offsets(g->indptr, s->row, num_dst, fanouts[l], s->off);
+        frontier_reserve(s, num_dst, ne);
+        halo_sample_rows(s, g->indptr, g->indices, s->row, s->key, num_dst, fanouts[l], k, l,
+                         s->off, s->nbrs);
+        int rc = halo_sample_block_build(s, dst, num_dst, s->off, s->nbrs, &out->blocks[l]);
+        if (rc < 0) {
+            halo_sample_free(out);
+            return rc;
+        }
+        dst = out->blocks[l].src_gid;
+        num_dst = out->blocks[l].num_src;
+    }
+    halo_sample_minibatch_finish(out);
+    return 0;
+}
+
+int halo_sample_parse_fanouts(const char *str, int *fanouts, int max_layers)
+{
+    int n = 0;
+    const char *p = str;
+    while (*p) {
+        char *end = NULL;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < -1 || v > INT32_MAX || (*end != ',' && *end != '\0')) {
+            return halo_errorf(HALO_EUSAGE, "--fanouts: bad list '%s' (want e.g. 10,25; -1 = all)",
+                               str);
+        }
+        if (n == max_layers) {
+            return halo_errorf(HALO_EUSAGE, "--fanouts: more than %d layers in '%s'", max_layers,
+                               str);
+        }
+        fanouts[n++] = (int)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (n == 0) {
+        return halo_errorf(HALO_EUSAGE, "--fanouts: empty list");
+    }
+    return n;
+}

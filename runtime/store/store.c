@@ -1,0 +1,694 @@
+/* Distributed graph store: opening a part, owner lookup, distributed sampling and feature pulls. */
+#include "store/store.h"
+
+#include "core/err.h"
+#include "core/mem.h"
+#include "core/timer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Rows to look ahead when prefetching a gather. */
+#define GATHER_AHEAD 8
+
+
+
+
+/* A growable byte buffer (contents are not kept when it grows). */
+typedef struct buf {
+    void *p;     /* data */
+    int64_t cap; /* bytes allocated */
+} buf;
+
+/* Bytes of the header of a sampling request to one peer. */
+#define REQ_HDR 32
+
+/* Exchange buffers and per-step arrays of one store, reused between calls. */
+struct store_scratch {
+    halo_xchg xreq;   /* request exchange */
+    halo_xchg xrep;   /* reply exchange */
+    int64_t *send_off;/* [ranks+1] request byte offsets */
+    int64_t *rep_off; /* [ranks+1] reply byte offsets */
+    int64_t *cnt;     /* [ranks] items per peer */
+    int64_t *cur;     /* [ranks] cursors per peer */
+    int64_t *cur2;    /* [ranks] second cursors per peer */
+    buf send;         /* request bytes */
+    buf rep;          /* reply bytes */
+    buf owner;        /* int32 owner per frontier node / fetched id */
+    buf lrow, lkey, loff, lnbrs; /* local sampling: rows, keys, offsets, neighbours */
+    buf srow, skey, soff;        /* serving a peer: rows, keys, offsets */
+    buf moff, mnbrs;             /* merged offsets and neighbours of a layer */
+    buf dest;         /* int64 destination of each fetched row (>= 0 rows, < 0 extras) */
+};
+
+static void *buf_get(buf *b, int64_t bytes)
+{
+    if (bytes > b->cap) {
+        halo_free(b->p);
+        b->cap = bytes + bytes / 2 + 64;
+        b->p = halo_malloc((size_t)b->cap);
+    }
+    return b->p;
+}
+
+static void buf_free(buf *b)
+{
+    halo_free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+}
+
+static store_scratch *scratch_new(int ranks)
+{
+    store_scratch *s = HALO_NEW(store_scratch, 1);
+    s->send_off = HALO_NEW(int64_t, ranks + 1);
+    s->rep_off = HALO_NEW(int64_t, ranks + 1);
+    s->cnt = HALO_NEW(int64_t, ranks);
+    s->cur = HALO_NEW(int64_t, ranks);
+    s->cur2 = HALO_NEW(int64_t, ranks);
+    return s;
+}
+
+halo_store *halo_store_clone(halo_store *parent, halo_comm *c)
+{
+    halo_store *st = HALO_NEW(halo_store, 1);
+    *st = *parent;
+    memset(&st->stats, 0, sizeof st->stats);
+    memset(&st->orig_map, 0, sizeof st->orig_map);
+    st->comm = c;
+    st->parent = parent;
+    st->scr = scratch_new(st->ranks);
+    st->peer_feat = NULL;
+    st->direct = 0;
+    if (parent->direct) {
+        halo_store_set_direct(st, 1); /* maps exist already: cannot fail */
+    }
+    return st;
+}
+
+int halo_store_open(halo_comm *c, const char *pdir, halo_store **out)
+{
+    int rc = 0;
+    halo_store *st = HALO_NEW(halo_store, 1);
+    st->comm = c;
+    st->rank = halo_comm_rank(c);
+    st->ranks = halo_comm_size(c);
+    HALO_TRY(halo_partinfo_load(pdir, &st->info));
+    if (st->info->parts != st->ranks) {
+        rc = halo_errorf(HALO_EUSAGE, "%s: %d parts but %d ranks (run mpirun -np %d)", pdir,
+                         st->info->parts, st->ranks, st->info->parts);
+        goto fail;
+    }
+    HALO_TRY(halo_part_load(pdir, st->rank, &st->part));
+    st->start = st->part->start;
+    st->end = st->part->end;
+    st->feat_dim = st->part->feat_dim;
+    if (st->start != st->info->start[st->rank] || st->end != st->info->start[st->rank + 1]) {
+        rc = halo_errorf(HALO_EINPUT, "%s/part-%d: range [%lld,%lld) disagrees with "
+                         "partition.json", pdir, st->rank, (long long)st->start,
+                         (long long)st->end);
+        goto fail;
+    }
+    char path[4200];
+    HALO_TRY(halo_path_join(path, sizeof path, pdir, "orig_id.i64"));
+    HALO_TRY(halo_map_file(path, (size_t)st->info->nodes * sizeof(int64_t), &st->orig_map));
+    st->orig = (const int64_t *)st->orig_map.data + st->start;
+    st->scr = scratch_new(st->ranks);
+    *out = st;
+    return 0;
+fail:
+    halo_store_close(st);
+    return rc;
+}
+
+void halo_store_close(halo_store *st)
+{
+    if (st == NULL) {
+        return;
+    }
+    store_scratch *s = st->scr;
+    if (s != NULL) {
+        halo_xchg_free(&s->xreq);
+        halo_xchg_free(&s->xrep);
+        halo_free(s->send_off);
+        halo_free(s->rep_off);
+        halo_free(s->cnt);
+        halo_free(s->cur);
+        halo_free(s->cur2);
+        buf *bufs[] = {&s->send, &s->rep,  &s->owner, &s->lrow,  &s->lkey, &s->loff,
+                       &s->lnbrs, &s->srow, &s->skey, &s->soff, &s->moff, &s->mnbrs, &s->dest};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+            buf_free(bufs[i]);
+        }
+        halo_free(s);
+    }
+    if (st->parent == NULL) {
+        if (st->peer_maps != NULL) {
+            for (int k = 0; k < st->ranks; k++) {
+                halo_unmap(&st->peer_maps[k]);
+            }
+        }
+        halo_free(st->peer_maps);
+        halo_unmap(&st->orig_map);
+        halo_part_free(st->part);
+        halo_partinfo_free(st->info);
+    }
+    halo_free(st->peer_feat);
+    halo_free(st);
+}
+
+int halo_store_set_direct(halo_store *st, int on)
+{
+    st->direct = 0;
+    if (!on) {
+        return 0;
+    }
+    if (st->parent != NULL && st->parent->peer_maps == NULL) {
+        HALO_CHECK(halo_store_set_direct(st->parent, 1));
+        st->parent->direct = 0;
+    }
+    halo_store *owner = st->parent != NULL ? st->parent : st;
+    if (owner->peer_maps == NULL) {
+        owner->peer_maps = HALO_NEW(halo_map, st->ranks);
+        for (int k = 0; k < st->ranks; k++) {
+            if (k == st->rank || !halo_comm_same_host(st->comm, k) || st->feat_dim == 0) {
+                continue;
+            }
+            char path[4300];
+            snprintf(path, sizeof path, "%s/part-%d/feat.f32", st->info->dir, k);
+            size_t bytes = (size_t)(st->info->start[k + 1] - st->info->start[k]) *
+                           (size_t)st->feat_dim * sizeof(float);
+            int rc = halo_map_file(path, bytes, &owner->peer_maps[k]);
+            if (rc < 0) {
+                return rc;
+            }
+        }
+    }
+    if (st->peer_feat == NULL) {
+        st->peer_feat = HALO_NEW(const float *, st->ranks);
+    }
+    for (int k = 0; k < st->ranks; k++) {
+        st->peer_feat[k] = owner->peer_maps[k].data;
+    }
+    st->direct = 1;
+    return 0;
+}
+
+int halo_store_owner(const halo_store *st, int32_t gid)
+{
+    if (gid >= st->start && gid < st->end) {
+        return st->rank;
+    }
+    const int64_t *s = st->info->start;
+    if (gid < 0 || gid >= s[st->ranks]) {
+        return -1;
+    }
+    int lo = 0, hi = st->ranks; /* s[lo] <= gid < s[hi] */
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (s[mid] <= gid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+halo_store_memory halo_store_mem(const halo_store *st)
+{
+    halo_store_memory m = {0, 0, 0, 0};
+    for (int i = 0; i < 8; i++) {
+        m.mapped_bytes += (int64_t)st->part->maps[i].size;
+    }
+    m.mapped_bytes += (st->end - st->start) * (int64_t)sizeof(int64_t);
+    const store_scratch *s = st->scr;
+    m.heap_bytes = s->xreq.recv_cap + s->xrep.recv_cap + s->send.cap + s->rep.cap + s->owner.cap +
+                   s->lrow.cap + s->lkey.cap + s->loff.cap + s->lnbrs.cap + s->srow.cap +
+                   s->skey.cap + s->soff.cap + s->moff.cap + s->mnbrs.cap + s->dest.cap;
+    m.process_heap = (int64_t)halo_mem_current();
+    m.rss_peak = (int64_t)halo_mem_rss_peak();
+    return m;
+}
+
+void halo_store_stats_reset(halo_store *st)
+{
+    memset(&st->stats, 0, sizeof st->stats);
+}
+
+/* ---- distributed sampling ---- */
+
+/* The header of a sampling request: the requester's keys, so the owner draws exactly what the
+ * requester would. */
+typedef struct req_hdr {
+    uint64_t seed;  /* halo_sample_key.seed */
+    int64_t epoch;  /* halo_sample_key.epoch */
+    int64_t batch;  /* halo_sample_key.batch */
+    int32_t layer;  /* layer number */
+    int32_t fanout; /* fanout of that layer */
+} req_hdr;
+
+_Static_assert(sizeof(req_hdr) == REQ_HDR, "request header is 32 bytes");
+
+/* Samples the requests that arrived in x for this rank's nodes and builds the replies into
+ * s->rep / s->rep_off: per peer, one int32 count per node, then the neighbours. */
+static int serve_samples(halo_store *st, halo_sampler *smp, const halo_xchg *x)
+{
+    store_scratch *s = st->scr;
+    int P = st->ranks;
+    const int64_t *indptr = st->part->indptr;
+    /* pass 1: reply sizes */
+    s->rep_off[0] = 0;
+    for (int p = 0; p < P; p++) {
+        int64_t bytes = x->recv_off[p + 1] - x->recv_off[p];
+        int64_t sz = 0;
+        if (bytes > 0) {
+            req_hdr h;
+            memcpy(&h, x->recv + x->recv_off[p], sizeof h);
+            int64_t n = (bytes - REQ_HDR) / 4;
+            const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p] + REQ_HDR);
+            if (bytes < REQ_HDR || (bytes - REQ_HDR) % 4 != 0) {
+                return halo_errorf(HALO_ESTATE, "sample: malformed request from rank %d", p);
+            }
+            sz = 4 * n;
+            for (int64_t i = 0; i < n; i++) {
+                if (ids[i] < st->start || ids[i] >= st->end) {
+                    return halo_errorf(HALO_ESTATE, "sample: rank %d asked for node %d, owned "
+                                       "elsewhere", p, ids[i]);
+                }
+                int64_t r = ids[i] - st->start;
+                sz += 4 * halo_sample_count(indptr[r + 1] - indptr[r], h.fanout);
+            }
+        }
+        s->rep_off[p + 1] = s->rep_off[p] + sz;
+    }
+    char *rep = buf_get(&s->rep, s->rep_off[P]);
+    /* pass 2: sample each peer's nodes with its keys */
+    for (int p = 0; p < P; p++) {
+        int64_t bytes = x->recv_off[p + 1] - x->recv_off[p];
+        if (bytes <= 0) {
+            continue;
+        }
+        req_hdr h;
+        memcpy(&h, x->recv + x->recv_off[p], sizeof h);
+        int64_t n = (bytes - REQ_HDR) / 4;
+        const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p] + REQ_HDR);
+        int64_t *row = buf_get(&s->srow, n * 8);
+        int64_t *key = buf_get(&s->skey, n * 8);
+        int64_t *off = buf_get(&s->soff, (n + 1) * 8);
+        for (int64_t i = 0; i < n; i++) {
+            row[i] = ids[i] - st->start;
+            key[i] = st->orig[row[i]];
+        }
+        halo_sample_rows_offsets(indptr, row, n, h.fanout, off);
+        int32_t *counts = (int32_t *)(rep + s->rep_off[p]);
+        for (int64_t i = 0; i < n; i++) {
+            counts[i] = (int32_t)(off[i + 1] - off[i]);
+        }
+        halo_sample_key k = {h.seed, h.epoch, h.batch};
+        halo_sample_rows(smp, indptr, st->part->indices, row, key, n, h.fanout, &k, h.layer, off,
+                         counts + n);
+        st->stats.sample_served_nodes += n;
+    }
+    return 0;
+}
+
+/* One layer: samples the frontier dst[num_dst] with fanout, locally and through the owners, and
+ * merges the neighbours in frontier order into s->moff / s->mnbrs. */
+static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key *k, int layer,
+                        int fanout, const int32_t *dst, int32_t num_dst)
+{
+    store_scratch *s = st->scr;
+    int P = st->ranks, me = st->rank;
+    int32_t *owner = buf_get(&s->owner, (int64_t)num_dst * 4 + 4);
+    memset(s->cnt, 0, (size_t)P * sizeof *s->cnt);
+    int64_t nl = 0;
+    for (int32_t i = 0; i < num_dst; i++) {
+        int o = halo_store_owner(st, dst[i]);
+        if (o < 0) {
+            return halo_errorf(HALO_EUSAGE, "sample: node %d is not in the graph (%lld nodes)",
+                               dst[i], (long long)st->info->nodes);
+        }
+        owner[i] = o;
+        s->cnt[o]++;
+    }
+    nl = s->cnt[me];
+    /* requests: header + ids per peer that owns part of the frontier */
+    s->send_off[0] = 0;
+    for (int p = 0; p < P; p++) {
+        int64_t sz = (p != me && s->cnt[p] > 0) ? REQ_HDR + 4 * s->cnt[p] : 0;
+        s->send_off[p + 1] = s->send_off[p] + sz;
+    }
+    char *send = buf_get(&s->send, s->send_off[P] + 8);
+    req_hdr h = {k->seed, k->epoch, k->batch, layer, fanout};
+    for (int p = 0; p < P; p++) {
+        if (s->send_off[p + 1] > s->send_off[p]) {
+            memcpy(send + s->send_off[p], &h, sizeof h);
+        }
+        s->cur[p] = s->send_off[p] + REQ_HDR;
+    }
+    int64_t *lrow = buf_get(&s->lrow, nl * 8 + 8);
+    int64_t *lkey = buf_get(&s->lkey, nl * 8 + 8);
+    int64_t j = 0;
+    for (int32_t i = 0; i < num_dst; i++) {
+        int o = owner[i];
+        if (o == me) {
+            lrow[j] = dst[i] - st->start;
+            lkey[j] = st->orig[lrow[j]];
+            j++;
+        } else {
+            memcpy(send + s->cur[o], &dst[i], 4);
+            s->cur[o] += 4;
+        }
+    }
+    HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xreq, send, s->send_off));
+    /* local nodes are sampled while the requests travel */
+    int64_t *loff = buf_get(&s->loff, (nl + 1) * 8);
+    int64_t lne = halo_sample_rows_offsets(st->part->indptr, lrow, nl, fanout, loff);
+    int32_t *lnbrs = buf_get(&s->lnbrs, lne * 4 + 4);
+    halo_sample_rows(smp, st->part->indptr, st->part->indices, lrow, lkey, nl, fanout, k, layer,
+                     loff, lnbrs);
+    HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xreq));
+    HALO_CHECK(serve_samples(st, smp, &s->xreq));
+    HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xrep, s->rep.p, s->rep_off));
+    HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xrep));
+    const halo_xchg *x = &s->xrep;
+    /* merge in frontier order: counts of peer p at recv_off[p], its neighbours after them */
+    for (int p = 0; p < P; p++) {
+        int64_t want = p == me ? 0 : 4 * s->cnt[p];
+        if (x->recv_off[p + 1] - x->recv_off[p] < want) {
+            return halo_errorf(HALO_ESTATE, "sample: short reply from rank %d", p);
+        }
+        s->cur[p] = 0;                          /* node cursor */
+        s->cur2[p] = x->recv_off[p] + want;     /* neighbour byte cursor */
+    }
+    int64_t *moff = buf_get(&s->moff, ((int64_t)num_dst + 1) * 8);
+    moff[0] = 0;
+    j = 0;
+    for (int32_t i = 0; i < num_dst; i++) {
+        int o = owner[i];
+        int64_t c;
+        if (o == me) {
+            c = loff[j + 1] - loff[j];
+            j++;
+        } else {
+            int32_t c32;
+            memcpy(&c32, x->recv + x->recv_off[o] + 4 * s->cur[o], 4);
+            s->cur[o]++;
+            c = c32;
+        }
+        moff[i + 1] = moff[i] + c;
+    }
+    int32_t *mnbrs = buf_get(&s->mnbrs, moff[num_dst] * 4 + 4);
+    j = 0;
+    for (int32_t i = 0; i < num_dst; i++) {
+        int o = owner[i];
+        int64_t c = moff[i + 1] - moff[i];
+        if (o == me) {
+            memcpy(mnbrs + moff[i], lnbrs + loff[j], (size_t)c * 4);
+            j++;
+        } else {
+            memcpy(mnbrs + moff[i], x->recv + s->cur2[o], (size_t)c * 4);
+            s->cur2[o] += 4 * c;
+        }
+    }
+    st->stats.sample_remote_nodes += num_dst - nl;
+    return 0;
+}
+
+int halo_store_sample(halo_store *st, halo_sampler *smp, const int *fanouts, int layers,
+                      const halo_sample_key *k, const int32_t *seeds, int32_t num_seeds,
+                      halo_minibatch *out)
+{
+    halo_sample_free(out);
+    if (layers < 1 || layers > HALO_MAX_LAYERS) {
+        return halo_errorf(HALO_EUSAGE, "sample: %d layers (want 1..%d)", layers,
+                           HALO_MAX_LAYERS);
+    }
+    out->layers = layers;
+    const int32_t *dst = seeds;
+    int32_t num_dst = num_seeds;
+    for (int l = layers - 1; l >= 0; l--) {
+        int rc = sample_layer(st, smp, k, l, fanouts[l], dst, num_dst);
+        if (rc == 0) {
+            rc = halo_sample_block_build(smp, dst, num_dst, st->scr->moff.p, st->scr->mnbrs.p,
+                                         &out->blocks[l]);
+        }
+        if (rc < 0) {
+            halo_sample_free(out);
+            return rc;
+        }
+        dst = out->blocks[l].src_gid;
+        num_dst = out->blocks[l].num_src;
+    }
+    halo_sample_minibatch_finish(out);
+    st->stats.sample_calls++;
+    st->stats.sampled_edges += halo_sample_edges(out);
+    return 0;
+}
+
+/* ---- feature pulls ---- */
+
+int halo_store_pull_plan(halo_store *st, const int32_t *ids, int64_t n, halo_pull *p)
+{
+    int64_t nr = 0;
+    for (int64_t i = 0; i < n; i++) {
+        nr += !halo_store_is_local(st, ids[i]);
+    }
+    if (nr > p->cap) {
+        halo_free(p->remote_pos);
+        halo_free(p->remote_id);
+        halo_free(p->remote_owner);
+        halo_free(p->skip);
+        p->cap = nr + nr / 2 + 16;
+        p->remote_pos = HALO_ALLOC(int64_t, p->cap);
+        p->remote_id = HALO_ALLOC(int32_t, p->cap);
+        p->remote_owner = HALO_ALLOC(int32_t, p->cap);
+        p->skip = HALO_ALLOC(uint8_t, p->cap);
+    }
+    p->n = n;
+    p->ids = ids;
+    p->num_remote = 0;
+    p->num_extra = 0;
+    p->fetched = 0;
+    p->bytes = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (halo_store_is_local(st, ids[i])) {
+            continue;
+        }
+        int o = halo_store_owner(st, ids[i]);
+        if (o < 0) {
+            return halo_errorf(HALO_EUSAGE, "pull: node %d is not in the graph (%lld nodes)",
+                               ids[i], (long long)st->info->nodes);
+        }
+        int64_t r = p->num_remote++;
+        p->remote_pos[r] = i;
+        p->remote_id[r] = ids[i];
+        p->remote_owner[r] = o;
+        p->skip[r] = 0;
+    }
+    p->num_local = n - p->num_remote;
+    return 0;
+}
+
+int halo_pull_add_extra(halo_pull *p, const halo_store *st, const int32_t *ids, int64_t m)
+{
+    for (int64_t i = 0; i < m; i++) {
+        if (halo_store_owner(st, ids[i]) < 0) {
+            return halo_errorf(HALO_EUSAGE, "pull: prefetch id %d is not in the graph", ids[i]);
+        }
+    }
+    int64_t need = p->num_extra + m;
+    if (need > p->extra_cap) {
+        int64_t cap = need + need / 2 + 16;
+        p->extra_id = halo_realloc(p->extra_id, (size_t)cap * sizeof *p->extra_id);
+        halo_free(p->extra_rows);
+        p->extra_rows = HALO_ALLOC(float, cap * (st->feat_dim > 0 ? st->feat_dim : 1));
+        p->extra_cap = cap;
+    }
+    memcpy(p->extra_id + p->num_extra, ids, (size_t)m * sizeof *ids);
+    p->num_extra = need;
+    return 0;
+}
+
+void halo_pull_free(halo_pull *p)
+{
+    halo_free(p->remote_pos);
+    halo_free(p->remote_id);
+    halo_free(p->remote_owner);
+    halo_free(p->skip);
+    halo_free(p->extra_id);
+    halo_free(p->extra_rows);
+    memset(p, 0, sizeof *p);
+}
+
+void halo_store_gather(const float *feat, int64_t base, int dim, const int32_t *ids, int64_t n,
+                       float *out)
+{
+    size_t rb = (size_t)dim * sizeof(float);
+    for (int64_t i = 0; i < n; i++) {
+        if (i + GATHER_AHEAD < n) {
+            const char *q = (const char *)(feat + (ids[i + GATHER_AHEAD] - base) * dim);
+            for (size_t b = 0; b < rb; b += 64) {
+                __builtin_prefetch(q + b);
+            }
+        }
+        memcpy(out + i * dim, feat + (ids[i] - base) * dim, rb);
+    }
+}
+
+/* Serves the row requests that arrived in x: replies hold the rows in the order asked. */
+static int serve_rows(halo_store *st, const halo_xchg *x)
+{
+    store_scratch *s = st->scr;
+    int P = st->ranks;
+    size_t rb = (size_t)st->feat_dim * sizeof(float);
+    s->rep_off[0] = 0;
+    for (int p = 0; p < P; p++) {
+        int64_t n = (x->recv_off[p + 1] - x->recv_off[p]) / 4;
+        s->rep_off[p + 1] = s->rep_off[p] + n * (int64_t)rb;
+    }
+    char *rep = buf_get(&s->rep, s->rep_off[P] + 4);
+    const float *feat = st->part->feat;
+    for (int p = 0; p < P; p++) {
+        int64_t n = (x->recv_off[p + 1] - x->recv_off[p]) / 4;
+        const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p]);
+        for (int64_t i = 0; i < n; i++) {
+            if (ids[i] < st->start || ids[i] >= st->end) {
+                return halo_errorf(HALO_ESTATE, "pull: rank %d asked for node %d, owned "
+                                   "elsewhere", p, ids[i]);
+            }
+        }
+        halo_store_gather(feat, st->start, st->feat_dim, ids, n, (float *)(rep + s->rep_off[p]));
+        st->stats.served_rows += n;
+    }
+    return 0;
+}
+
+/* Collective pull: requests (ids grouped by owner) go out, rows are served, local rows are copied
+ * while the replies travel, then the replies are scattered to their destinations. */
+int halo_store_pull_exec(halo_store *st, halo_pull *p, float *rows)
+{
+    store_scratch *s = st->scr;
+    int P = st->ranks, me = st->rank;
+    int dim = st->feat_dim;
+    size_t rb = (size_t)dim * sizeof(float);
+    const float *feat = st->part->feat;
+    double t0 = halo_now();
+    memset(s->cnt, 0, (size_t)P * sizeof *s->cnt);
+    int64_t nf = 0, nd = 0; /* rows fetched by message / read directly */
+    const float *const *pf = st->direct ? st->peer_feat : NULL;
+    const int64_t *pstart = st->info->start;
+    for (int64_t r = 0; r < p->num_remote; r++) {
+        if (p->skip[r]) {
+            continue;
+        }
+        int o = p->remote_owner[r];
+        if (pf != NULL && pf[o] != NULL) {
+            nd++; /* copied below, while the replies travel */
+        } else {
+            s->cnt[o]++;
+            nf++;
+        }
+    }
+    int32_t *xowner = buf_get(&s->owner, p->num_extra * 4 + 4);
+    for (int64_t e = 0; e < p->num_extra; e++) {
+        int o = halo_store_owner(st, p->extra_id[e]);
+        xowner[e] = o;
+        if (o != me && pf != NULL && pf[o] != NULL) {
+            xowner[e] = -1 - o; /* read directly from owner o */
+            nd++;
+        } else if (o != me) {
+            s->cnt[o]++;
+            nf++;
+        }
+    }
+    s->send_off[0] = 0;
+    for (int q = 0; q < P; q++) {
+        s->send_off[q + 1] = s->send_off[q] + 4 * s->cnt[q];
+        s->cur[q] = s->send_off[q] / 4; /* slot cursor */
+    }
+    int32_t *send = buf_get(&s->send, s->send_off[P] + 4);
+    int64_t *dest = buf_get(&s->dest, nf * 8 + 8);
+    for (int64_t r = 0; r < p->num_remote; r++) {
+        if (!p->skip[r] && (pf == NULL || pf[p->remote_owner[r]] == NULL)) {
+            int64_t slot = s->cur[p->remote_owner[r]]++;
+            send[slot] = p->remote_id[r];
+            dest[slot] = p->remote_pos[r];
+        }
+    }
+    for (int64_t e = 0; e < p->num_extra; e++) {
+        if (xowner[e] != me && xowner[e] >= 0) {
+            int64_t slot = s->cur[xowner[e]]++;
+            send[slot] = p->extra_id[e];
+            dest[slot] = -1 - e;
+        }
+    }
+    HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xreq, send, s->send_off));
+    HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xreq));
+    HALO_CHECK(serve_rows(st, &s->xreq));
+    HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xrep, s->rep.p, s->rep_off));
+    /* own rows while the replies travel */
+    for (int64_t i = 0; i < p->n; i++) {
+        int32_t id = p->ids[i];
+        if (halo_store_is_local(st, id)) {
+            memcpy(rows + i * dim, feat + (id - st->start) * dim, rb);
+        }
+    }
+    for (int64_t e = 0; e < p->num_extra; e++) {
+        if (xowner[e] == me) {
+            memcpy(p->extra_rows + e * dim, feat + (p->extra_id[e] - st->start) * dim, rb);
+        } else if (xowner[e] < 0) {
+            int o = -1 - xowner[e];
+            memcpy(p->extra_rows + e * dim, pf[o] + (p->extra_id[e] - pstart[o]) * dim, rb);
+        }
+    }
+    for (int64_t r = 0; nd > 0 && r < p->num_remote; r++) {
+        int o = p->remote_owner[r];
+        if (!p->skip[r] && pf[o] != NULL) {
+            memcpy(rows + p->remote_pos[r] * dim, pf[o] + (p->remote_id[r] - pstart[o]) * dim, rb);
+        }
+    }
+    HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xrep));
+    const halo_xchg *x = &s->xrep;
+    for (int q = 0; q < P; q++) {
+        int64_t n = s->cnt[q];
+        if (q == me || n == 0) {
+            continue;
+        }
+        if (x->recv_off[q + 1] - x->recv_off[q] != n * (int64_t)rb) {
+            return halo_errorf(HALO_ESTATE, "pull: reply of rank %d has the wrong size", q);
+        }
+        const char *src = x->recv + x->recv_off[q];
+        const int64_t *d = dest + s->send_off[q] / 4;
+        for (int64_t i = 0; i < n; i++) {
+            float *to = d[i] >= 0 ? rows + d[i] * dim : p->extra_rows + (-1 - d[i]) * dim;
+            memcpy(to, src + i * rb, rb);
+        }
+    }
+    if (nd > 0) { /* the direct rows pay a round trip on the emulated network */
+        halo_netem ne = halo_comm_netem(st->comm);
+        double d = halo_netem_delay(&ne, nd * (int64_t)rb);
+        halo_comm_netem_wait(st->comm, t0, d > 0 ? d + ne.lat_s : 0);
+    }
+    int64_t skipped = 0;
+    for (int64_t r = 0; r < p->num_remote; r++) {
+        skipped += p->skip[r];
+    }
+    nf += nd;
+    p->fetched = nf;
+    p->bytes = nf * (int64_t)rb;
+    st->stats.pull_calls++;
+    st->stats.input_nodes += p->n;
+    st->stats.local_nodes += p->num_local;
+    st->stats.remote_nodes += nf;
+    st->stats.skipped_nodes += skipped;
+    st->stats.bytes_remote += p->bytes;
+    return 0;
+}
+
+int halo_store_pull(halo_store *st, const int32_t *ids, int64_t n, float *rows, halo_pull *p)
+{
+    HALO_CHECK(halo_store_pull_plan(st, ids, n, p));
+    return halo_store_pull_exec(st, p, rows);
+}
