@@ -44,7 +44,7 @@ CU_SRC  := $(wildcard runtime/*/*.cu)
 ifeq ($(CUDA),1)
 LIB_SRC := $(filter-out %_nocuda.c,$(LIB_SRC))
 CFLAGS  += -DHALO_HAVE_CUDA=1
-LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart
+LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 NVFLAGS ?= -O2 -g -std=c++17 -Iruntime -arch=sm_90 -gencode arch=compute_90,code=sm_90 \
            -gencode arch=compute_80,code=sm_80 -Xcompiler -Wall,-fPIC
 CU_OBJ  := $(CU_SRC:%.cu=$(BUILD)/%.o)

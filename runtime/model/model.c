@@ -1,0 +1,795 @@
+/* GraphSAGE layers, loss and optimiser written once over the table of operations (ops.h); the
+ * back end (CPU or CUDA) is chosen when the model is created. */
+#include "model/model.h"
+
+#include "core/err.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/rng.h"
+#include "model/ops.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Parameter blocks start at multiples of this many floats (64 bytes). */
+#define MODEL_ALIGN 16
+/* Cost of one gathered float of the aggregation in GEMM FLOP (measured order of magnitude). */
+#define MODEL_GATHER_COST 32.0
+
+struct halo_model {
+    halo_model_config cfg;         /* as created (device resolved, threads filled in) */
+    const halo_ops *ops;           /* back end */
+    halo_ops_ctx *ctx;             /* its state */
+    bool host_is_dev;              /* CPU: device buffers are the host buffers */
+    int dims[HALO_MAX_LAYERS + 1]; /* in_dim, hidden..., classes */
+    size_t off[HALO_MAX_LAYERS + 1]; /* parameter offset of each layer; off[L] = count */
+    size_t count;                  /* floats in each of param, grad, m, v */
+    float *h_param, *h_grad;       /* host parameters and gradients */
+    float *h_m, *h_v;              /* host copies of Adam's moments */
+    float *d_param, *d_grad;       /* device parameters and gradients (== host on CPU) */
+    float *d_m, *d_v;              /* device moments (== host on CPU) */
+    int64_t t;                     /* Adam steps taken */
+    float *in_buf;                 /* halo_model_input_buffer (pinned on GPU) */
+    int64_t in_rows;               /* its capacity in rows */
+    float *h_rowloss;              /* host staging: per-seed loss */
+    int32_t *h_pred;               /* host staging: per-seed prediction */
+    int32_t stage_rows;            /* capacity of the two above */
+};
+
+/* What the forward pass keeps of a layer for the backward pass (device pointers). */
+typedef struct layer_state {
+    int path;               /* HALO_MODEL_PATH_AGG_FIRST or _LIN_FIRST */
+    const float *h;         /* input rows [num_src x in] */
+    float *xcat;            /* agg-first: [num_dst x 2in] = [h_dst | mean] */
+    float *y;               /* output after bias and activation [num_dst x out] */
+    const int64_t *indptr;  /* block CSR on the device */
+    const int32_t *indices; /* block sources on the device */
+} layer_state;
+
+void halo_model_config_default(halo_model_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->layers = 2;
+    cfg->hidden = 16;
+    cfg->dropout = 0.5f;
+    cfg->lr = 0.003f;
+    cfg->beta1 = 0.9f;
+    cfg->beta2 = 0.999f;
+    cfg->eps = 1e-8f;
+    cfg->weight_decay = 0.0f;
+    cfg->seed = 1;
+    cfg->device = HALO_DEVICE_CPU;
+    cfg->gpu = -1;
+    cfg->threads = 0;
+    cfg->path = HALO_MODEL_PATH_AUTO;
+}
+
+/* ---------------------------------------------------------------- devices */
+
+int halo_model_device_parse(const char *name, int *device)
+{
+    if (name != NULL && strcmp(name, "auto") == 0) {
+        *device = HALO_DEVICE_AUTO;
+    } else if (name != NULL && strcmp(name, "cpu") == 0) {
+        *device = HALO_DEVICE_CPU;
+    } else if (name != NULL && strcmp(name, "gpu") == 0) {
+        *device = HALO_DEVICE_GPU;
+    } else {
+        return halo_errorf(HALO_EUSAGE, "--device: expected auto, cpu or gpu, got '%s'",
+                           name != NULL ? name : "");
+    }
+    return 0;
+}
+
+const char *halo_model_device_name(int device)
+{
+    switch (device) {
+    case HALO_DEVICE_AUTO:
+        return "auto";
+    case HALO_DEVICE_CPU:
+        return "cpu";
+    case HALO_DEVICE_GPU:
+        return "gpu";
+    default:
+        return "?";
+    }
+}
+
+int halo_model_gpu_count(void)
+{
+    return halo_ops_cuda_device_count(NULL);
+}
+
+int halo_model_device_resolve(int requested, int local_rank, int *device, int *gpu)
+{
+    *device = HALO_DEVICE_CPU;
+    *gpu = -1;
+    if (requested == HALO_DEVICE_CPU) {
+        return 0;
+    }
+    if (requested != HALO_DEVICE_AUTO && requested != HALO_DEVICE_GPU) {
+        return halo_errorf(HALO_EUSAGE, "--device: unknown device %d", requested);
+    }
+    const char *why = NULL;
+    int count = halo_ops_cuda_device_count(&why);
+    if (count <= 0) {
+        if (requested == HALO_DEVICE_GPU) {
+            if (halo_ops_cuda_table() == NULL) {
+                return halo_errorf(HALO_ECUDA, "--device gpu: no GPU found (%s)",
+                                   why != NULL ? why : "GPU support was not compiled in");
+            }
+            return halo_errorf(HALO_ECUDA, "--device gpu: no GPU found");
+        }
+        halo_notice("--device auto: no GPU (%s), computing on the CPU",
+                    why != NULL ? why : "none found");
+        return 0;
+    }
+    *device = HALO_DEVICE_GPU;
+    *gpu = (local_rank > 0 ? local_rank : 0) % count;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- creation */
+
+const halo_model_config *halo_model_config_of(const halo_model *m)
+{
+    return &m->cfg;
+}
+
+int halo_model_layer_in(const halo_model *m, int layer)
+{
+    return m->dims[layer];
+}
+
+int halo_model_layer_out(const halo_model *m, int layer)
+{
+    return m->dims[layer + 1];
+}
+
+static int check_config(const halo_model_config *c)
+{
+    if (c->layers < 1 || c->layers > HALO_MAX_LAYERS) {
+        return halo_errorf(HALO_EUSAGE, "model: layers must be in [1, %d], got %d",
+                           HALO_MAX_LAYERS, c->layers);
+    }
+    if (c->in_dim < 1 || c->classes < 1 || (c->layers > 1 && c->hidden < 1)) {
+        return halo_errorf(HALO_EUSAGE,
+                           "model: in_dim, hidden and classes must be positive (got %d, %d, %d)",
+                           c->in_dim, c->hidden, c->classes);
+    }
+    if (!(c->dropout >= 0.0f && c->dropout < 1.0f)) {
+        return halo_errorf(HALO_EUSAGE, "model: dropout must be in [0, 1), got %g",
+                           (double)c->dropout);
+    }
+    if (!(c->lr > 0.0f) || !(c->beta1 >= 0.0f && c->beta1 < 1.0f) ||
+        !(c->beta2 >= 0.0f && c->beta2 < 1.0f) || !(c->eps >= 0.0f) ||
+        !(c->weight_decay >= 0.0f)) {
+        return halo_errorf(HALO_EUSAGE, "model: bad Adam settings (lr %g, betas %g %g, eps %g, "
+                                        "weight decay %g)",
+                           (double)c->lr, (double)c->beta1, (double)c->beta2, (double)c->eps,
+                           (double)c->weight_decay);
+    }
+    if (c->device != HALO_DEVICE_CPU && c->device != HALO_DEVICE_GPU) {
+        return halo_errorf(HALO_EUSAGE, "model: device must be resolved to cpu or gpu");
+    }
+    if (c->path < HALO_MODEL_PATH_AUTO || c->path > HALO_MODEL_PATH_LIN_FIRST) {
+        return halo_errorf(HALO_EUSAGE, "model: unknown layer path %d", c->path);
+    }
+    return 0;
+}
+
+/* Xavier/Glorot uniform with the ReLU gain, as DGL's SAGEConv.reset_parameters: each of W_self
+ * and W_neigh ~ U(-a, a), a = sqrt(2) * sqrt(6 / (in + out)); draw number e of (layer, matrix)
+ * is element e of the row-major in x out matrix. Biases are zero. */
+static void init_params(halo_model *m)
+{
+    for (int l = 0; l < m->cfg.layers; l++) {
+        int in = m->dims[l], out = m->dims[l + 1];
+        double bound = sqrt(2.0) * sqrt(6.0 / (double)(in + out));
+        for (int which = 0; which < 2; which++) {
+            halo_rng r;
+            halo_rng_init(&r, m->cfg.seed, HALO_RNG_INIT, (uint64_t)l, (uint64_t)which, 0);
+            float *w = m->h_param + m->off[l] + (size_t)which * in * out;
+            for (size_t e = 0; e < (size_t)in * out; e++) {
+                w[e] = (float)((2.0 * halo_rng_uniform(&r) - 1.0) * bound);
+            }
+        }
+    }
+}
+
+int halo_model_create(const halo_model_config *cfg, halo_model **out)
+{
+    *out = NULL;
+    HALO_CHECK(check_config(cfg));
+    const halo_ops *ops = &halo_ops_cpu;
+    if (cfg->device == HALO_DEVICE_GPU) {
+        ops = halo_ops_cuda_table();
+        if (ops == NULL) {
+            return halo_errorf(HALO_ECUDA, "model: GPU support was not compiled in");
+        }
+    }
+    halo_model *m = HALO_NEW(halo_model, 1);
+    m->cfg = *cfg;
+    if (m->cfg.threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        m->cfg.threads = n > 0 ? (int)n : 1;
+    }
+    m->ops = ops;
+    m->host_is_dev = ops == &halo_ops_cpu;
+    int L = cfg->layers;
+    m->dims[0] = cfg->in_dim;
+    for (int l = 1; l < L; l++) {
+        m->dims[l] = cfg->hidden;
+    }
+    m->dims[L] = cfg->classes;
+    size_t off = 0;
+    for (int l = 0; l < L; l++) {
+        m->off[l] = off;
+        off += 2 * (size_t)m->dims[l] * m->dims[l + 1] + (size_t)m->dims[l + 1];
+        off = (off + MODEL_ALIGN - 1) / MODEL_ALIGN * MODEL_ALIGN;
+    }
+    m->off[L] = off;
+    m->count = off;
+
+    halo_ops_config oc = {.threads = m->cfg.threads, .gpu = cfg->gpu};
+    int rc = ops->open(&oc, &m->ctx);
+    if (rc < 0) {
+        halo_free(m);
+        return rc;
+    }
+    size_t bytes = m->count * sizeof(float);
+    void *p;
+    HALO_TRY(ops->host_alloc(m->ctx, bytes, &p));
+    m->h_param = p;
+    HALO_TRY(ops->host_alloc(m->ctx, bytes, &p));
+    m->h_grad = p;
+    HALO_TRY(ops->host_alloc(m->ctx, bytes, &p));
+    m->h_m = p;
+    HALO_TRY(ops->host_alloc(m->ctx, bytes, &p));
+    m->h_v = p;
+    if (m->host_is_dev) {
+        m->d_param = m->h_param;
+        m->d_grad = m->h_grad;
+        m->d_m = m->h_m;
+        m->d_v = m->h_v;
+    } else {
+        HALO_TRY(ops->dev_alloc(m->ctx, bytes, &p));
+        m->d_param = p;
+        HALO_TRY(ops->dev_alloc(m->ctx, bytes, &p));
+        m->d_grad = p;
+        HALO_TRY(ops->dev_alloc(m->ctx, bytes, &p));
+        m->d_m = p;
+        HALO_TRY(ops->dev_alloc(m->ctx, bytes, &p));
+        m->d_v = p;
+    }
+    init_params(m);
+    HALO_TRY(halo_model_push_state(m));
+    *out = m;
+    return 0;
+fail:
+    halo_model_free(m);
+    return rc;
+}
+
+void halo_model_free(halo_model *m)
+{
+    if (m == NULL) {
+        return;
+    }
+    if (m->ctx != NULL) {
+        if (!m->host_is_dev) {
+            m->ops->dev_free(m->ctx, m->d_param);
+            m->ops->dev_free(m->ctx, m->d_grad);
+            m->ops->dev_free(m->ctx, m->d_m);
+            m->ops->dev_free(m->ctx, m->d_v);
+        }
+        m->ops->host_free(m->ctx, m->h_param);
+        m->ops->host_free(m->ctx, m->h_grad);
+        m->ops->host_free(m->ctx, m->h_m);
+        m->ops->host_free(m->ctx, m->h_v);
+        m->ops->host_free(m->ctx, m->in_buf);
+        m->ops->host_free(m->ctx, m->h_rowloss);
+        m->ops->host_free(m->ctx, m->h_pred);
+        m->ops->close(m->ctx);
+    }
+    halo_free(m);
+}
+
+/* ---------------------------------------------------------------- state accessors */
+
+float *halo_model_params(halo_model *m, size_t *count)
+{
+    if (count != NULL) {
+        *count = m->count;
+    }
+    return m->h_param;
+}
+
+float *halo_model_grads(halo_model *m, size_t *count)
+{
+    if (count != NULL) {
+        *count = m->count;
+    }
+    return m->h_grad;
+}
+
+size_t halo_model_param_offset(const halo_model *m, int layer)
+{
+    return m->off[layer];
+}
+
+float *halo_model_adam_m(halo_model *m)
+{
+    return m->h_m;
+}
+
+float *halo_model_adam_v(halo_model *m)
+{
+    return m->h_v;
+}
+
+int64_t halo_model_adam_t(const halo_model *m)
+{
+    return m->t;
+}
+
+void halo_model_set_adam_t(halo_model *m, int64_t t)
+{
+    m->t = t;
+}
+
+int halo_model_pull_state(halo_model *m)
+{
+    if (m->host_is_dev) {
+        return 0;
+    }
+    size_t bytes = m->count * sizeof(float);
+    HALO_CHECK(m->ops->d2h(m->ctx, m->h_param, m->d_param, bytes));
+    HALO_CHECK(m->ops->d2h(m->ctx, m->h_m, m->d_m, bytes));
+    HALO_CHECK(m->ops->d2h(m->ctx, m->h_v, m->d_v, bytes));
+    return m->ops->sync(m->ctx);
+}
+
+int halo_model_push_state(halo_model *m)
+{
+    if (m->host_is_dev) {
+        return 0;
+    }
+    size_t bytes = m->count * sizeof(float);
+    HALO_CHECK(m->ops->h2d(m->ctx, m->d_param, m->h_param, bytes));
+    HALO_CHECK(m->ops->h2d(m->ctx, m->d_m, m->h_m, bytes));
+    HALO_CHECK(m->ops->h2d(m->ctx, m->d_v, m->h_v, bytes));
+    return m->ops->sync(m->ctx);
+}
+
+uint64_t halo_model_param_checksum(const halo_model *m)
+{
+    uint64_t h = halo_mix64(m->count);
+    for (size_t i = 0; i < m->count; i++) {
+        uint32_t w;
+        memcpy(&w, &m->h_param[i], sizeof w);
+        h = halo_mix64(h ^ w);
+    }
+    return h;
+}
+
+float *halo_model_input_buffer(halo_model *m, int64_t rows)
+{
+    if (rows > m->in_rows) {
+        m->ops->host_free(m->ctx, m->in_buf);
+        m->in_buf = NULL;
+        m->in_rows = 0;
+        void *p = NULL;
+        if (m->ops->host_alloc(m->ctx, (size_t)rows * m->cfg.in_dim * sizeof(float), &p) < 0) {
+            return NULL;
+        }
+        m->in_buf = p;
+        m->in_rows = rows;
+    }
+    return m->in_buf;
+}
+
+/* ---------------------------------------------------------------- blocks */
+
+/* Checks one mini-batch against the model: layer count, chained sizes, CSR offsets and source
+ * numbers. A sequential pass over the edges, small next to the layers' work. */
+static int check_minibatch(const halo_model *m, const halo_minibatch *mb)
+{
+    if (mb->layers != m->cfg.layers) {
+        return halo_errorf(HALO_EINPUT, "model: mini-batch has %d layers, the model %d",
+                           mb->layers, m->cfg.layers);
+    }
+    for (int l = 0; l < mb->layers; l++) {
+        const halo_block *b = &mb->blocks[l];
+        if (b->num_dst < 0 || b->num_src < b->num_dst) {
+            return halo_errorf(HALO_EINPUT, "model: block %d has %d destinations and %d sources",
+                               l, b->num_dst, b->num_src);
+        }
+        if (l + 1 < mb->layers && mb->blocks[l + 1].num_src != b->num_dst) {
+            return halo_errorf(HALO_EINPUT,
+                               "model: block %d has %d destinations but block %d %d sources", l,
+                               b->num_dst, l + 1, mb->blocks[l + 1].num_src);
+        }
+        if (b->indptr[0] != 0 || b->indptr[b->num_dst] != b->num_edges) {
+            return halo_errorf(HALO_EINPUT, "model: block %d: indptr does not span its %lld edges",
+                               l, (long long)b->num_edges);
+        }
+        for (int32_t i = 0; i < b->num_dst; i++) {
+            if (b->indptr[i + 1] < b->indptr[i]) {
+                return halo_errorf(HALO_EINPUT, "model: block %d: indptr decreases at %d", l, i);
+            }
+        }
+        for (int64_t e = 0; e < b->num_edges; e++) {
+            if ((uint32_t)b->indices[e] >= (uint32_t)b->num_src) {
+                return halo_errorf(HALO_EINPUT,
+                                   "model: block %d: edge %lld has source %d outside [0, %d)", l,
+                                   (long long)e, b->indices[e], b->num_src);
+            }
+        }
+    }
+    int L = mb->layers;
+    if (mb->blocks[L - 1].num_dst != mb->num_seeds || mb->blocks[0].num_src != mb->num_input) {
+        return halo_errorf(HALO_EINPUT, "model: mini-batch seed or input count disagrees with "
+                                        "its blocks");
+    }
+    return 0;
+}
+
+/* The cheaper way to compute a layer on a block (AUTO), a pure function of its shape and of
+ * whether the layer's input needs a gradient (every layer but the first), counting the forward
+ * and the backward pass. Agg-first gathers `in` floats per edge and multiplies num_dst x 2in by
+ * 2in x out; lin-first multiplies all num_src + num_dst rows by in x out and gathers `out` floats
+ * per edge (twice: forward and the transposed backward). */
+static int choose_path(const halo_model *m, const halo_block *b, int in, int out, bool need_dx)
+{
+    if (m->cfg.path != HALO_MODEL_PATH_AUTO) {
+        return m->cfg.path;
+    }
+    double e = (double)b->num_edges, nd = b->num_dst, ns = b->num_src;
+    double g = MODEL_GATHER_COST, mm = 2.0 * (double)in * out;
+    double agg_first = g * e * in + 2.0 * nd * mm + 2.0 * nd * mm;
+    double lin_first = g * e * out + (ns + nd) * mm + g * e * out + (ns + nd) * mm;
+    if (need_dx) {
+        agg_first += 2.0 * nd * mm + g * e * in;
+        lin_first += (ns + nd) * mm;
+    }
+    return lin_first < agg_first ? HALO_MODEL_PATH_LIN_FIRST : HALO_MODEL_PATH_AGG_FIRST;
+}
+
+double halo_model_step_flops(const halo_model *m, const halo_minibatch *mb)
+{
+    double flops = 0;
+    for (int l = 0; l < m->cfg.layers; l++) {
+        const halo_block *b = &mb->blocks[l];
+        double in = m->dims[l], out = m->dims[l + 1], e = (double)b->num_edges;
+        double nd = b->num_dst, ns = b->num_src;
+        bool dx = l > 0;
+        if (choose_path(m, b, (int)in, (int)out, dx) == HALO_MODEL_PATH_AGG_FIRST) {
+            flops += 2 * nd * 2 * in * out + e * in;            /* forward */
+            flops += 2 * nd * 2 * in * out;                     /* dW */
+            flops += dx ? 2 * nd * 2 * in * out + e * in : 0.0; /* dX */
+        } else {
+            flops += 2 * (ns + nd) * in * out + e * out;
+            flops += 2 * (ns + nd) * in * out + e * out;
+            flops += dx ? 2 * (ns + nd) * in * out : 0.0;
+        }
+    }
+    return flops;
+}
+
+/* ---------------------------------------------------------------- forward / backward */
+
+/* Applies layer l to block b with input rows h (device): fills st (the output in st->y, after
+ * bias and, unless last, ReLU and the dropout drop). gid_dev: destination global ids for dropout
+ * (may be NULL when drop is NULL). */
+static int layer_forward(halo_model *m, int l, const halo_block *b, const float *h,
+                         const int64_t *indptr, const int32_t *indices,
+                         const halo_ops_dropout *drop, layer_state *st)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    int in = m->dims[l], out = m->dims[l + 1];
+    bool last = l == m->cfg.layers - 1;
+    const float *w = m->d_param + m->off[l];
+    const float *bias = w + 2 * (size_t)in * out;
+    int32_t nd = b->num_dst, ns = b->num_src;
+    void *p;
+    st->path = choose_path(m, b, in, out, l > 0);
+    st->h = h;
+    st->indptr = indptr;
+    st->indices = indices;
+    st->xcat = NULL;
+    HALO_CHECK(ops->ws_alloc(ctx, (size_t)nd * out * sizeof(float), &p));
+    st->y = p;
+    if (st->path == HALO_MODEL_PATH_AGG_FIRST) {
+        HALO_CHECK(ops->ws_alloc(ctx, (size_t)nd * 2 * in * sizeof(float), &p));
+        st->xcat = p;
+        HALO_CHECK(ops->copy_rows(ctx, st->xcat, 2 * in, h, in, nd, in));
+        HALO_CHECK(ops->agg_mean(ctx, nd, indptr, indices, in, h, in, st->xcat + in, 2 * in, 0));
+        HALO_CHECK(ops->gemm(ctx, 0, 0, nd, out, 2 * in, 1.0f, st->xcat, 2 * in, w, out, 0.0f,
+                             st->y, out));
+    } else {
+        float *z;
+        HALO_CHECK(ops->ws_alloc(ctx, (size_t)ns * out * sizeof(float), &p));
+        z = p;
+        HALO_CHECK(ops->gemm(ctx, 0, 0, ns, out, in, 1.0f, h, in, w + (size_t)in * out, out,
+                             0.0f, z, out));
+        HALO_CHECK(ops->gemm(ctx, 0, 0, nd, out, in, 1.0f, h, in, w, out, 0.0f, st->y, out));
+        HALO_CHECK(ops->agg_mean(ctx, nd, indptr, indices, out, z, out, st->y, out, 1));
+    }
+    return ops->bias_act(ctx, st->y, nd, out, out, bias, !last, drop);
+}
+
+/* Backward of layer l: dy (device, [num_dst x out], gradient w.r.t. the layer's output after its
+ * activation; overwritten) gives the layer's parameter gradients and, when dh is not NULL, the
+ * gradient w.r.t. its input rows in *dh (workspace, [num_src x in]). */
+static int layer_backward(halo_model *m, int l, const halo_block *b, const layer_state *st,
+                          float *dy, float drop_p, float **dh)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    int in = m->dims[l], out = m->dims[l + 1];
+    bool last = l == m->cfg.layers - 1;
+    const float *w = m->d_param + m->off[l];
+    float *gw = m->d_grad + m->off[l];
+    float *gb = gw + 2 * (size_t)in * out;
+    int32_t nd = b->num_dst, ns = b->num_src;
+    void *p;
+    if (!last) {
+        HALO_CHECK(ops->act_backward(ctx, dy, st->y, nd, out, out, drop_p));
+    }
+    HALO_CHECK(ops->col_sum(ctx, dy, nd, out, out, gb));
+    float *dx = NULL;
+    if (dh != NULL) {
+        HALO_CHECK(ops->ws_alloc(ctx, (size_t)ns * in * sizeof(float), &p));
+        dx = p;
+    }
+    if (st->path == HALO_MODEL_PATH_AGG_FIRST) {
+        /* y = [h_dst | mean] W: dW = xcat^T dy; dxcat = dy W^T */
+        HALO_CHECK(ops->gemm(ctx, 1, 0, 2 * in, out, nd, 1.0f, st->xcat, 2 * in, dy, out, 0.0f,
+                             gw, out));
+        if (dx != NULL) {
+            float *dxcat;
+            HALO_CHECK(ops->ws_alloc(ctx, (size_t)nd * 2 * in * sizeof(float), &p));
+            dxcat = p;
+            HALO_CHECK(ops->gemm(ctx, 0, 1, nd, 2 * in, out, 1.0f, dy, out, w, out, 0.0f, dxcat,
+                                 2 * in));
+            /* self part into the destinations' rows, then the neighbours' part added */
+            HALO_CHECK(ops->copy_rows(ctx, dx, in, dxcat, 2 * in, nd, in));
+            HALO_CHECK(ops->zero(ctx, dx + (size_t)nd * in, ns - nd, in, in));
+            HALO_CHECK(ops->agg_mean_backward(ctx, nd, ns, b->num_edges, st->indptr, st->indices,
+                                              in, dxcat + in, 2 * in, dx, in, 1));
+        }
+    } else {
+        /* y = h_dst W_self + mean(h W_neigh) */
+        const float *ws = w, *wn = w + (size_t)in * out;
+        float *dz;
+        HALO_CHECK(ops->gemm(ctx, 1, 0, in, out, nd, 1.0f, st->h, in, dy, out, 0.0f, gw, out));
+        HALO_CHECK(ops->ws_alloc(ctx, (size_t)ns * out * sizeof(float), &p));
+        dz = p;
+        HALO_CHECK(ops->agg_mean_backward(ctx, nd, ns, b->num_edges, st->indptr, st->indices, out,
+                                          dy, out, dz, out, 0));
+        HALO_CHECK(ops->gemm(ctx, 1, 0, in, out, ns, 1.0f, st->h, in, dz, out, 0.0f,
+                             gw + (size_t)in * out, out));
+        if (dx != NULL) {
+            HALO_CHECK(ops->gemm(ctx, 0, 1, ns, in, out, 1.0f, dz, out, wn, out, 0.0f, dx, in));
+            HALO_CHECK(ops->gemm(ctx, 0, 1, nd, in, out, 1.0f, dy, out, ws, out, 1.0f, dx, in));
+        }
+    }
+    if (dh != NULL) {
+        *dh = dx;
+    }
+    return 0;
+}
+
+/* Grows the host staging buffers for per-seed loss and predictions. */
+static int stage_rows(halo_model *m, int32_t rows)
+{
+    if (rows <= m->stage_rows) {
+        return 0;
+    }
+    m->ops->host_free(m->ctx, m->h_rowloss);
+    m->ops->host_free(m->ctx, m->h_pred);
+    m->h_rowloss = NULL;
+    m->h_pred = NULL;
+    m->stage_rows = 0;
+    void *p;
+    HALO_CHECK(m->ops->host_alloc(m->ctx, (size_t)rows * sizeof(float), &p));
+    m->h_rowloss = p;
+    HALO_CHECK(m->ops->host_alloc(m->ctx, (size_t)rows * sizeof(int32_t), &p));
+    m->h_pred = p;
+    m->stage_rows = rows;
+    return 0;
+}
+
+/* Forward over all layers of mb. train: dropout on (keyed by step). Layer states into st. */
+static int model_forward(halo_model *m, const halo_minibatch *mb, const float *feat, bool train,
+                         uint64_t step, layer_state *st)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    const void *p;
+    HALO_CHECK(ops->to_dev(ctx, feat, (size_t)mb->num_input * m->cfg.in_dim * sizeof(float), &p));
+    const float *h = p;
+    for (int l = 0; l < mb->layers; l++) {
+        const halo_block *b = &mb->blocks[l];
+        const int64_t *indptr;
+        const int32_t *indices;
+        HALO_CHECK(ops->to_dev(ctx, b->indptr, (size_t)(b->num_dst + 1) * sizeof(int64_t), &p));
+        indptr = p;
+        HALO_CHECK(ops->to_dev(ctx, b->indices, (size_t)b->num_edges * sizeof(int32_t), &p));
+        indices = p;
+        halo_ops_dropout drop = {0};
+        const halo_ops_dropout *dp = NULL;
+        if (train && l < mb->layers - 1 && m->cfg.dropout > 0.0f) {
+            HALO_CHECK(ops->to_dev(ctx, b->src_gid, (size_t)b->num_dst * sizeof(int32_t), &p));
+            drop.p = m->cfg.dropout;
+            drop.seed = m->cfg.seed;
+            drop.step = step;
+            drop.layer = (uint64_t)l;
+            drop.gid = p;
+            dp = &drop;
+        }
+        HALO_CHECK(layer_forward(m, l, b, h, indptr, indices, dp, &st[l]));
+        h = st[l].y;
+    }
+    return 0;
+}
+
+/* Loss, predictions and (dlogits != NULL) the loss gradient for the seeds; sums the per-seed
+ * losses on the host in seed order so the result does not depend on the back end's threads. */
+static int model_loss(halo_model *m, const halo_minibatch *mb, const float *logits,
+                      const int32_t *labels, float **dlogits, int32_t *pred_out,
+                      halo_model_stats *stats)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    int32_t n = mb->num_seeds;
+    int c = m->cfg.classes;
+    void *p;
+    const void *cp;
+    float *row_loss = NULL, *dx = NULL;
+    int32_t *pred;
+    const int32_t *lab = NULL;
+    if (labels != NULL) {
+        for (int32_t r = 0; r < n; r++) {
+            if (labels[r] < 0 || labels[r] >= c) {
+                return halo_errorf(HALO_EINPUT, "model: label %d of seed %d is outside [0, %d)",
+                                   labels[r], r, c);
+            }
+        }
+        HALO_CHECK(ops->to_dev(ctx, labels, (size_t)n * sizeof(int32_t), &cp));
+        lab = cp;
+        HALO_CHECK(ops->ws_alloc(ctx, (size_t)n * sizeof(float), &p));
+        row_loss = p;
+        if (dlogits != NULL) {
+            HALO_CHECK(ops->ws_alloc(ctx, (size_t)n * c * sizeof(float), &p));
+            dx = p;
+        }
+    }
+    HALO_CHECK(ops->ws_alloc(ctx, (size_t)n * sizeof(int32_t), &p));
+    pred = p;
+    float scale = n > 0 ? 1.0f / (float)n : 0.0f;
+    HALO_CHECK(ops->softmax_xent(ctx, logits, n, c, lab, scale, dx, row_loss, pred));
+    HALO_CHECK(stage_rows(m, n > 0 ? n : 1));
+    HALO_CHECK(ops->d2h(ctx, m->h_pred, pred, (size_t)n * sizeof(int32_t)));
+    if (row_loss != NULL) {
+        HALO_CHECK(ops->d2h(ctx, m->h_rowloss, row_loss, (size_t)n * sizeof(float)));
+    }
+    if (dlogits != NULL) {
+        *dlogits = dx;
+    }
+    HALO_CHECK(ops->sync(ctx));
+    if (pred_out != NULL) {
+        memcpy(pred_out, m->h_pred, (size_t)n * sizeof(int32_t));
+    }
+    if (stats != NULL) {
+        double sum = 0;
+        int32_t correct = 0;
+        for (int32_t r = 0; r < n; r++) {
+            if (labels != NULL) {
+                sum += m->h_rowloss[r];
+                correct += m->h_pred[r] == labels[r];
+            }
+        }
+        stats->loss = n > 0 ? (float)(sum / n) : 0.0f;
+        stats->correct = correct;
+        stats->seeds = n;
+    }
+    return 0;
+}
+
+int halo_model_train_forward_backward(halo_model *m, const halo_minibatch *mb, const float *feat,
+                                      const int32_t *labels, uint64_t step,
+                                      halo_model_stats *stats)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    layer_state st[HALO_MAX_LAYERS];
+    HALO_CHECK(check_minibatch(m, mb));
+    if (labels == NULL) {
+        return halo_errorf(HALO_EUSAGE, "model: training needs the seeds' labels");
+    }
+    ops->ws_reset(ctx);
+    HALO_CHECK(model_forward(m, mb, feat, true, step, st));
+    float *dy;
+    int L = mb->layers;
+    HALO_CHECK(model_loss(m, mb, st[L - 1].y, labels, &dy, NULL, stats));
+    float p = m->cfg.dropout;
+    for (int l = L - 1; l >= 0; l--) {
+        float *dh = NULL;
+        HALO_CHECK(layer_backward(m, l, &mb->blocks[l], &st[l], dy, l < L - 1 ? p : 0.0f,
+                                  l > 0 ? &dh : NULL));
+        dy = dh;
+    }
+    if (!m->host_is_dev) {
+        HALO_CHECK(ops->d2h(ctx, m->h_grad, m->d_grad, m->count * sizeof(float)));
+    }
+    return ops->sync(ctx);
+}
+
+int halo_model_adam_step(halo_model *m, float grad_scale)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    size_t bytes = m->count * sizeof(float);
+    halo_ops_adam hp = {.lr = m->cfg.lr, .beta1 = m->cfg.beta1, .beta2 = m->cfg.beta2,
+                        .eps = m->cfg.eps, .weight_decay = m->cfg.weight_decay,
+                        .grad_scale = grad_scale, .t = m->t + 1};
+    HALO_CHECK(ops->h2d(ctx, m->d_grad, m->h_grad, bytes));
+    HALO_CHECK(ops->adam(ctx, m->d_param, m->d_grad, m->d_m, m->d_v, m->count, &hp));
+    HALO_CHECK(ops->d2h(ctx, m->h_param, m->d_param, bytes));
+    HALO_CHECK(ops->sync(ctx));
+    m->t++;
+    return 0;
+}
+
+int halo_model_infer(halo_model *m, const halo_minibatch *mb, const float *feat,
+                     const int32_t *labels, float *logits, int32_t *pred, halo_model_stats *stats)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    layer_state st[HALO_MAX_LAYERS];
+    HALO_CHECK(check_minibatch(m, mb));
+    ops->ws_reset(ctx);
+    HALO_CHECK(model_forward(m, mb, feat, false, 0, st));
+    const float *y = st[mb->layers - 1].y;
+    if (logits != NULL) {
+        HALO_CHECK(ops->d2h(ctx, logits, y, (size_t)mb->num_seeds * m->cfg.classes *
+                                                sizeof(float)));
+    }
+    if (pred != NULL || stats != NULL) {
+        HALO_CHECK(model_loss(m, mb, y, stats != NULL ? labels : NULL, NULL, pred, stats));
+    }
+    return ops->sync(ctx);
+}
+
+int halo_model_layer_forward(halo_model *m, int layer, const halo_block *blk, const float *h_src,
+                             float *h_dst)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    if (layer < 0 || layer >= m->cfg.layers) {
+        return halo_errorf(HALO_EUSAGE, "model: layer %d outside [0, %d)", layer, m->cfg.layers);
+    }
+    halo_minibatch one = {.layers = 1, .blocks = {*blk}, .num_seeds = blk->num_dst,
+                          .num_input = blk->num_src};
+    halo_model tmp = *m;
+    tmp.cfg.layers = 1;
+    HALO_CHECK(check_minibatch(&tmp, &one));
+    int in = m->dims[layer], out = m->dims[layer + 1];
+    const void *p;
+    ops->ws_reset(ctx);
+    HALO_CHECK(ops->to_dev(ctx, h_src, (size_t)blk->num_src * in * sizeof(float), &p));
+    const float *h = p;
+    HALO_CHECK(ops->to_dev(ctx, blk->indptr, (size_t)(blk->num_dst + 1) * sizeof(int64_t), &p));
+    const int64_t *indptr = p;
+    HALO_CHECK(ops->to_dev(ctx, blk->indices, (size_t)blk->num_edges * sizeof(int32_t), &p));
+    const int32_t *indices = p;
+    layer_state st;
+    HALO_CHECK(layer_forward(m, layer, blk, h, indptr, indices, NULL, &st));
+    HALO_CHECK(ops->d2h(ctx, h_dst, st.y, (size_t)blk->num_dst * out * sizeof(float)));
+    return ops->sync(ctx);
+}

@@ -1,0 +1,141 @@
+/* GraphSAGE (mean aggregator, as DGL's SAGEConv) over sampled blocks: forward, softmax
+ * cross-entropy, backward, Adam; one model on a CPU (OpenBLAS) or GPU (CUDA + cuBLAS) back end. */
+#ifndef HALO_MODEL_H
+#define HALO_MODEL_H
+
+#include "sample/block.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where a model computes. AUTO is only a request; halo_model_device_resolve turns it into one of
+ * the other two. */
+enum { HALO_DEVICE_AUTO = 0, HALO_DEVICE_CPU = 1, HALO_DEVICE_GPU = 2 };
+
+/* How a layer combines aggregation and its linear map; both compute the same function and differ
+ * only in float rounding and cost. AUTO picks the cheaper one from the block's shape. */
+enum {
+    HALO_MODEL_PATH_AUTO = 0,      /* cost model: pure function of the shapes */
+    HALO_MODEL_PATH_AGG_FIRST = 1, /* mean of inputs, then [h_dst | mean] x [W_self; W_neigh] */
+    HALO_MODEL_PATH_LIN_FIRST = 2, /* h_src x W_neigh, then mean; plus h_dst x W_self */
+};
+
+/* Everything that defines a model and its optimiser. halo_model_config_default fills in the
+ * defaults of the MassiveGNN / DistDGL GraphSAGE examples. */
+typedef struct halo_model_config {
+    int layers;          /* L >= 1 (default 2) */
+    int in_dim;          /* input feature width (required) */
+    int hidden;          /* width of every hidden layer (default 16) */
+    int classes;         /* output width (required) */
+    float dropout;       /* drop probability between layers, in [0, 1) (default 0.5) */
+    float lr;            /* Adam learning rate (default 0.003) */
+    float beta1;         /* Adam first-moment decay (default 0.9) */
+    float beta2;         /* Adam second-moment decay (default 0.999) */
+    float eps;           /* Adam epsilon (default 1e-8) */
+    float weight_decay;  /* L2 coefficient added to the gradient as torch.optim.Adam (default 0) */
+    uint64_t seed;       /* keys weight init and dropout masks (default 1) */
+    int device;          /* HALO_DEVICE_CPU or HALO_DEVICE_GPU (resolve AUTO first) */
+    int gpu;             /* CUDA device ordinal when device is GPU */
+    int threads;         /* CPU threads of the kernels and GEMMs; 0: all online cores */
+    int path;            /* HALO_MODEL_PATH_* for every layer (default AUTO) */
+} halo_model_config;
+
+/* Result of one forward pass with labels. */
+typedef struct halo_model_stats {
+    float loss;      /* mean softmax cross-entropy over the seeds */
+    int32_t correct; /* seeds whose arg-max class equals the label */
+    int32_t seeds;   /* number of seeds */
+} halo_model_stats;
+
+/* A model and its back end; used by one thread at a time. */
+typedef struct halo_model halo_model;
+
+/* Fills cfg with the defaults (2 layers, hidden 16, dropout 0.5, Adam lr 0.003, betas 0.9/0.999,
+ * eps 1e-8, no weight decay, seed 1, CPU, all cores); in_dim and classes are left 0. */
+void halo_model_config_default(halo_model_config *cfg);
+
+/* Parses "auto", "cpu" or "gpu" into HALO_DEVICE_*; HALO_EUSAGE otherwise. */
+int halo_model_device_parse(const char *name, int *device);
+/* Name of a HALO_DEVICE_* value ("auto", "cpu", "gpu"). */
+const char *halo_model_device_name(int device);
+/* Number of usable CUDA devices (0 when none, when no driver, or when built without CUDA). */
+int halo_model_gpu_count(void);
+/* Resolves a requested device for a rank: AUTO -> GPU when a GPU exists, else CPU with a one-line
+ * notice; GPU with no GPU -> HALO_ECUDA "--device gpu: no GPU found". On GPU the rank takes
+ * device local_rank % count (the caller reads OMPI_COMM_WORLD_LOCAL_RANK). gpu is -1 on CPU. */
+int halo_model_device_resolve(int requested, int local_rank, int *device, int *gpu);
+
+/* Creates a model: validates cfg, opens the back end, and initialises the weights (Xavier/Glorot
+ * uniform with the ReLU gain as DGL's SAGEConv, keyed by (seed, layer, matrix, element); biases
+ * zero) and Adam's state (zero moments, step 0). */
+int halo_model_create(const halo_model_config *cfg, halo_model **out);
+void halo_model_free(halo_model *m);
+/* The configuration the model was created with. */
+const halo_model_config *halo_model_config_of(const halo_model *m);
+
+/* Width of the input and output of layer l (in_dim, hidden, ..., classes). */
+int halo_model_layer_in(const halo_model *m, int layer);
+int halo_model_layer_out(const halo_model *m, int layer);
+
+/* Parameters: all weights in one contiguous host buffer. Per layer l, at offset
+ * halo_model_param_offset(m, l): W = [W_self; W_neigh] as a row-major (2*in x out) matrix
+ * (so y = h_dst W_self + mean(h_src) W_neigh + b), then b (out). Offsets are multiples of 16
+ * floats; the padding between layers is zero and stays zero. The host buffer is authoritative between calls
+ * (on GPU it is refreshed after every Adam step); after writing it, call halo_model_push_state. */
+float *halo_model_params(halo_model *m, size_t *count);
+/* Gradients, same layout and count as the parameters, written (not accumulated) by
+ * halo_model_train_forward_backward. The trainer may sum them over ranks in place (one
+ * MPI_Allreduce) before halo_model_adam_step. */
+float *halo_model_grads(halo_model *m, size_t *count);
+/* Offset of layer l's W in the parameter/gradient buffers; its b is at offset + 2*in*out. */
+size_t halo_model_param_offset(const halo_model *m, int layer);
+/* Adam's moments (same layout as the parameters) and step count, for checkpoints. On GPU call
+ * halo_model_pull_state first to refresh them from the device. */
+float *halo_model_adam_m(halo_model *m);
+float *halo_model_adam_v(halo_model *m);
+int64_t halo_model_adam_t(const halo_model *m);
+void halo_model_set_adam_t(halo_model *m, int64_t t);
+/* GPU: copies the Adam moments from the device into the host buffers (the parameters are always
+ * current on the host). CPU: nothing to do. */
+int halo_model_pull_state(halo_model *m);
+/* GPU: copies host parameters and Adam moments to the device (after a checkpoint is loaded or the
+ * parameters are changed by hand). CPU: nothing to do. */
+int halo_model_push_state(halo_model *m);
+/* 64-bit hash of the parameter bytes: equal on two ranks iff the weights are bit-identical. */
+uint64_t halo_model_param_checksum(const halo_model *m);
+
+/* A host buffer for the input features of a mini-batch of up to `rows` input nodes (pinned memory
+ * on GPU, so the copy to the device is asynchronous and fast). Gathering features straight into it
+ * saves a copy; it stays valid until the next call that asks for more rows or halo_model_free.
+ * NULL when the memory cannot be had (pinned memory is limited). */
+float *halo_model_input_buffer(halo_model *m, int64_t rows);
+
+/* One training pass on a mini-batch: forward with dropout keyed by (seed, step, layer, global id
+ * of the node, feature), softmax cross-entropy averaged over the seeds, backward. feat holds
+ * mb->num_input rows of in_dim floats in the order of blocks[0].src_gid; labels holds one class per
+ * seed. Writes the gradients into halo_model_grads and, if stats is not NULL, the loss and number
+ * of correct seeds. step is the trainer's global mini-batch number (distinct per step). */
+int halo_model_train_forward_backward(halo_model *m, const halo_minibatch *mb, const float *feat,
+                                      const int32_t *labels, uint64_t step,
+                                      halo_model_stats *stats);
+/* One Adam step (torch.optim.Adam semantics, L2 weight decay added to the gradient) from the host
+ * gradient buffer scaled by grad_scale (e.g. 1/ranks after a summing allreduce). Advances t. */
+int halo_model_adam_step(halo_model *m, float grad_scale);
+
+/* Inference on a sampled mini-batch (no dropout). Any output may be NULL: logits
+ * [num_seeds x classes], pred [num_seeds] arg-max classes, and, when labels is not NULL, stats. */
+int halo_model_infer(halo_model *m, const halo_minibatch *mb, const float *feat,
+                     const int32_t *labels, float *logits, int32_t *pred, halo_model_stats *stats);
+
+/* Layer-wise full-neighbour inference: applies layer l (ReLU unless it is the last layer; no
+ * dropout) to a block that lists all in-neighbours of its destinations. h_src holds
+ * blk->num_src rows of layer_in(l) floats (destinations first), h_dst receives blk->num_dst rows
+ * of layer_out(l) floats. Host buffers on both back ends. */
+int halo_model_layer_forward(halo_model *m, int layer, const halo_block *blk, const float *h_src,
+                             float *h_dst);
+
+/* Multiply-add operations (x2 = FLOP) of one forward + backward pass on mb, as computed by the
+ * chosen paths; for benchmarks. */
+double halo_model_step_flops(const halo_model *m, const halo_minibatch *mb);
+
+#endif

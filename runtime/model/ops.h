@@ -1,0 +1,119 @@
+/* The table of operations the GraphSAGE layers are written against: memory, copies, GEMM, CSR
+ * mean aggregation and its backward, fused bias/ReLU/dropout, softmax cross-entropy, Adam.
+ * Back ends: ops_cpu.c (OpenBLAS + a thread pool) and ops_cuda.cu (cuBLAS + CUDA kernels).
+ * "Device" pointers are host pointers on the CPU back end. No CUDA types appear here. */
+#ifndef HALO_MODEL_OPS_H
+#define HALO_MODEL_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct halo_ops_ctx halo_ops_ctx;
+
+/* What a back end is opened with. */
+typedef struct halo_ops_config {
+    int threads; /* CPU: threads of the kernels and GEMM tasks (>= 1) */
+    int gpu;     /* CUDA: device ordinal */
+} halo_ops_config;
+
+/* Dropout of one layer's output rows: element (r, j) is kept iff
+ * (halo_mix64(halo_hash5(seed, HALO_RNG_DROPOUT, step, layer, gid[r]) ^ halo_mix64(j + 1)) >> 11)
+ * >= threshold, where threshold = p * 2^53 (the draw of halo_rng_next with counter j+1). */
+typedef struct halo_ops_dropout {
+    float p;            /* drop probability; 0 disables dropout */
+    uint64_t seed;      /* model seed */
+    uint64_t step;      /* trainer's mini-batch number */
+    uint64_t layer;     /* layer whose output is dropped */
+    const int32_t *gid; /* [rows] global node ids of the rows (device memory) */
+} halo_ops_dropout;
+
+/* Adam hyper-parameters of one step (torch.optim.Adam, L2 decay added to the gradient). */
+typedef struct halo_ops_adam {
+    float lr, beta1, beta2, eps, weight_decay; /* as torch.optim.Adam */
+    float grad_scale;                          /* gradient multiplier applied first */
+    int64_t t;                                 /* step number after this update (>= 1) */
+} halo_ops_adam;
+
+/* Every operation returns 0 or a negative HALO_E code with a message set. Operations may run
+ * asynchronously (GPU: in stream order); sync waits for all of them. Matrices are row-major. */
+typedef struct halo_ops {
+    const char *name; /* "cpu" or "cuda" */
+    int (*open)(const halo_ops_config *cfg, halo_ops_ctx **out);
+    void (*close)(halo_ops_ctx *ctx);
+
+    /* Persistent device memory, zero-filled. */
+    int (*dev_alloc)(halo_ops_ctx *ctx, size_t bytes, void **out);
+    void (*dev_free)(halo_ops_ctx *ctx, void *p);
+    /* Host memory for copies (pinned on GPU), zero-filled. */
+    int (*host_alloc)(halo_ops_ctx *ctx, size_t bytes, void **out);
+    void (*host_free)(halo_ops_ctx *ctx, void *p);
+    /* Workspace: bump allocation from a pool that ws_reset empties (no free per buffer). Reset
+     * only when no queued operation uses the workspace any more (after sync). */
+    void (*ws_reset)(halo_ops_ctx *ctx);
+    int (*ws_alloc)(halo_ops_ctx *ctx, size_t bytes, void **out);
+    /* Makes host data visible to the device: CPU returns host itself; GPU copies it into the
+     * workspace (asynchronously; host must stay unchanged until sync). */
+    int (*to_dev)(halo_ops_ctx *ctx, const void *host, size_t bytes, const void **out);
+    /* Copies between host and device (asynchronous on GPU; same-pointer copies are skipped). */
+    int (*h2d)(halo_ops_ctx *ctx, void *dev, const void *host, size_t bytes);
+    int (*d2h)(halo_ops_ctx *ctx, void *host, const void *dev, size_t bytes);
+    int (*sync)(halo_ops_ctx *ctx);
+
+    /* C = alpha op(A) op(B) + beta C with op(X) = X or X^T (ta, tb nonzero: transposed); C is
+     * m x n, the inner dimension k; lda, ldb, ldc are row strides. */
+    int (*gemm)(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
+                const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
+    /* x[r, 0..cols) = 0 for r < rows, row stride ld. */
+    int (*zero)(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld);
+    /* dst[r, 0..cols) = src[r, 0..cols) for r < rows (strides ld_dst, ld_src). */
+    int (*copy_rows)(halo_ops_ctx *ctx, float *dst, int ld_dst, const float *src, int ld_src,
+                     int64_t rows, int cols);
+    /* Mean over in-neighbours: out[i] = (accumulate ? out[i] : 0) + (1/deg i) sum_{e in
+     * indptr[i]..indptr[i+1]} src[indices[e]] (zero when deg i = 0), for i < num_dst. */
+    int (*agg_mean)(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
+                    const int32_t *indices, int dim, const float *src, int ld_src, float *out,
+                    int ld_out, int accumulate);
+    /* Backward of agg_mean: d_src[u] = (accumulate ? d_src[u] : 0) + sum over edges (i, u) of
+     * d_out[i] / deg i, for u < num_src. */
+    int (*agg_mean_backward)(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
+                             int64_t num_edges, const int64_t *indptr, const int32_t *indices,
+                             int dim, const float *d_out, int ld_out, float *d_src, int ld_src,
+                             int accumulate);
+    /* x = act(x + b) in place over rows x cols (stride ld): act is the identity when relu is 0,
+     * else ReLU followed by dropout (drop may be NULL or have p = 0: no dropout). */
+    int (*bias_act)(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld, const float *b,
+                    int relu, const halo_ops_dropout *drop);
+    /* Backward of bias_act with relu from its output y: dx = dy * (y > 0) / (1 - p), in place. */
+    int (*act_backward)(halo_ops_ctx *ctx, float *dy, const float *y, int64_t rows, int cols,
+                        int ld, float p);
+    /* db[j] = sum_r dy[r, j] (the bias gradient); overwrites db. */
+    int (*col_sum)(halo_ops_ctx *ctx, const float *dy, int64_t rows, int cols, int ld,
+                   float *db);
+    /* Softmax cross-entropy per row: row_loss[r] = logsumexp(x[r]) - x[r, labels[r]],
+     * pred[r] = arg-max (first on ties); when dx is not NULL, dx = (softmax(x) - onehot) * scale.
+     * labels may be NULL (no loss, no dx). */
+    int (*softmax_xent)(halo_ops_ctx *ctx, const float *x, int32_t rows, int classes,
+                        const int32_t *labels, float scale, float *dx, float *row_loss,
+                        int32_t *pred);
+    /* One Adam update of n parameters p with gradients g and moments m, v. */
+    int (*adam)(halo_ops_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n,
+                const halo_ops_adam *hp);
+} halo_ops;
+
+/* The CPU back end (always built). */
+extern const halo_ops halo_ops_cpu;
+/* The CUDA back end: NULL when built without CUDA. */
+const halo_ops *halo_ops_cuda_table(void);
+/* Number of CUDA devices; 0 when none or no driver or no CUDA support, and then *why (if not NULL)
+ * says why. */
+int halo_ops_cuda_device_count(const char **why);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

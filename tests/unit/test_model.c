@@ -1,0 +1,933 @@
+/* Unit tests of runtime/model on the CPU back end: every operation and the whole GraphSAGE model
+ * against a double-precision reference and central differences, determinism across thread
+ * counts, Adam against hand-computed updates, learning a toy problem, devices and bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/mem.h"
+#include "core/rng.h"
+#include "model/model.h"
+#include "model/ops.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- test mini-batches */
+
+/* A random mini-batch and the arrays behind it. */
+typedef struct test_batch {
+    halo_minibatch mb;          /* blocks point into the arrays below */
+    int64_t *indptr[HALO_MAX_LAYERS];
+    int32_t *indices[HALO_MAX_LAYERS];
+    int32_t *gid;               /* global ids of the input nodes; blocks share prefixes */
+} test_batch;
+
+/* Builds `layers` blocks with nodes[l] sources and nodes[l+1] destinations in block l; each
+ * destination gets 0..maxdeg random in-neighbours (some none), keyed by seed. */
+static void batch_make(test_batch *t, int layers, const int32_t *nodes, int maxdeg, uint64_t seed)
+{
+    memset(t, 0, sizeof *t);
+    halo_rng r;
+    halo_rng_init(&r, seed, HALO_RNG_TEST, 1, 0, 0);
+    t->gid = HALO_ALLOC(int32_t, nodes[0]);
+    for (int32_t i = 0; i < nodes[0]; i++) {
+        t->gid[i] = 1000 + 7 * i + (int32_t)halo_rng_below(&r, 7);
+    }
+    t->mb.layers = layers;
+    for (int l = 0; l < layers; l++) {
+        halo_block *b = &t->mb.blocks[l];
+        b->num_src = nodes[l];
+        b->num_dst = nodes[l + 1];
+        t->indptr[l] = HALO_ALLOC(int64_t, b->num_dst + 1);
+        t->indices[l] = HALO_ALLOC(int32_t, (size_t)b->num_dst * maxdeg + 1);
+        int64_t e = 0;
+        t->indptr[l][0] = 0;
+        for (int32_t i = 0; i < b->num_dst; i++) {
+            int deg = (int)halo_rng_below(&r, (uint64_t)maxdeg + 1);
+            if (i % 11 == 3) {
+                deg = 0;
+            }
+            for (int k = 0; k < deg; k++) {
+                t->indices[l][e++] = (int32_t)halo_rng_below(&r, (uint64_t)b->num_src);
+            }
+            t->indptr[l][i + 1] = e;
+        }
+        b->num_edges = e;
+        b->indptr = t->indptr[l];
+        b->indices = t->indices[l];
+        b->src_gid = t->gid;
+    }
+    t->mb.num_seeds = nodes[layers];
+    t->mb.seeds = t->gid;
+    t->mb.num_input = nodes[0];
+    t->mb.input = t->gid;
+}
+
+static void batch_free(test_batch *t)
+{
+    for (int l = 0; l < t->mb.layers; l++) {
+        halo_free(t->indptr[l]);
+        halo_free(t->indices[l]);
+    }
+    halo_free(t->gid);
+}
+
+static float *random_floats(size_t n, double scale, uint64_t key)
+{
+    halo_rng r;
+    halo_rng_init(&r, 99, HALO_RNG_TEST, key, 0, 0);
+    float *x = HALO_ALLOC(float, n);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (float)((2.0 * halo_rng_uniform(&r) - 1.0) * scale);
+    }
+    return x;
+}
+
+static int32_t *random_labels(int32_t n, int classes, uint64_t key)
+{
+    halo_rng r;
+    halo_rng_init(&r, 98, HALO_RNG_TEST, key, 0, 0);
+    int32_t *y = HALO_ALLOC(int32_t, n);
+    for (int32_t i = 0; i < n; i++) {
+        y[i] = (int32_t)halo_rng_below(&r, (uint64_t)classes);
+    }
+    return y;
+}
+
+/* ---------------------------------------------------------------- double reference */
+
+/* The specification of dropout: element j of a row with global id gid is kept iff its uniform
+ * draw of stream (seed, DROPOUT, step, layer, gid) number j+1 is >= p. */
+static int ref_keep(uint64_t seed, uint64_t step, int layer, int32_t gid, int j, double p)
+{
+    halo_rng r;
+    halo_rng_init(&r, seed, HALO_RNG_DROPOUT, step, (uint64_t)layer, (uint64_t)(int64_t)gid);
+    r.ctr = (uint64_t)j;
+    return halo_rng_uniform(&r) >= p;
+}
+
+/* Everything the reference forward needs. */
+typedef struct ref_model {
+    int layers;
+    int dims[HALO_MAX_LAYERS + 1];
+    size_t off[HALO_MAX_LAYERS + 1];
+    double dropout;   /* 0: none */
+    uint64_t seed, step;
+} ref_model;
+
+/* h' = h_dst W_self + mean(h_src) W_neigh + b, ReLU + dropout between layers; returns the mean
+ * softmax cross-entropy over the seeds and (logits != NULL) the last layer's output. */
+static double ref_loss(const ref_model *rm, const double *param, const halo_minibatch *mb,
+                       const float *feat, const int32_t *labels, double *logits)
+{
+    int32_t rows = mb->num_input;
+    double *h = malloc(sizeof(double) * (size_t)rows * rm->dims[0]);
+    for (size_t i = 0; i < (size_t)rows * rm->dims[0]; i++) {
+        h[i] = feat[i];
+    }
+    for (int l = 0; l < rm->layers; l++) {
+        const halo_block *b = &mb->blocks[l];
+        int in = rm->dims[l], out = rm->dims[l + 1];
+        const double *ws = param + rm->off[l], *wn = ws + (size_t)in * out,
+                     *bias = ws + 2 * (size_t)in * out;
+        double *y = calloc((size_t)b->num_dst * out, sizeof(double));
+        double *mean = calloc((size_t)in, sizeof(double));
+        for (int32_t i = 0; i < b->num_dst; i++) {
+            int64_t deg = b->indptr[i + 1] - b->indptr[i];
+            for (int k = 0; k < in; k++) {
+                mean[k] = 0;
+            }
+            for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+                for (int k = 0; k < in; k++) {
+                    mean[k] += h[(size_t)b->indices[e] * in + k];
+                }
+            }
+            for (int k = 0; k < in; k++) {
+                mean[k] = deg > 0 ? mean[k] / (double)deg : 0.0;
+            }
+            for (int j = 0; j < out; j++) {
+                double s = bias[j];
+                for (int k = 0; k < in; k++) {
+                    s += h[(size_t)i * in + k] * ws[(size_t)k * out + j] +
+                         mean[k] * wn[(size_t)k * out + j];
+                }
+                if (l < rm->layers - 1) {
+                    s = s > 0 ? s : 0;
+                    if (rm->dropout > 0) {
+                        s = ref_keep(rm->seed, rm->step, l, b->src_gid[i], j, rm->dropout)
+                                ? s / (1.0 - rm->dropout)
+                                : 0.0;
+                    }
+                }
+                y[(size_t)i * out + j] = s;
+            }
+        }
+        free(mean);
+        free(h);
+        h = y;
+    }
+    int c = rm->dims[rm->layers];
+    double loss = 0;
+    for (int32_t i = 0; i < mb->num_seeds; i++) {
+        const double *x = h + (size_t)i * c;
+        double mx = x[0];
+        for (int j = 1; j < c; j++) {
+            mx = x[j] > mx ? x[j] : mx;
+        }
+        double s = 0;
+        for (int j = 0; j < c; j++) {
+            s += exp(x[j] - mx);
+        }
+        loss += mx + log(s) - x[labels[i]];
+    }
+    if (logits != NULL) {
+        memcpy(logits, h, sizeof(double) * (size_t)mb->num_seeds * c);
+    }
+    free(h);
+    return loss / mb->num_seeds;
+}
+
+static void ref_from_model(ref_model *rm, halo_model *m, uint64_t step)
+{
+    const halo_model_config *c = halo_model_config_of(m);
+    rm->layers = c->layers;
+    for (int l = 0; l < c->layers; l++) {
+        rm->dims[l] = halo_model_layer_in(m, l);
+        rm->off[l] = halo_model_param_offset(m, l);
+    }
+    rm->dims[c->layers] = c->classes;
+    rm->dropout = c->dropout;
+    rm->seed = c->seed;
+    rm->step = step;
+}
+
+/* Largest |a - b| / (|b| + floor) over n values, where floor = rel_floor * max |b|. */
+static double max_rel_err(const float *a, const double *b, size_t n, double rel_floor, size_t *at)
+{
+    double bmax = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        bmax = fabs(b[i]) > bmax ? fabs(b[i]) : bmax;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - b[i]) / (fabs(b[i]) + rel_floor * bmax + 1e-30);
+        if (e > worst) {
+            worst = e;
+            if (at != NULL) {
+                *at = i;
+            }
+        }
+    }
+    return worst;
+}
+
+/* ---------------------------------------------------------------- operations */
+
+static halo_ops_ctx *open_cpu(int threads)
+{
+    halo_ops_ctx *ctx;
+    halo_ops_config oc = {.threads = threads};
+    assert_int_equal(halo_ops_cpu.open(&oc, &ctx), 0);
+    return ctx;
+}
+
+static void gemm_matches_reference_in_all_transposes(void **state)
+{
+    (void)state;
+    halo_ops_ctx *ctx = open_cpu(2);
+    int m = 37, n = 23, k = 29;
+    for (int ta = 0; ta < 2; ta++) {
+        for (int tb = 0; tb < 2; tb++) {
+            float *a = random_floats((size_t)m * k, 1.0, 1);
+            float *b = random_floats((size_t)k * n, 1.0, 2);
+            float *c = random_floats((size_t)m * n, 1.0, 3);
+            double *ref = malloc(sizeof(double) * m * n);
+            int lda = ta ? m : k, ldb = tb ? k : n;
+            for (int i = 0; i < m; i++) {
+                for (int j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int p = 0; p < k; p++) {
+                        double av = ta ? a[p * lda + i] : a[i * lda + p];
+                        double bv = tb ? b[j * ldb + p] : b[p * ldb + j];
+                        s += av * bv;
+                    }
+                    ref[i * n + j] = 0.5 * s + 2.0 * c[i * n + j];
+                }
+            }
+            assert_int_equal(
+                halo_ops_cpu.gemm(ctx, ta, tb, m, n, k, 0.5f, a, lda, b, ldb, 2.0f, c, n), 0);
+            assert_true(max_rel_err(c, ref, (size_t)m * n, 1e-2, NULL) < 1e-5);
+            free(ref);
+            halo_free(a);
+            halo_free(b);
+            halo_free(c);
+        }
+    }
+    halo_ops_cpu.close(ctx);
+}
+
+/* agg_mean against the mean in double, and agg_mean_backward against central differences of the
+ * double mean of L = sum(w * agg(x)). */
+static void aggregation_and_its_backward_match_finite_differences(void **state)
+{
+    (void)state;
+    halo_ops_ctx *ctx = open_cpu(3);
+    int32_t nodes[2] = {120, 50};
+    test_batch t;
+    batch_make(&t, 1, nodes, 9, 5);
+    const halo_block *b = &t.mb.blocks[0];
+    int dim = 13, ld_src = 15, ld_out = 17;
+    float *x = random_floats((size_t)b->num_src * ld_src, 1.0, 11);
+    float *w = random_floats((size_t)b->num_dst * ld_out, 1.0, 12);
+    float *y = HALO_NEW(float, (size_t)b->num_dst * ld_out);
+    assert_int_equal(halo_ops_cpu.agg_mean(ctx, b->num_dst, b->indptr, b->indices, dim, x, ld_src,
+                                           y, ld_out, 0),
+                     0);
+    /* forward in double */
+    double *yref = calloc((size_t)b->num_dst * dim, sizeof(double));
+    float *yf = HALO_NEW(float, (size_t)b->num_dst * dim);
+    for (int32_t i = 0; i < b->num_dst; i++) {
+        int64_t deg = b->indptr[i + 1] - b->indptr[i];
+        for (int j = 0; j < dim; j++) {
+            double s = 0;
+            for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+                s += x[(size_t)b->indices[e] * ld_src + j];
+            }
+            yref[(size_t)i * dim + j] = deg ? s / deg : 0;
+            yf[(size_t)i * dim + j] = y[(size_t)i * ld_out + j];
+        }
+    }
+    assert_true(max_rel_err(yf, yref, (size_t)b->num_dst * dim, 1e-3, NULL) < 1e-5);
+    /* backward: analytic (float) vs central differences of the double forward */
+    float *dx = HALO_NEW(float, (size_t)b->num_src * ld_src);
+    assert_int_equal(halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src, b->num_edges,
+                                                    b->indptr, b->indices, dim, w, ld_out, dx,
+                                                    ld_src, 0),
+                     0);
+    double *fd = calloc((size_t)b->num_src * dim, sizeof(double));
+    float *dxf = HALO_NEW(float, (size_t)b->num_src * dim);
+    double hstep = 1e-4;
+    for (int32_t u = 0; u < b->num_src; u++) {
+        for (int j = 0; j < dim; j++) {
+            double lp = 0, lm = 0;
+            for (int32_t i = 0; i < b->num_dst; i++) {
+                int64_t deg = b->indptr[i + 1] - b->indptr[i];
+                for (int64_t e = b->indptr[i]; e < b->indptr[i + 1]; e++) {
+                    if (b->indices[e] == u) {
+                        lp += w[(size_t)i * ld_out + j] * hstep / deg;
+                        lm -= w[(size_t)i * ld_out + j] * hstep / deg;
+                    }
+                }
+            }
+            fd[(size_t)u * dim + j] = (lp - lm) / (2 * hstep);
+            dxf[(size_t)u * dim + j] = dx[(size_t)u * ld_src + j];
+        }
+    }
+    assert_true(max_rel_err(dxf, fd, (size_t)b->num_src * dim, 1e-3, NULL) < 1e-5);
+    /* accumulate adds to what is there */
+    float *dx2 = HALO_NEW(float, (size_t)b->num_src * ld_src);
+    for (size_t i = 0; i < (size_t)b->num_src * ld_src; i++) {
+        dx2[i] = 1.0f;
+    }
+    halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src, b->num_edges, b->indptr,
+                                   b->indices, dim, w, ld_out, dx2, ld_src, 1);
+    for (int32_t u = 0; u < b->num_src; u++) {
+        for (int j = 0; j < dim; j++) {
+            assert_true(fabsf(dx2[(size_t)u * ld_src + j] - 1.0f - dx[(size_t)u * ld_src + j]) <
+                        1e-5f);
+        }
+    }
+    free(yref);
+    free(fd);
+    halo_free(dx2);
+    halo_free(dxf);
+    halo_free(yf);
+    halo_free(dx);
+    halo_free(x);
+    halo_free(w);
+    halo_free(y);
+    batch_free(&t);
+    halo_ops_cpu.close(ctx);
+}
+
+/* act(x + b) with ReLU and dropout: forward against the specification in double, backward
+ * (act_backward + col_sum) against central differences of L = sum(w * act(x + b)). */
+static void bias_relu_dropout_backward_matches_finite_differences(void **state)
+{
+    (void)state;
+    halo_ops_ctx *ctx = open_cpu(2);
+    int rows = 300, cols = 7;
+    float p = 0.3f;
+    int32_t *gid = HALO_ALLOC(int32_t, rows);
+    for (int r = 0; r < rows; r++) {
+        gid[r] = 5 * r + 1;
+    }
+    float *x = random_floats((size_t)rows * cols, 1.0, 21);
+    float *bias = random_floats((size_t)cols, 0.3, 22);
+    float *w = random_floats((size_t)rows * cols, 1.0, 23);
+    float *y = HALO_ALLOC(float, (size_t)rows * cols);
+    memcpy(y, x, sizeof(float) * rows * cols);
+    halo_ops_dropout drop = {.p = p, .seed = 7, .step = 3, .layer = 1, .gid = gid};
+    assert_int_equal(halo_ops_cpu.bias_act(ctx, y, rows, cols, cols, bias, 1, &drop), 0);
+    int dropped = 0, positive = 0;
+    for (int r = 0; r < rows; r++) {
+        for (int j = 0; j < cols; j++) {
+            double v = (double)x[r * cols + j] + bias[j];
+            v = v > 0 ? v : 0;
+            int keep = ref_keep(7, 3, 1, gid[r], j, p);
+            dropped += !keep;
+            positive += v > 0;
+            double want = keep ? v / (1.0 - p) : 0.0;
+            assert_true(fabs(y[r * cols + j] - want) <= 1e-6 * (1 + fabs(want)));
+        }
+    }
+    /* about 30% dropped */
+    assert_true(dropped > 0.25 * rows * cols && dropped < 0.35 * rows * cols);
+    assert_true(positive > 0.3 * rows * cols);
+    float *dx = HALO_ALLOC(float, (size_t)rows * cols);
+    memcpy(dx, w, sizeof(float) * rows * cols);
+    assert_int_equal(halo_ops_cpu.act_backward(ctx, dx, y, rows, cols, cols, p), 0);
+    float db[7];
+    assert_int_equal(halo_ops_cpu.col_sum(ctx, dx, rows, cols, cols, db), 0);
+    double h = 1e-6;
+    double *fdx = malloc(sizeof(double) * rows * cols);
+    double fdb[7] = {0};
+    for (int r = 0; r < rows; r++) {
+        for (int j = 0; j < cols; j++) {
+            double keep = ref_keep(7, 3, 1, gid[r], j, p) ? 1.0 / (1.0 - p) : 0.0;
+            double v = (double)x[r * cols + j] + bias[j];
+            double vp = v + h > 0 ? v + h : 0, vm = v - h > 0 ? v - h : 0;
+            fdx[r * cols + j] = w[r * cols + j] * keep * (vp - vm) / (2 * h);
+            fdb[j] += fdx[r * cols + j];
+        }
+    }
+    assert_true(max_rel_err(dx, fdx, (size_t)rows * cols, 1e-3, NULL) < 1e-5);
+    assert_true(max_rel_err(db, fdb, 7, 1e-3, NULL) < 1e-4);
+    /* no dropout: identity on positives */
+    memcpy(y, x, sizeof(float) * rows * cols);
+    halo_ops_cpu.bias_act(ctx, y, rows, cols, cols, NULL, 1, NULL);
+    for (int i = 0; i < rows * cols; i++) {
+        assert_true(y[i] == (x[i] > 0 ? x[i] : 0.0f));
+    }
+    free(fdx);
+    halo_free(dx);
+    halo_free(y);
+    halo_free(w);
+    halo_free(bias);
+    halo_free(x);
+    halo_free(gid);
+    halo_ops_cpu.close(ctx);
+}
+
+/* Softmax cross-entropy: per-row loss against double, dx against central differences of the
+ * mean loss, predictions are the arg-max. */
+static void softmax_cross_entropy_matches_finite_differences(void **state)
+{
+    (void)state;
+    halo_ops_ctx *ctx = open_cpu(2);
+    int rows = 40, c = 6;
+    float *x = random_floats((size_t)rows * c, 3.0, 31);
+    int32_t *lab = random_labels(rows, c, 32);
+    float *dx = HALO_ALLOC(float, (size_t)rows * c);
+    float *loss = HALO_ALLOC(float, rows);
+    int32_t *pred = HALO_ALLOC(int32_t, rows);
+    assert_int_equal(
+        halo_ops_cpu.softmax_xent(ctx, x, rows, c, lab, 1.0f / rows, dx, loss, pred), 0);
+    double *fd = malloc(sizeof(double) * rows * c);
+    double h = 1e-6;
+    for (int r = 0; r < rows; r++) {
+        double xr[6];
+        int best = 0;
+        for (int j = 0; j < c; j++) {
+            xr[j] = x[r * c + j];
+            best = xr[j] > xr[best] ? j : best;
+        }
+        assert_int_equal(pred[r], best);
+        for (int j = -1; j < c; j++) {
+            double lpm[2];
+            for (int s = 0; s < 2; s++) {
+                double se = 0;
+                for (int k = 0; k < c; k++) {
+                    double v = xr[k] + (k == j ? (s ? -h : h) : 0);
+                    se += exp(v);
+                }
+                double xl = xr[lab[r]] + (lab[r] == j ? (s ? -h : h) : 0);
+                lpm[s] = log(se) - xl;
+            }
+            if (j < 0) {
+                assert_true(fabs(loss[r] - lpm[0]) < 1e-5 * (1 + fabs(lpm[0])));
+            } else {
+                fd[r * c + j] = (lpm[0] - lpm[1]) / (2 * h) / rows;
+            }
+        }
+    }
+    assert_true(max_rel_err(dx, fd, (size_t)rows * c, 1e-3, NULL) < 1e-4);
+    int32_t bad = c;
+    assert_int_equal(halo_ops_cpu.softmax_xent(ctx, x, 1, c, &bad, 1.0f, dx, loss, pred),
+                     HALO_EINPUT);
+    free(fd);
+    halo_free(x);
+    halo_free(lab);
+    halo_free(dx);
+    halo_free(loss);
+    halo_free(pred);
+    halo_ops_cpu.close(ctx);
+}
+
+/* ---------------------------------------------------------------- whole model */
+
+static halo_model *make_model(int layers, int in, int hidden, int classes, float dropout,
+                              int threads, int path)
+{
+    halo_model_config cfg;
+    halo_model_config_default(&cfg);
+    cfg.layers = layers;
+    cfg.in_dim = in;
+    cfg.hidden = hidden;
+    cfg.classes = classes;
+    cfg.dropout = dropout;
+    cfg.threads = threads;
+    cfg.path = path;
+    cfg.seed = 17;
+    halo_model *m = NULL;
+    int rc = halo_model_create(&cfg, &m);
+    if (rc < 0) {
+        fprintf(stderr, "%s\n", halo_errmsg());
+    }
+    assert_int_equal(rc, 0);
+    return m;
+}
+
+/* Gradient of the whole model (float, analytic) against central differences of the double
+ * reference with the same dropout masks, for every parameter. */
+static void check_model_gradient(int layers, int in, int hidden, int classes, int path,
+                                 float dropout, const int32_t *nodes)
+{
+    halo_model *m = make_model(layers, in, hidden, classes, dropout, 2, path);
+    test_batch t;
+    batch_make(&t, layers, nodes, 6, 40 + (uint64_t)path);
+    float *feat = random_floats((size_t)nodes[0] * in, 1.0, 41);
+    int32_t *lab = random_labels(nodes[layers], classes, 42);
+    uint64_t step = 9;
+    halo_model_stats st;
+    size_t n;
+    float *p = halo_model_params(m, &n);
+    /* non-zero biases, so that no pre-activation sits exactly on ReLU's kink (a row with no
+     * neighbours and an all-zero input would otherwise be exactly 0) */
+    for (int l = 0; l < layers; l++) {
+        int li = halo_model_layer_in(m, l), lo = halo_model_layer_out(m, l);
+        float *b = p + halo_model_param_offset(m, l) + 2 * (size_t)li * lo;
+        for (int j = 0; j < lo; j++) {
+            b[j] = 0.05f * (float)(j % 5 + 1);
+        }
+    }
+    assert_int_equal(halo_model_push_state(m), 0);
+    assert_int_equal(halo_model_train_forward_backward(m, &t.mb, feat, lab, step, &st), 0);
+    float *g = halo_model_grads(m, NULL);
+    ref_model rm;
+    ref_from_model(&rm, m, step);
+    double *pd = malloc(sizeof(double) * n);
+    double *fd = calloc(n, sizeof(double));
+    for (size_t i = 0; i < n; i++) {
+        pd[i] = p[i];
+    }
+    double l0 = ref_loss(&rm, pd, &t.mb, feat, lab, NULL);
+    assert_true(fabs(st.loss - l0) < 1e-5 * (1 + fabs(l0)));
+    assert_int_equal(st.seeds, nodes[layers]);
+    double h = 1e-6;
+    for (size_t i = 0; i < n; i++) {
+        double keep = pd[i];
+        pd[i] = keep + h;
+        double lp = ref_loss(&rm, pd, &t.mb, feat, lab, NULL);
+        pd[i] = keep - h;
+        double lm = ref_loss(&rm, pd, &t.mb, feat, lab, NULL);
+        pd[i] = keep;
+        fd[i] = (lp - lm) / (2 * h);
+    }
+    size_t at = 0;
+    double err = max_rel_err(g, fd, n, 1e-2, &at);
+    if (err >= 2e-3) {
+        fprintf(stderr, "# layers %d path %d: gradient %zu is %g, finite differences %g\n",
+                layers, path, at, (double)g[at], fd[at]);
+    }
+    assert_true(err < 2e-3);
+    free(pd);
+    free(fd);
+    halo_free(feat);
+    halo_free(lab);
+    batch_free(&t);
+    halo_model_free(m);
+}
+
+static void model_gradient_matches_finite_differences_agg_first(void **state)
+{
+    (void)state;
+    int32_t nodes[3] = {60, 25, 9};
+    check_model_gradient(2, 5, 6, 4, HALO_MODEL_PATH_AGG_FIRST, 0.5f, nodes);
+}
+
+static void model_gradient_matches_finite_differences_lin_first(void **state)
+{
+    (void)state;
+    int32_t nodes[3] = {60, 25, 9};
+    check_model_gradient(2, 5, 6, 4, HALO_MODEL_PATH_LIN_FIRST, 0.5f, nodes);
+}
+
+static void model_gradient_matches_finite_differences_three_layers(void **state)
+{
+    (void)state;
+    int32_t nodes[4] = {80, 40, 20, 7};
+    check_model_gradient(3, 4, 5, 3, HALO_MODEL_PATH_AUTO, 0.25f, nodes);
+}
+
+static void model_gradient_matches_finite_differences_one_layer(void **state)
+{
+    (void)state;
+    int32_t nodes[2] = {30, 12};
+    check_model_gradient(1, 6, 16, 5, HALO_MODEL_PATH_AUTO, 0.5f, nodes);
+}
+
+/* Inference (no dropout) gives the reference's logits and loss; applying the layers one by one
+ * (the full-neighbour path) gives the same logits bit for bit. */
+static void inference_matches_reference_and_layerwise_path(void **state)
+{
+    (void)state;
+    int32_t nodes[3] = {70, 30, 11};
+    halo_model *m = make_model(2, 5, 8, 3, 0.5f, 2, HALO_MODEL_PATH_AUTO);
+    test_batch t;
+    batch_make(&t, 2, nodes, 5, 50);
+    float *feat = random_floats((size_t)nodes[0] * 5, 1.0, 51);
+    int32_t *lab = random_labels(nodes[2], 3, 52);
+    float logits[11 * 3];
+    int32_t pred[11];
+    halo_model_stats st;
+    assert_int_equal(halo_model_infer(m, &t.mb, feat, lab, logits, pred, &st), 0);
+    size_t n;
+    float *p = halo_model_params(m, &n);
+    double *pd = malloc(sizeof(double) * n);
+    for (size_t i = 0; i < n; i++) {
+        pd[i] = p[i];
+    }
+    ref_model rm;
+    ref_from_model(&rm, m, 0);
+    rm.dropout = 0;
+    double ref_logits[11 * 3];
+    double l = ref_loss(&rm, pd, &t.mb, feat, lab, ref_logits);
+    assert_true(fabs(st.loss - l) < 1e-5);
+    assert_true(max_rel_err(logits, ref_logits, 33, 1e-2, NULL) < 1e-5);
+    int correct = 0;
+    for (int i = 0; i < 11; i++) {
+        correct += pred[i] == lab[i];
+    }
+    assert_int_equal(st.correct, correct);
+    float *h1 = HALO_ALLOC(float, (size_t)nodes[1] * 8);
+    float lw[11 * 3];
+    assert_int_equal(halo_model_layer_forward(m, 0, &t.mb.blocks[0], feat, h1), 0);
+    assert_int_equal(halo_model_layer_forward(m, 1, &t.mb.blocks[1], h1, lw), 0);
+    assert_memory_equal(lw, logits, sizeof lw);
+    free(pd);
+    halo_free(h1);
+    halo_free(feat);
+    halo_free(lab);
+    batch_free(&t);
+    halo_model_free(m);
+}
+
+/* The same mini-batch gives bit-identical loss, gradients and updated weights with 1, 2, 3 and 4
+ * threads, on both layer paths. */
+static void training_step_is_bitwise_identical_across_thread_counts(void **state)
+{
+    (void)state;
+    int32_t nodes[3] = {6000, 1500, 300};
+    test_batch t;
+    batch_make(&t, 2, nodes, 12, 60);
+    int in = 40, hidden = 64, classes = 7;
+    float *feat = random_floats((size_t)nodes[0] * in, 1.0, 61);
+    int32_t *lab = random_labels(nodes[2], classes, 62);
+    for (int path = HALO_MODEL_PATH_AGG_FIRST; path <= HALO_MODEL_PATH_LIN_FIRST; path++) {
+        float *g1 = NULL, *p1 = NULL;
+        float loss1 = 0;
+        size_t n = 0;
+        for (int threads = 1; threads <= 4; threads++) {
+            halo_model *m = make_model(2, in, hidden, classes, 0.5f, threads, path);
+            halo_model_stats st;
+            assert_int_equal(halo_model_train_forward_backward(m, &t.mb, feat, lab, 3, &st), 0);
+            float *g = halo_model_grads(m, &n);
+            assert_int_equal(halo_model_adam_step(m, 1.0f), 0);
+            assert_int_equal(halo_model_train_forward_backward(m, &t.mb, feat, lab, 4, &st), 0);
+            assert_int_equal(halo_model_adam_step(m, 1.0f), 0);
+            float *p = halo_model_params(m, NULL);
+            if (threads == 1) {
+                g1 = HALO_ALLOC(float, n);
+                p1 = HALO_ALLOC(float, n);
+                memcpy(g1, g, n * sizeof(float));
+                memcpy(p1, p, n * sizeof(float));
+                loss1 = st.loss;
+            } else {
+                assert_memory_equal(&st.loss, &loss1, sizeof(float));
+                assert_memory_equal(g, g1, n * sizeof(float));
+                assert_memory_equal(p, p1, n * sizeof(float));
+            }
+            halo_model_free(m);
+        }
+        halo_free(g1);
+        halo_free(p1);
+    }
+    halo_free(feat);
+    halo_free(lab);
+    batch_free(&t);
+}
+
+/* Adam: first step moves each weight by lr * sign(g) (hand-computed), later steps (with weight
+ * decay and a gradient scale) follow torch.optim.Adam's formulas evaluated in double. */
+static void adam_matches_hand_computed_updates(void **state)
+{
+    (void)state;
+    halo_model_config cfg;
+    halo_model_config_default(&cfg);
+    cfg.layers = 1;
+    cfg.in_dim = 1;
+    cfg.classes = 1;
+    cfg.lr = 0.1f;
+    cfg.threads = 1;
+    halo_model *m = NULL;
+    assert_int_equal(halo_model_create(&cfg, &m), 0);
+    size_t n;
+    float *p = halo_model_params(m, &n);
+    float *g = halo_model_grads(m, NULL);
+    assert_int_equal(n, 16); /* 3 weights padded to 16 */
+    p[0] = 1.0f;
+    p[1] = -2.0f;
+    p[2] = 0.5f;
+    g[0] = 0.1f;
+    g[1] = -0.2f;
+    g[2] = 0.0f;
+    assert_int_equal(halo_model_adam_step(m, 1.0f), 0);
+    assert_true(fabsf(p[0] - 0.9f) < 1e-6f);
+    assert_true(fabsf(p[1] - -1.9f) < 1e-6f);
+    assert_true(p[2] == 0.5f);
+    for (size_t i = 3; i < n; i++) {
+        assert_true(p[i] == 0.0f);
+    }
+    assert_int_equal(halo_model_adam_t(m), 1);
+    /* three more steps with decay 0.01 and a scale of 0.5, against double */
+    halo_model_free(m);
+    cfg.weight_decay = 0.01f;
+    assert_int_equal(halo_model_create(&cfg, &m), 0);
+    p = halo_model_params(m, NULL);
+    g = halo_model_grads(m, NULL);
+    double pd[3] = {1.0, -2.0, 0.5}, md[3] = {0}, vd[3] = {0};
+    double gs[3][3] = {{0.4, -0.2, 1.0}, {0.1, 0.3, -2.0}, {-0.5, 0.05, 0.7}};
+    for (int i = 0; i < 3; i++) {
+        p[i] = (float)pd[i];
+    }
+    for (int s = 0; s < 3; s++) {
+        double b1 = 0.9, b2 = 0.999, lr = 0.1, eps = 1e-8, wd = 0.01;
+        for (int i = 0; i < 3; i++) {
+            g[i] = (float)gs[s][i];
+            double gg = gs[s][i] * 0.5 + wd * pd[i];
+            md[i] = b1 * md[i] + (1 - b1) * gg;
+            vd[i] = b2 * vd[i] + (1 - b2) * gg * gg;
+            double bc1 = 1 - pow(b1, s + 1), bc2 = 1 - pow(b2, s + 1);
+            pd[i] -= lr / bc1 * md[i] / (sqrt(vd[i]) / sqrt(bc2) + eps);
+        }
+        assert_int_equal(halo_model_adam_step(m, 0.5f), 0);
+        for (int i = 0; i < 3; i++) {
+            assert_true(fabs(p[i] - pd[i]) < 2e-6);
+            assert_true(fabs(halo_model_adam_m(m)[i] - md[i]) < 1e-6);
+            assert_true(fabs(halo_model_adam_v(m)[i] - vd[i]) < 1e-6);
+        }
+    }
+    assert_int_equal(halo_model_adam_t(m), 3);
+    halo_model_free(m);
+}
+
+/* Weight init: Xavier uniform with ReLU gain, per matrix within the bound, roughly its variance,
+ * a pure function of the seed; biases zero; the checksum tells weights apart. */
+static void init_is_xavier_uniform_and_keyed_by_seed(void **state)
+{
+    (void)state;
+    halo_model *a = make_model(2, 100, 64, 10, 0.5f, 1, 0);
+    halo_model *b = make_model(2, 100, 64, 10, 0.5f, 2, 0);
+    size_t n;
+    float *pa = halo_model_params(a, &n);
+    assert_memory_equal(pa, halo_model_params(b, NULL), n * sizeof(float));
+    assert_true(halo_model_param_checksum(a) == halo_model_param_checksum(b));
+    for (int l = 0; l < 2; l++) {
+        int in = halo_model_layer_in(a, l), out = halo_model_layer_out(a, l);
+        double bound = sqrt(2.0) * sqrt(6.0 / (in + out));
+        size_t off = halo_model_param_offset(a, l);
+        assert_int_equal(off % 16, 0);
+        double sq = 0;
+        for (size_t i = 0; i < 2 * (size_t)in * out; i++) {
+            assert_true(fabs(pa[off + i]) <= bound);
+            sq += (double)pa[off + i] * pa[off + i];
+        }
+        double var = sq / (2.0 * in * out);
+        assert_true(fabs(var - bound * bound / 3) < 0.1 * bound * bound / 3);
+        for (int j = 0; j < out; j++) {
+            assert_true(pa[off + 2 * (size_t)in * out + j] == 0.0f);
+        }
+    }
+    pa[5] += 1e-6f;
+    assert_true(halo_model_param_checksum(a) != halo_model_param_checksum(b));
+    halo_model_free(a);
+    halo_model_free(b);
+}
+
+/* A node's class is only visible in its neighbours' features (its own are noise); a 2-layer model
+ * with dropout learns it: the loss falls far below chance and accuracy is high. */
+static void model_learns_a_separable_toy_problem(void **state)
+{
+    (void)state;
+    enum { C = 4, IN = 8, SEEDS = 200, HID = 400, INPUT = 1200, DEG = 6 };
+    int32_t nodes[3] = {INPUT, HID, SEEDS};
+    int32_t *cls = HALO_ALLOC(int32_t, INPUT);
+    for (int i = 0; i < INPUT; i++) {
+        cls[i] = i % C;
+    }
+    test_batch t;
+    batch_make(&t, 2, nodes, DEG, 70);
+    halo_rng r;
+    halo_rng_init(&r, 71, HALO_RNG_TEST, 0, 0, 0);
+    /* rewire: every destination's neighbours have its class (sources of class k: i % C == k) */
+    for (int l = 0; l < 2; l++) {
+        halo_block *b = &t.mb.blocks[l];
+        int64_t e = 0;
+        for (int32_t i = 0; i < b->num_dst; i++) {
+            t.indptr[l][i] = e;
+            for (int k = 0; k < DEG; k++) {
+                int32_t u = (int32_t)halo_rng_below(&r, (uint64_t)b->num_src / C) * C + cls[i];
+                t.indices[l][e++] = u;
+            }
+        }
+        t.indptr[l][b->num_dst] = e;
+        b->num_edges = e;
+    }
+    float *feat = HALO_ALLOC(float, (size_t)INPUT * IN);
+    for (int i = 0; i < INPUT; i++) {
+        for (int j = 0; j < IN; j++) {
+            double noise = 2.0 * halo_rng_uniform(&r) - 1.0;
+            /* destinations of block 0 (i < HID) carry pure noise */
+            feat[i * IN + j] = (float)(noise + (i >= HID && j == cls[i] ? 1.5 : 0.0));
+        }
+    }
+    halo_model_config cfg;
+    halo_model_config_default(&cfg);
+    cfg.in_dim = IN;
+    cfg.classes = C;
+    cfg.lr = 0.01f;
+    cfg.threads = 2;
+    halo_model *m = NULL;
+    assert_int_equal(halo_model_create(&cfg, &m), 0);
+    halo_model_stats st, first = {0};
+    for (int s = 0; s < 150; s++) {
+        assert_int_equal(halo_model_train_forward_backward(m, &t.mb, feat, cls, (uint64_t)s, &st),
+                         0);
+        if (s == 0) {
+            first = st;
+        }
+        assert_int_equal(halo_model_adam_step(m, 1.0f), 0);
+    }
+    halo_model_stats ev;
+    assert_int_equal(halo_model_infer(m, &t.mb, feat, cls, NULL, NULL, &ev), 0);
+    fprintf(stderr, "# toy: loss %.4f -> %.4f (train), %.4f eval, accuracy %d/%d\n",
+            (double)first.loss, (double)st.loss, (double)ev.loss, ev.correct, ev.seeds);
+    assert_true(first.loss > 1.2f);
+    assert_true(ev.loss < 0.2f * first.loss);
+    assert_true(ev.correct >= 0.95 * SEEDS);
+    halo_model_free(m);
+    halo_free(feat);
+    halo_free(cls);
+    batch_free(&t);
+}
+
+/* --device: parsing; cpu stays cpu; auto falls back to the CPU without a GPU; gpu without one is
+ * a HALO_ECUDA error naming the flag; with GPUs a rank takes local_rank % count. */
+static void device_resolution_follows_the_flag(void **state)
+{
+    (void)state;
+    int d = -1, gpu = 7;
+    assert_int_equal(halo_model_device_parse("auto", &d), 0);
+    assert_int_equal(d, HALO_DEVICE_AUTO);
+    assert_int_equal(halo_model_device_parse("gpu", &d), 0);
+    assert_int_equal(d, HALO_DEVICE_GPU);
+    assert_int_equal(halo_model_device_parse("tpu", &d), HALO_EUSAGE);
+    assert_int_equal(halo_model_device_resolve(HALO_DEVICE_CPU, 3, &d, &gpu), 0);
+    assert_int_equal(d, HALO_DEVICE_CPU);
+    assert_int_equal(gpu, -1);
+    int count = halo_model_gpu_count();
+    if (count == 0) {
+        assert_int_equal(halo_model_device_resolve(HALO_DEVICE_AUTO, 0, &d, &gpu), 0);
+        assert_int_equal(d, HALO_DEVICE_CPU);
+        assert_int_equal(halo_model_device_resolve(HALO_DEVICE_GPU, 0, &d, &gpu), HALO_ECUDA);
+        assert_non_null(strstr(halo_errmsg(), "--device gpu: no GPU found"));
+    } else {
+        assert_int_equal(halo_model_device_resolve(HALO_DEVICE_AUTO, count + 1, &d, &gpu), 0);
+        assert_int_equal(d, HALO_DEVICE_GPU);
+        assert_int_equal(gpu, 1 % count);
+    }
+}
+
+/* Bad input is an error, never a crash: labels out of range, a source number outside the
+ * block, a layer count that differs from the model's, a bad configuration. */
+static void bad_input_is_reported(void **state)
+{
+    (void)state;
+    int32_t nodes[3] = {20, 10, 4};
+    halo_model *m = make_model(2, 3, 4, 2, 0.5f, 1, 0);
+    test_batch t;
+    batch_make(&t, 2, nodes, 4, 80);
+    float *feat = random_floats(20 * 3, 1.0, 81);
+    int32_t lab[4] = {0, 1, 2, 0};
+    assert_int_equal(halo_model_train_forward_backward(m, &t.mb, feat, lab, 0, NULL), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "label 2"));
+    lab[2] = 1;
+    assert_int_equal(halo_model_train_forward_backward(m, &t.mb, feat, lab, 0, NULL), 0);
+    int32_t keep = t.indices[0][0];
+    t.indices[0][0] = 20;
+    assert_int_equal(halo_model_train_forward_backward(m, &t.mb, feat, lab, 0, NULL), HALO_EINPUT);
+    t.indices[0][0] = keep;
+    t.mb.layers = 1;
+    assert_int_equal(halo_model_infer(m, &t.mb, feat, NULL, NULL, NULL, NULL), HALO_EINPUT);
+    t.mb.layers = 2;
+    halo_model_config cfg;
+    halo_model_config_default(&cfg);
+    halo_model *bad = NULL;
+    assert_int_equal(halo_model_create(&cfg, &bad), HALO_EUSAGE); /* in_dim 0 */
+    cfg.in_dim = 3;
+    cfg.classes = 2;
+    cfg.dropout = 1.0f;
+    assert_int_equal(halo_model_create(&cfg, &bad), HALO_EUSAGE);
+    assert_null(bad);
+    halo_free(feat);
+    batch_free(&t);
+    halo_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gemm_matches_reference_in_all_transposes),
+        cmocka_unit_test(aggregation_and_its_backward_match_finite_differences),
+        cmocka_unit_test(bias_relu_dropout_backward_matches_finite_differences),
+        cmocka_unit_test(softmax_cross_entropy_matches_finite_differences),
+        cmocka_unit_test(model_gradient_matches_finite_differences_agg_first),
+        cmocka_unit_test(model_gradient_matches_finite_differences_lin_first),
+        cmocka_unit_test(model_gradient_matches_finite_differences_three_layers),
+        cmocka_unit_test(model_gradient_matches_finite_differences_one_layer),
+        cmocka_unit_test(inference_matches_reference_and_layerwise_path),
+        cmocka_unit_test(training_step_is_bitwise_identical_across_thread_counts),
+        cmocka_unit_test(adam_matches_hand_computed_updates),
+        cmocka_unit_test(init_is_xavier_uniform_and_keyed_by_seed),
+        cmocka_unit_test(model_learns_a_separable_toy_problem),
+        cmocka_unit_test(device_resolution_follows_the_flag),
+        cmocka_unit_test(bad_input_is_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

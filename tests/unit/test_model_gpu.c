@@ -1,0 +1,247 @@
+/* CPU vs GPU back ends of runtime/model: the same mini-batch gives the same loss, gradients,
+ * Adam update and inference within 1e-4 relative. Skipped (TAP "# SKIP") where no GPU is. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "core/err.h"
+#include "core/mem.h"
+#include "core/rng.h"
+#include "model/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A random mini-batch and the arrays behind it. */
+typedef struct test_batch {
+    halo_minibatch mb;                  /* blocks point into the arrays below */
+    int64_t *indptr[HALO_MAX_LAYERS];   /* per block */
+    int32_t *indices[HALO_MAX_LAYERS];  /* per block */
+    int32_t *gid;                       /* global ids; every block uses a prefix */
+} test_batch;
+
+static void batch_make(test_batch *t, int layers, const int32_t *nodes, int maxdeg, uint64_t seed)
+{
+    memset(t, 0, sizeof *t);
+    halo_rng r;
+    halo_rng_init(&r, seed, HALO_RNG_TEST, 2, 0, 0);
+    t->gid = HALO_ALLOC(int32_t, nodes[0]);
+    for (int32_t i = 0; i < nodes[0]; i++) {
+        t->gid[i] = 3 * i + 5;
+    }
+    t->mb.layers = layers;
+    for (int l = 0; l < layers; l++) {
+        halo_block *b = &t->mb.blocks[l];
+        b->num_src = nodes[l];
+        b->num_dst = nodes[l + 1];
+        t->indptr[l] = HALO_ALLOC(int64_t, b->num_dst + 1);
+        t->indices[l] = HALO_ALLOC(int32_t, (size_t)b->num_dst * maxdeg + 1);
+        int64_t e = 0;
+        t->indptr[l][0] = 0;
+        for (int32_t i = 0; i < b->num_dst; i++) {
+            int deg = i % 13 == 5 ? 0 : (int)halo_rng_below(&r, (uint64_t)maxdeg + 1);
+            for (int k = 0; k < deg; k++) {
+                t->indices[l][e++] = (int32_t)halo_rng_below(&r, (uint64_t)b->num_src);
+            }
+            t->indptr[l][i + 1] = e;
+        }
+        b->num_edges = e;
+        b->indptr = t->indptr[l];
+        b->indices = t->indices[l];
+        b->src_gid = t->gid;
+    }
+    t->mb.num_seeds = nodes[layers];
+    t->mb.seeds = t->gid;
+    t->mb.num_input = nodes[0];
+    t->mb.input = t->gid;
+}
+
+static void batch_free(test_batch *t)
+{
+    for (int l = 0; l < t->mb.layers; l++) {
+        halo_free(t->indptr[l]);
+        halo_free(t->indices[l]);
+    }
+    halo_free(t->gid);
+}
+
+/* Largest |a - b| / (|b| + 1e-2 max |b|) over n values. */
+static double rel_err(const float *a, const float *b, size_t n)
+{
+    double bmax = 0, worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        bmax = fabs(b[i]) > bmax ? fabs(b[i]) : bmax;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - b[i]) / (fabs(b[i]) + 1e-2 * bmax + 1e-30);
+        worst = e > worst ? e : worst;
+    }
+    return worst;
+}
+
+static halo_model *make_model(int device, int path, float dropout)
+{
+    halo_model_config cfg;
+    halo_model_config_default(&cfg);
+    cfg.in_dim = 32;
+    cfg.hidden = 48;
+    cfg.classes = 7;
+    cfg.dropout = dropout;
+    cfg.threads = 2;
+    cfg.path = path;
+    cfg.weight_decay = 1e-4f;
+    cfg.device = device;
+    cfg.gpu = device == HALO_DEVICE_GPU ? 0 : -1;
+    halo_model *m = NULL;
+    int rc = halo_model_create(&cfg, &m);
+    if (rc < 0) {
+        fprintf(stderr, "# %s\n", halo_errmsg());
+    }
+    assert_int_equal(rc, 0);
+    return m;
+}
+
+/* The fixtures shared by the tests. */
+typedef struct fixture {
+    test_batch t;    /* 2 layers: 5000 inputs, 1200 hidden, 250 seeds */
+    float *feat;     /* [5000 x 32] */
+    int32_t *labels; /* [250] */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = HALO_NEW(fixture, 1);
+    int32_t nodes[3] = {5000, 1200, 250};
+    batch_make(&f->t, 2, nodes, 12, 1);
+    halo_rng r;
+    halo_rng_init(&r, 3, HALO_RNG_TEST, 0, 0, 0);
+    f->feat = HALO_ALLOC(float, (size_t)5000 * 32);
+    for (size_t i = 0; i < (size_t)5000 * 32; i++) {
+        f->feat[i] = (float)(2.0 * halo_rng_uniform(&r) - 1.0);
+    }
+    f->labels = HALO_ALLOC(int32_t, 250);
+    for (int i = 0; i < 250; i++) {
+        f->labels[i] = (int32_t)halo_rng_below(&r, 7);
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    batch_free(&f->t);
+    halo_free(f->feat);
+    halo_free(f->labels);
+    halo_free(f);
+    return 0;
+}
+
+/* Loss and every gradient of one training pass (with dropout) agree, on each layer path. */
+static void train_pass_gpu_matches_cpu(void **state)
+{
+    fixture *f = *state;
+    for (int path = HALO_MODEL_PATH_AUTO; path <= HALO_MODEL_PATH_LIN_FIRST; path++) {
+        halo_model *cpu = make_model(HALO_DEVICE_CPU, path, 0.5f);
+        halo_model *gpu = make_model(HALO_DEVICE_GPU, path, 0.5f);
+        size_t n;
+        assert_memory_equal(halo_model_params(cpu, &n), halo_model_params(gpu, NULL),
+                            n * sizeof(float));
+        halo_model_stats sc, sg;
+        assert_int_equal(
+            halo_model_train_forward_backward(cpu, &f->t.mb, f->feat, f->labels, 11, &sc), 0);
+        assert_int_equal(
+            halo_model_train_forward_backward(gpu, &f->t.mb, f->feat, f->labels, 11, &sg), 0);
+        fprintf(stderr, "# path %d: loss cpu %.7f gpu %.7f\n", path, (double)sc.loss,
+                (double)sg.loss);
+        assert_true(fabs((double)sc.loss - sg.loss) <= 1e-4 * fabs((double)sc.loss));
+        /* arg-max may flip on a near tie */
+        assert_true(abs(sc.correct - sg.correct) <= 2);
+        double e = rel_err(halo_model_grads(gpu, NULL), halo_model_grads(cpu, NULL), n);
+        fprintf(stderr, "# path %d: gradients differ by %.3g relative\n", path, e);
+        assert_true(e <= 1e-4);
+        halo_model_free(cpu);
+        halo_model_free(gpu);
+    }
+}
+
+/* The same gradients give the same Adam update; the moments pulled back agree too. */
+static void adam_step_gpu_matches_cpu(void **state)
+{
+    fixture *f = *state;
+    halo_model *cpu = make_model(HALO_DEVICE_CPU, 0, 0.5f);
+    halo_model *gpu = make_model(HALO_DEVICE_GPU, 0, 0.5f);
+    size_t n;
+    for (int s = 0; s < 3; s++) {
+        assert_int_equal(
+            halo_model_train_forward_backward(cpu, &f->t.mb, f->feat, f->labels, 20 + s, NULL), 0);
+        memcpy(halo_model_grads(gpu, &n), halo_model_grads(cpu, NULL), n * sizeof(float));
+        assert_int_equal(halo_model_adam_step(cpu, 0.5f), 0);
+        assert_int_equal(halo_model_adam_step(gpu, 0.5f), 0);
+    }
+    assert_true(rel_err(halo_model_params(gpu, NULL), halo_model_params(cpu, NULL), n) < 1e-5);
+    assert_int_equal(halo_model_pull_state(gpu), 0);
+    assert_true(rel_err(halo_model_adam_m(gpu), halo_model_adam_m(cpu), n) < 1e-5);
+    assert_true(rel_err(halo_model_adam_v(gpu), halo_model_adam_v(cpu), n) < 1e-5);
+    assert_int_equal(halo_model_adam_t(gpu), 3);
+    halo_model_free(cpu);
+    halo_model_free(gpu);
+}
+
+/* Inference and the layer-wise path agree between the back ends. */
+static void inference_gpu_matches_cpu(void **state)
+{
+    fixture *f = *state;
+    halo_model *cpu = make_model(HALO_DEVICE_CPU, 0, 0.5f);
+    halo_model *gpu = make_model(HALO_DEVICE_GPU, 0, 0.5f);
+    float *lc = HALO_ALLOC(float, 250 * 7), *lg = HALO_ALLOC(float, 250 * 7);
+    halo_model_stats sc, sg;
+    assert_int_equal(halo_model_infer(cpu, &f->t.mb, f->feat, f->labels, lc, NULL, &sc), 0);
+    assert_int_equal(halo_model_infer(gpu, &f->t.mb, f->feat, f->labels, lg, NULL, &sg), 0);
+    assert_true(rel_err(lg, lc, 250 * 7) < 1e-4);
+    assert_true(fabs((double)sc.loss - sg.loss) <= 1e-4 * fabs((double)sc.loss));
+    float *hc = HALO_ALLOC(float, 1200 * 48), *hg = HALO_ALLOC(float, 1200 * 48);
+    assert_int_equal(halo_model_layer_forward(cpu, 0, &f->t.mb.blocks[0], f->feat, hc), 0);
+    assert_int_equal(halo_model_layer_forward(gpu, 0, &f->t.mb.blocks[0], f->feat, hg), 0);
+    assert_true(rel_err(hg, hc, 1200 * 48) < 1e-4);
+    halo_free(lc);
+    halo_free(lg);
+    halo_free(hc);
+    halo_free(hg);
+    halo_model_free(cpu);
+    halo_model_free(gpu);
+}
+
+/* With a GPU present, auto and gpu resolve to it and a rank takes local_rank % count. */
+static void device_resolves_to_a_gpu(void **state)
+{
+    (void)state;
+    int count = halo_model_gpu_count();
+    int d, g;
+    assert_int_equal(halo_model_device_resolve(HALO_DEVICE_GPU, 2 * count + 1, &d, &g), 0);
+    assert_int_equal(d, HALO_DEVICE_GPU);
+    assert_int_equal(g, (2 * count + 1) % count);
+    assert_int_equal(halo_model_device_resolve(HALO_DEVICE_AUTO, 0, &d, &g), 0);
+    assert_int_equal(d, HALO_DEVICE_GPU);
+    assert_int_equal(g, 0);
+}
+
+int main(void)
+{
+    if (halo_model_gpu_count() == 0) {
+        fprintf(stderr, "halo: notice: test_model_gpu: no GPU, CPU vs GPU comparison skipped\n");
+        printf("1..1\nok 1 - cpu_and_gpu_agree # SKIP no GPU\n");
+        return 0;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(train_pass_gpu_matches_cpu),
+        cmocka_unit_test(adam_step_gpu_matches_cpu),
+        cmocka_unit_test(inference_gpu_matches_cpu),
+        cmocka_unit_test(device_resolves_to_a_gpu),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
