@@ -66,6 +66,8 @@ BENCH_BIN := $(BENCH_SRC:%.c=$(BUILD)/%)
 TEST_HELPERS := $(wildcard tests/common/*.c)
 TEST_HOBJ := $(TEST_HELPERS:%.c=$(BUILD)/%.o)
 
+.SECONDARY:
+
 .PHONY: all deps build test check test-gpu bench demo asan format lint install clean help
 
 all: $(BIN)

@@ -38,7 +38,7 @@ run_suite() {
         print (($1 == "ok") ? "ok " : "not ok ") n ": " s }' "$log"
     if [ "$f" -gt 0 ] || [ "$rc" -ne 0 ]; then
         echo "---- $name (exit $rc) ----"
-        grep -vE '^ok ' "$log" | tail -n 40
+        grep -vE '^ok ' "$log" | tail -n 40 | sed 's/^/# /' 
         echo "----"
         if [ "$f" -eq 0 ]; then
             f=1
