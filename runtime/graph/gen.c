@@ -1,0 +1,859 @@
+/* Generators: a deterministic edge stream (R-MAT or SBM) is walked twice, once to count in-degrees
+ * and once to fill the in-edge CSR in place; rows are then sorted and deduplicated. Labels, split
+ * and features are pure functions of (seed, node), so features stream straight to disk. */
+#include "graph/gen.h"
+
+#include "core/err.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/progress.h"
+#include "core/rng.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GEN_CHUNK 4096 /* edge draws per RNG stream; the stream of chunk i is keyed by i */
+#define GEN_ROWS 4096  /* feature rows staged per write */
+
+/* A preset: the shape of an OGB node-property dataset. */
+typedef struct gen_preset {
+    const char *name;     /* as typed after --preset */
+    const char *alias;    /* second accepted name or NULL */
+    int64_t nodes;        /* real node count */
+    double degree;        /* mean in-degree of the symmetrised graph */
+    double homophily;     /* fraction of in-edges from the node's own class */
+    double skew;          /* degree spread (see halo_gen_params.skew) */
+    int feat_dim;         /* feature width */
+    int classes;          /* label classes */
+    double noise;         /* feature noise */
+    int64_t train, valid, test; /* real split sizes */
+    bool label_split_only; /* unlabelled outside the splits */
+} gen_preset;
+
+/* Sizes from ../shared/reference/distdgl.md and the OGB dataset pages. The noise is set so that
+ * nearest-class-mean on features alone is right about half the time (a stand-in for the MLP
+ * baselines of OGB: 55%, 61%, 47%) and clearly better after averaging over neighbours. */
+static const gen_preset presets[] = {
+    {"arxiv", "ogbn-arxiv", 169343, 2.0 * 1166243 / 169343, 0.65, 1.0, 128, 40, 4.5, 90941,
+     29799, 48603, false},
+    {"products", "ogbn-products", 2449029, 2.0 * 61859140 / 2449029, 0.80, 1.0, 100, 47, 4.0,
+     196615, 39323, 2213091, false},
+    {"papers100M", "papers", 111059956, 2.0 * 1615685872 / 111059956, 0.60, 1.0, 128, 172, 2.5,
+     1207179, 125265, 214338, true},
+};
+
+const char *halo_gen_preset_names(void)
+{
+    return "arxiv, products, papers100M";
+}
+
+void halo_gen_split_sizes(const halo_gen_params *p, int64_t *train, int64_t *valid,
+                          int64_t *test)
+{
+    double n = (double)p->nodes;
+    int64_t t = (int64_t)llround(p->train * n), v = (int64_t)llround(p->valid * n);
+    int64_t e = (int64_t)llround(p->test * n);
+    t = t < p->nodes ? t : p->nodes;
+    v = t + v < p->nodes ? v : p->nodes - t;
+    e = t + v + e < p->nodes ? e : p->nodes - t - v;
+    *train = t;
+    *valid = v;
+    *test = e;
+}
+
+void halo_gen_defaults(int model, halo_gen_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->model = model;
+    p->seed = 1;
+    p->a = 0.57;
+    p->b = 0.19;
+    p->c = 0.19;
+    p->directed = false;
+    if (model == HALO_GEN_RMAT) {
+        snprintf(p->name, sizeof p->name, "rmat");
+        p->nodes = 1 << 16;
+        p->degree = 16;
+        p->classes = 16;
+        p->feat_dim = 32;
+        p->noise = 2.5;
+    } else {
+        snprintf(p->name, sizeof p->name, "sbm");
+        p->nodes = 10000;
+        p->degree_in = 10;
+        p->degree_out = 5;
+        p->degree = 15;
+        p->classes = 8;
+        p->feat_dim = 32;
+        p->noise = 3.0;
+    }
+    p->train = 0.6;
+    p->valid = 0.2;
+    p->test = 0.2;
+}
+
+int halo_gen_preset(const char *preset, double scale, halo_gen_params *p)
+{
+    const gen_preset *ps = NULL;
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+        if (strcmp(preset, presets[i].name) == 0 ||
+            (presets[i].alias != NULL && strcmp(preset, presets[i].alias) == 0)) {
+            ps = &presets[i];
+        }
+    }
+    if (ps == NULL) {
+        return halo_errorf(HALO_EUSAGE, "--preset: unknown preset '%s' (known: %s)", preset,
+                           halo_gen_preset_names());
+    }
+    if (!(scale > 0) || scale > 16) {
+        return halo_errorf(HALO_EUSAGE, "--scale: %g is not in (0, 16] for a preset", scale);
+    }
+    halo_gen_defaults(HALO_GEN_SBM, p);
+    snprintf(p->preset, sizeof p->preset, "%s", ps->name);
+    if (scale == 1.0) {
+        snprintf(p->name, sizeof p->name, "%s-like", ps->name);
+    } else {
+        snprintf(p->name, sizeof p->name, "%s-like-x%g", ps->name, scale);
+    }
+    p->nodes = (int64_t)llround((double)ps->nodes * scale);
+    if (p->nodes < 2 * ps->classes) {
+        p->nodes = 2 * ps->classes;
+    }
+    p->degree = ps->degree;
+    p->degree_in = ps->degree * ps->homophily;
+    p->degree_out = ps->degree * (1 - ps->homophily);
+    p->skew = ps->skew;
+    p->feat_dim = ps->feat_dim;
+    p->classes = ps->classes;
+    p->noise = ps->noise;
+    p->label_split_only = ps->label_split_only;
+    double n = (double)ps->nodes;
+    p->train = (double)ps->train / n;
+    p->valid = (double)ps->valid / n;
+    p->test = (double)ps->test / n;
+    return 0;
+}
+
+int halo_gen_check(const halo_gen_params *p)
+{
+    if (p->model != HALO_GEN_RMAT && p->model != HALO_GEN_SBM) {
+        return halo_errorf(HALO_EUSAGE, "gen: unknown model %d", p->model);
+    }
+    if (p->nodes < 2 || p->nodes > 2147483647LL) {
+        return halo_errorf(HALO_EUSAGE, "--nodes: %lld is not in [2, 2^31-1]",
+                           (long long)p->nodes);
+    }
+    if (p->classes < 1 || p->classes > (1 << 20) || p->classes > p->nodes) {
+        return halo_errorf(HALO_EUSAGE, "--classes: %d is not in [1, min(2^20, nodes)]",
+                           p->classes);
+    }
+    if (p->feat_dim < 0 || p->feat_dim > 65536) {
+        return halo_errorf(HALO_EUSAGE, "--feat-dim: %d is not in [0, 65536]", p->feat_dim);
+    }
+    if (!(p->noise >= 0) || p->noise > 1e6) {
+        return halo_errorf(HALO_EUSAGE, "--noise: %g is not in [0, 1e6]", p->noise);
+    }
+    if (!(p->train >= 0 && p->valid >= 0 && p->test >= 0 &&
+          p->train + p->valid + p->test <= 1 + 1e-9)) {
+        return halo_errorf(HALO_EUSAGE, "--train/--valid/--test: fractions %g, %g, %g must be "
+                           ">= 0 and sum to at most 1", p->train, p->valid, p->test);
+    }
+    if (p->model == HALO_GEN_RMAT) {
+        if (!(p->a > 0 && p->b >= 0 && p->c >= 0 && p->a + p->b + p->c <= 1.0 + 1e-12)) {
+            return halo_errorf(HALO_EUSAGE, "--a/--b/--c: need a > 0, b, c >= 0, a+b+c <= 1 "
+                               "(got %g, %g, %g)", p->a, p->b, p->c);
+        }
+        if (!(p->degree > 0) || p->degree > 1e5) {
+            return halo_errorf(HALO_EUSAGE, "--edge-factor: %g is not in (0, 1e5]", p->degree);
+        }
+    } else {
+        if (!(p->degree_in >= 0) || !(p->degree_out >= 0) || p->degree_in + p->degree_out <= 0 ||
+            p->degree_in + p->degree_out > 1e5) {
+            return halo_errorf(HALO_EUSAGE, "--degree-in/--degree-out: %g, %g: need both >= 0 "
+                               "and 0 < sum <= 1e5", p->degree_in, p->degree_out);
+        }
+        if (p->classes == 1 && p->degree_in <= 0) {
+            return halo_errorf(HALO_EUSAGE, "--degree-in: must be > 0 with one class");
+        }
+        if (!(p->skew >= 0) || p->skew > 10) {
+            return halo_errorf(HALO_EUSAGE, "--skew: %g is not in [0, 10]", p->skew);
+        }
+    }
+    double draws = (double)p->nodes *
+                   (p->model == HALO_GEN_RMAT ? p->degree : p->degree_in + p->degree_out);
+    if (p->model == HALO_GEN_SBM && !p->directed) {
+        draws /= 2;
+    }
+    if (draws * (p->directed ? 1 : 2) > 1e11) {
+        return halo_errorf(HALO_EUSAGE, "gen: %.3g edges is too many", draws);
+    }
+    return 0;
+}
+
+char *halo_gen_source_json(const halo_gen_params *p)
+{
+    halo_jw w;
+    halo_jw_init(&w, false);
+    halo_jw_obj_begin(&w);
+    halo_jw_key(&w, "generator");
+    halo_jw_str(&w, p->model == HALO_GEN_RMAT ? "rmat" : "sbm");
+    if (p->preset[0]) {
+        halo_jw_key(&w, "preset");
+        halo_jw_str(&w, p->preset);
+    }
+    halo_jw_key(&w, "seed");
+    halo_jw_i64(&w, (int64_t)p->seed);
+    halo_jw_key(&w, "nodes");
+    halo_jw_i64(&w, p->nodes);
+    if (p->model == HALO_GEN_RMAT) {
+        halo_jw_key(&w, "edge_factor");
+        halo_jw_f64(&w, p->degree);
+        halo_jw_key(&w, "a");
+        halo_jw_f64(&w, p->a);
+        halo_jw_key(&w, "b");
+        halo_jw_f64(&w, p->b);
+        halo_jw_key(&w, "c");
+        halo_jw_f64(&w, p->c);
+    } else {
+        halo_jw_key(&w, "degree_in");
+        halo_jw_f64(&w, p->degree_in);
+        halo_jw_key(&w, "degree_out");
+        halo_jw_f64(&w, p->degree_out);
+        halo_jw_key(&w, "skew");
+        halo_jw_f64(&w, p->skew);
+    }
+    halo_jw_key(&w, "classes");
+    halo_jw_i64(&w, p->classes);
+    halo_jw_key(&w, "feat_dim");
+    halo_jw_i64(&w, p->feat_dim);
+    halo_jw_key(&w, "noise");
+    halo_jw_f64(&w, p->noise);
+    int64_t tr, va, te;
+    halo_gen_split_sizes(p, &tr, &va, &te);
+    halo_jw_key(&w, "train");
+    halo_jw_i64(&w, tr);
+    halo_jw_key(&w, "valid");
+    halo_jw_i64(&w, va);
+    halo_jw_key(&w, "test");
+    halo_jw_i64(&w, te);
+    halo_jw_key(&w, "label_split_only");
+    halo_jw_bool(&w, p->label_split_only);
+    halo_jw_key(&w, "symmetrised");
+    halo_jw_bool(&w, !p->directed);
+    halo_jw_obj_end(&w);
+    return w.sb.buf;
+}
+
+/* Four R-MAT levels at once: an alias table over the 4^m outcomes of m <= 4 levels, so one
+ * lookup (8 + 16 random bits) replaces m quadrant choices. */
+typedef struct rmat_group {
+    int m;              /* levels in this group (1..4) */
+    uint32_t prob[256]; /* keep outcome i when 16 random bits are below prob[i] (<= 65536) */
+    uint8_t alias[256]; /* outcome taken otherwise */
+    uint8_t ubits[256]; /* source bits of outcome i (first level highest) */
+    uint8_t vbits[256]; /* destination bits of outcome i */
+} rmat_group;
+
+/* The fixed state of one generation run, shared by both passes over the edge stream. */
+typedef struct gen_ctx {
+    const halo_gen_params *p; /* parameters */
+    int64_t n;                /* nodes */
+    int64_t draws;            /* edge draws in the stream */
+    int k;                    /* ids live in [0, 2^k), 2^k >= n */
+    uint32_t mask;            /* 2^k - 1 */
+    int groups;               /* rmat: levels are drawn four at a time, in this many groups */
+    rmat_group group[8];      /* rmat: one alias table per group of levels */
+    uint64_t pin;             /* sbm: P(intra-class edge) in 1/2^32 */
+    double expo;              /* sbm: 1 + skew */
+    uint32_t pkey[3];         /* keys of the node-id permutation rounds */
+    uint32_t pmul[3];         /* odd multipliers of the permutation rounds */
+} gen_ctx;
+
+/* Node id of unpermuted id x: a keyed bijection of [0, 2^k) (xor, odd multiply, xor-shift per
+ * round) walked until it lands below n, which makes it a bijection of [0, n). Computed, not
+ * looked up, so the edge stream touches no permutation table (no cache misses). */
+static inline uint32_t gen_perm(const gen_ctx *g, uint32_t x)
+{
+    int sh = (g->k + 1) / 2;
+    do {
+        for (int r = 0; r < 3; r++) {
+            x = ((x ^ g->pkey[r]) * g->pmul[r]) & g->mask;
+            x ^= x >> sh;
+        }
+    } while (x >= (uint32_t)g->n);
+    return x;
+}
+
+/* First unpermuted id of SBM class c (classes are contiguous blocks before permutation). */
+static inline int64_t sbm_lo(const gen_ctx *g, int64_t c)
+{
+    return c * g->n / g->p->classes;
+}
+
+/* Class of unpermuted id x: the planted block for SBM; for R-MAT the high-order bits (x * C / n,
+ * exactly the top log2(C) bits when n and C are powers of two). */
+static inline int32_t gen_class(const gen_ctx *g, int64_t x)
+{
+    if (g->p->model == HALO_GEN_SBM) {
+        return (int32_t)(((x + 1) * g->p->classes - 1) / g->n);
+    }
+    return (int32_t)((uint64_t)x * (uint64_t)g->p->classes / (uint64_t)g->n);
+}
+
+/* One R-MAT edge: the k levels' quadrants (a, b, c, d) are drawn four levels per alias lookup;
+ * the source bit of a level is 1 in quadrants c and d, the destination bit in b and d. */
+static inline void rmat_draw(const gen_ctx *g, halo_rng *r, uint32_t *src, uint32_t *dst)
+{
+    uint32_t u = 0, v = 0;
+    uint64_t bits = 0;
+    for (int i = 0; i < g->groups; i++) {
+        if ((i & 1) == 0) {
+            /* splitmix64 over the chunk's key: one mix per 64 bits (halo_rng_next mixes
+             * twice); still a pure function of (seed, chunk, draw). */
+            bits = halo_mix64(r->key + 0x9e3779b97f4a7c15ULL * ++r->ctr);
+        }
+        const rmat_group *t = &g->group[i];
+        uint32_t o = (uint32_t)(bits & ((1u << (2 * t->m)) - 1));
+        uint32_t y = (uint32_t)(bits >> 8) & 0xffff;
+        bits >>= 32;
+        uint32_t keep = 0u - (uint32_t)(y < t->prob[o]); /* branch-free: the coin is random */
+        o = (o & keep) | (t->alias[o] & ~keep);
+        u = (u << t->m) | t->ubits[o];
+        v = (v << t->m) | t->vbits[o];
+    }
+    *src = u;
+    *dst = v;
+}
+
+/* Builds the alias table of m levels whose quadrant probabilities are q[0..m)[4] (Vose). */
+static void rmat_group_init(rmat_group *t, int m, double q[][4])
+{
+    int size = 1 << (2 * m);
+    double w[256];
+    int small[256], large[256], ns = 0, nl = 0;
+    t->m = m;
+    for (int o = 0; o < size; o++) {
+        double pr = 1;
+        uint8_t ub = 0, vb = 0;
+        for (int j = 0; j < m; j++) {
+            int quad = (o >> (2 * (m - 1 - j))) & 3;
+            pr *= q[j][quad];
+            ub = (uint8_t)((ub << 1) | (quad >> 1));
+            vb = (uint8_t)((vb << 1) | (quad & 1));
+        }
+        t->ubits[o] = ub;
+        t->vbits[o] = vb;
+        w[o] = pr * size;
+        t->alias[o] = (uint8_t)o;
+        t->prob[o] = 65536;
+    }
+    for (int o = 0; o < size; o++) {
+        if (w[o] < 1.0) {
+            small[ns++] = o;
+        } else {
+            large[nl++] = o;
+        }
+    }
+    while (ns > 0 && nl > 0) {
+        int s = small[--ns], l = large[--nl];
+        t->prob[s] = (uint32_t)llround(w[s] * 65536);
+        t->alias[s] = (uint8_t)l;
+        w[l] = w[l] + w[s] - 1.0;
+        if (w[l] < 1.0) {
+            small[ns++] = l;
+        } else {
+            large[nl++] = l;
+        }
+    }
+}
+
+/* A node of SBM class c: uniform, or skewed towards the start of the block. */
+static inline uint32_t sbm_pick(const gen_ctx *g, halo_rng *r, int64_t c)
+{
+    int64_t lo = sbm_lo(g, c), size = sbm_lo(g, c + 1) - lo;
+    if (g->expo == 1.0) {
+        return (uint32_t)(lo + (int64_t)halo_rng_below(r, (uint64_t)size));
+    }
+    double x = halo_rng_uniform(r);
+    double y = g->expo == 2.0 ? x * x : pow(x, g->expo);
+    int64_t pos = (int64_t)(y * (double)size);
+    return (uint32_t)(lo + (pos < size ? pos : size - 1));
+}
+
+/* One SBM edge: destination class uniform, source from the same class with probability
+ * degree_in / (degree_in + degree_out), else from another class. */
+static inline void sbm_draw(const gen_ctx *g, halo_rng *r, uint32_t *src, uint32_t *dst)
+{
+    int64_t classes = g->p->classes;
+    int64_t c = (int64_t)halo_rng_below(r, (uint64_t)classes);
+    *dst = sbm_pick(g, r, c);
+    uint64_t coin = halo_rng_next(r) >> 32;
+    if (classes > 1 && coin >= g->pin) {
+        int64_t o = (int64_t)halo_rng_below(r, (uint64_t)(classes - 1));
+        c = o >= c ? o + 1 : o;
+    }
+    *src = sbm_pick(g, r, c);
+}
+
+/* Edges of chunk `chunk` of the stream, permuted, without self-loops; returns their count. */
+static int gen_chunk(const gen_ctx *g, int64_t chunk, int32_t *src, int32_t *dst)
+{
+    int64_t start = chunk * GEN_CHUNK;
+    int64_t cnt = g->draws - start < GEN_CHUNK ? g->draws - start : GEN_CHUNK;
+    halo_rng r;
+    halo_rng_init(&r, g->p->seed, HALO_RNG_GEN_EDGES, (uint64_t)chunk, 0, 0);
+    uint32_t n = (uint32_t)g->n;
+    int out = 0;
+    for (int64_t i = 0; i < cnt; i++) {
+        uint32_t u, v;
+        if (g->p->model == HALO_GEN_RMAT) {
+            do {
+                rmat_draw(g, &r, &u, &v);
+            } while (u >= n || v >= n);
+        } else {
+            sbm_draw(g, &r, &u, &v);
+        }
+        if (u == v) {
+            continue;
+        }
+        src[out] = (int32_t)gen_perm(g, u);
+        dst[out] = (int32_t)gen_perm(g, v);
+        out++;
+    }
+    return out;
+}
+
+/* Fisher-Yates permutation of [0, n) from one stream keyed by (seed, purpose). */
+static int32_t *gen_permutation(uint64_t seed, int purpose, int64_t n)
+{
+    int32_t *perm = HALO_ALLOC(int32_t, n);
+    for (int64_t i = 0; i < n; i++) {
+        perm[i] = (int32_t)i;
+    }
+    halo_rng r;
+    halo_rng_init(&r, seed, (uint64_t)purpose, 0, 0, 0);
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)halo_rng_below(&r, (uint64_t)(i + 1));
+        int32_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    return perm;
+}
+
+/* In-place ascending sort of int32 (quicksort, median of three, insertion sort below 24). */
+static void sort_i32(int32_t *a, int64_t n)
+{
+    while (n > 24) {
+        int32_t x = a[0], y = a[n / 2], z = a[n - 1];
+        int32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int64_t i = 0, j = n - 1;
+        for (;;) {
+            while (a[i] < pivot) {
+                i++;
+            }
+            while (a[j] > pivot) {
+                j--;
+            }
+            if (i >= j) {
+                break;
+            }
+            int32_t t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+            i++;
+            j--;
+        }
+        /* [0, j] <= pivot <= [j+1, n): recurse into the smaller part, loop on the larger. */
+        int64_t left = j + 1, right = n - (j + 1);
+        if (left < right) {
+            sort_i32(a, left);
+            a += left;
+            n = right;
+        } else {
+            sort_i32(a + left, right);
+            n = left;
+        }
+    }
+    for (int64_t i = 1; i < n; i++) {
+        int32_t t = a[i];
+        int64_t j = i;
+        while (j > 0 && a[j - 1] > t) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = t;
+    }
+}
+
+/* LSD radix sort of non-negative int32 below 2^bits, 11 bits per pass, through tmp[n]. */
+static void radix_sort_i32(int32_t *a, int64_t n, int bits, int32_t *tmp)
+{
+    int64_t count[2048];
+    int32_t *from = a, *to = tmp;
+    for (int shift = 0; shift < bits; shift += 11) {
+        memset(count, 0, sizeof count);
+        for (int64_t i = 0; i < n; i++) {
+            count[((uint32_t)from[i] >> shift) & 2047]++;
+        }
+        int64_t sum = 0;
+        for (int d = 0; d < 2048; d++) {
+            int64_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            to[count[((uint32_t)from[i] >> shift) & 2047]++] = from[i];
+        }
+        int32_t *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != a) {
+        memcpy(a, from, (size_t)n * sizeof *a);
+    }
+}
+
+static int gen_ctx_init(const halo_gen_params *p, gen_ctx *g)
+{
+    HALO_CHECK(halo_gen_check(p));
+    memset(g, 0, sizeof *g);
+    g->p = p;
+    g->n = p->nodes;
+    while ((1LL << g->k) < g->n) {
+        g->k++;
+    }
+    g->mask = (uint32_t)((1ULL << g->k) - 1);
+    halo_rng r;
+    halo_rng_init(&r, p->seed, HALO_RNG_PERMUTE, 1, 0, 0);
+    for (int i = 0; i < 3; i++) {
+        uint64_t x = halo_rng_next(&r);
+        g->pkey[i] = (uint32_t)x & g->mask;
+        g->pmul[i] = (uint32_t)(x >> 32) | 1u;
+    }
+    if (p->model == HALO_GEN_RMAT) {
+        g->draws = (int64_t)llround(p->degree * (double)g->n);
+        /* Noisy SKG (Seshadhri, Pinar, Kolda 2013): each level shifts b and c by mu and a, d
+         * against them, which removes the oscillating degree distribution of plain R-MAT. */
+        double d = 1 - p->a - p->b - p->c;
+        double lim = 0.1;
+        lim = p->b < lim ? p->b : lim;
+        lim = p->c < lim ? p->c : lim;
+        lim = (p->a + d) / 2 < lim ? (p->a + d) / 2 : lim;
+        halo_rng_init(&r, p->seed, HALO_RNG_GEN_EDGES, UINT64_MAX, 0, 0);
+        double q[32][4];
+        for (int l = 0; l < g->k; l++) {
+            double mu = lim * (2 * halo_rng_uniform(&r) - 1);
+            q[l][0] = p->a - 2 * mu * p->a / (p->a + d);
+            q[l][1] = p->b + mu;
+            q[l][2] = p->c + mu;
+            q[l][3] = 1 - q[l][0] - q[l][1] - q[l][2];
+            q[l][3] = q[l][3] > 0 ? q[l][3] : 0;
+        }
+        for (int l = 0; l < g->k; l += 4) {
+            int m = g->k - l < 4 ? g->k - l : 4;
+            rmat_group_init(&g->group[g->groups++], m, &q[l]);
+        }
+    } else {
+        double deg = p->degree_in + p->degree_out;
+        g->draws = (int64_t)llround(deg * (double)g->n / (p->directed ? 1 : 2));
+        g->pin = (uint64_t)llround(p->degree_in / deg * 4294967296.0);
+        g->expo = 1.0 + p->skew;
+    }
+    return 0;
+}
+
+/* Builds the in-edge CSR: pass 1 counts in-degrees, pass 2 fills each row from its end
+ * (so the offsets array doubles as the fill cursor), then every row is sorted and duplicates
+ * removed in place. Peak memory: 8(n+1) + 4 * raw edges. */
+static void gen_csr(const gen_ctx *g, int64_t **indptr_out, int32_t **indices_out,
+                    int64_t *edges_out)
+{
+    int64_t n = g->n;
+    bool sym = !g->p->directed;
+    int64_t *off = HALO_NEW(int64_t, n + 1);
+    int32_t *src = HALO_ALLOC(int32_t, GEN_CHUNK), *dst = HALO_ALLOC(int32_t, GEN_CHUNK);
+    int64_t chunks = (g->draws + GEN_CHUNK - 1) / GEN_CHUNK;
+    halo_progress pr;
+    halo_progress_begin(&pr, "gen: edges", (uint64_t)chunks * 2);
+    for (int64_t ch = 0; ch < chunks; ch++) {
+        int m = gen_chunk(g, ch, src, dst);
+        for (int i = 0; i < m; i++) {
+            off[dst[i] + 1]++;
+        }
+        if (sym) {
+            for (int i = 0; i < m; i++) {
+                off[src[i] + 1]++;
+            }
+        }
+        if ((ch & 255) == 0) {
+            halo_progress_update(&pr, (uint64_t)ch);
+        }
+    }
+    for (int64_t v = 0; v < n; v++) {
+        off[v + 1] += off[v];
+    }
+    int64_t raw = off[n];
+    int32_t *ind = HALO_ALLOC(int32_t, raw > 0 ? raw : 1);
+    for (int64_t ch = 0; ch < chunks; ch++) {
+        int m = gen_chunk(g, ch, src, dst);
+        for (int i = 0; i < m; i++) {
+            ind[--off[dst[i] + 1]] = src[i];
+        }
+        if (sym) {
+            for (int i = 0; i < m; i++) {
+                ind[--off[src[i] + 1]] = dst[i];
+            }
+        }
+        if ((ch & 255) == 0) {
+            halo_progress_update(&pr, (uint64_t)(chunks + ch));
+        }
+    }
+    halo_progress_end(&pr);
+    halo_free(src);
+    halo_free(dst);
+    /* off[v+1] is now the start of row v; shift so that off[v] is. */
+    memmove(off, off + 1, (size_t)n * sizeof *off);
+    off[n] = raw;
+    int64_t w = 0, a = 0, longest = 0;
+    for (int64_t v = 0; v < n; v++) {
+        longest = off[v + 1] - off[v] > longest ? off[v + 1] - off[v] : longest;
+    }
+    int32_t *tmp = HALO_ALLOC(int32_t, longest > 0 ? longest : 1);
+    for (int64_t v = 0; v < n; v++) {
+        int64_t b = off[v + 1];
+        if (b - a >= 256) {
+            radix_sort_i32(ind + a, b - a, g->k, tmp);
+        } else {
+            sort_i32(ind + a, b - a);
+        }
+        off[v] = w;
+        for (int64_t i = a; i < b; i++) {
+            if (i == a || ind[i] != ind[w - 1]) {
+                ind[w++] = ind[i];
+            }
+        }
+        a = b;
+    }
+    off[n] = w;
+    halo_free(tmp);
+    if (w < raw) {
+        ind = halo_realloc(ind, (size_t)(w > 0 ? w : 1) * sizeof *ind);
+    }
+    halo_debug("gen: %lld edges drawn, %lld after removing duplicates", (long long)raw,
+               (long long)w);
+    *indptr_out = off;
+    *indices_out = ind;
+    *edges_out = w;
+}
+
+/* Class means: row c of a classes x feat_dim matrix, entries N(0, 1). */
+static float *gen_means(const halo_gen_params *p)
+{
+    size_t f = (size_t)p->feat_dim;
+    float *mu = HALO_ALLOC(float, (size_t)p->classes * f + 1);
+    for (int c = 0; c < p->classes; c++) {
+        halo_rng r;
+        halo_rng_init(&r, p->seed, HALO_RNG_GEN_FEAT, (uint64_t)c, 1, 0);
+        for (size_t j = 0; j < f; j++) {
+            mu[(size_t)c * f + j] = (float)halo_rng_normal(&r);
+        }
+    }
+    return mu;
+}
+
+/* Feature row of node v of class cls: its class mean plus Gaussian noise (Box-Muller pairs). */
+static void gen_feat_row(const halo_gen_params *p, const float *mu, int32_t cls, int64_t v,
+                         float *row)
+{
+    halo_rng r;
+    halo_rng_init(&r, p->seed, HALO_RNG_GEN_FEAT, (uint64_t)v, 0, 0);
+    int f = p->feat_dim;
+    const float *m = mu + (size_t)cls * (size_t)f;
+    for (int j = 0; j < f; j += 2) {
+        double u1 = halo_rng_uniform(&r), u2 = halo_rng_uniform(&r);
+        double rad = sqrt(-2.0 * log(u1 > 1e-300 ? u1 : 1e-300)) * p->noise;
+        double ang = 6.283185307179586 * u2;
+        row[j] = m[j] + (float)(rad * cos(ang));
+        if (j + 1 < f) {
+            row[j + 1] = m[j + 1] + (float)(rad * sin(ang));
+        }
+    }
+}
+
+/* Latent class of every node, in node id order. */
+static int32_t *gen_classes(const gen_ctx *g)
+{
+    int32_t *cls = HALO_ALLOC(int32_t, g->n);
+    for (int64_t x = 0; x < g->n; x++) {
+        cls[gen_perm(g, (uint32_t)x)] = gen_class(g, x);
+    }
+    return cls;
+}
+
+/* Split of every node: the first `train` nodes of a random order are train, then valid, test. */
+static uint8_t *gen_split(const halo_gen_params *p)
+{
+    int32_t *order = gen_permutation(p->seed, HALO_RNG_SPLIT, p->nodes);
+    uint8_t *split = HALO_NEW(uint8_t, p->nodes);
+    int64_t tr, va, te;
+    halo_gen_split_sizes(p, &tr, &va, &te);
+    int64_t t1 = tr, t2 = t1 + va, t3 = t2 + te;
+    for (int64_t i = 0; i < t3; i++) {
+        split[order[i]] = i < t1 ? HALO_SPLIT_TRAIN : i < t2 ? HALO_SPLIT_VALID : HALO_SPLIT_TEST;
+    }
+    halo_free(order);
+    return split;
+}
+
+static void gen_fill_meta(const halo_gen_params *p, int64_t edges, halo_graph *g)
+{
+    snprintf(g->name, sizeof g->name, "%s", p->name);
+    g->nodes = p->nodes;
+    g->edges = edges;
+    g->feat_dim = p->feat_dim;
+    g->classes = p->classes;
+    g->directed = p->directed;
+    g->ntypes = 1;
+}
+
+int halo_gen_graph(const halo_gen_params *p, halo_graph **out)
+{
+    gen_ctx g;
+    *out = NULL;
+    HALO_CHECK(gen_ctx_init(p, &g));
+    int64_t *indptr;
+    int32_t *indices;
+    int64_t edges;
+    gen_csr(&g, &indptr, &indices, &edges);
+    halo_graph *gr = halo_graph_alloc(p->nodes, 0, p->feat_dim, p->classes, 1);
+    gen_fill_meta(p, edges, gr);
+    halo_free(gr->indptr);
+    halo_free(gr->indices);
+    gr->indptr = indptr;
+    gr->indices = indices;
+    halo_free(gr->label);
+    gr->label = gen_classes(&g);
+    halo_free(gr->split);
+    gr->split = gen_split(p);
+    float *mu = gen_means(p);
+    for (int64_t v = 0; v < p->nodes; v++) {
+        gen_feat_row(p, mu, gr->label[v], v, gr->feat + (size_t)v * (size_t)p->feat_dim);
+        if (p->label_split_only && gr->split[v] == HALO_SPLIT_NONE) {
+            gr->label[v] = -1;
+        }
+    }
+    halo_free(mu);
+    *out = gr;
+    return 0;
+}
+
+/* Writes n bytes to tmp/name, recording its CRC and size in slot `which`. */
+static int gen_put_file(const char *tmp, int which, const void *data, uint64_t n, uint32_t *crc,
+                        uint64_t *bytes)
+{
+    char path[4096];
+    HALO_CHECK(halo_path_join(path, sizeof path, tmp, halo_graph_files[which]));
+    HALO_CHECK(halo_file_write_all(path, data, (size_t)n));
+    crc[which] = halo_crc32(0, data, (size_t)n);
+    bytes[which] = n;
+    return 0;
+}
+
+/* Streams label.i32 (masked) and feat.f32 row block by row block. */
+static int gen_write_nodes(const halo_gen_params *p, const char *tmp, const int32_t *cls,
+                           const uint8_t *split, uint32_t *crc, uint64_t *bytes)
+{
+    char path[4096];
+    halo_writer *lw = NULL, *fw = NULL;
+    int rc = 0;
+    size_t f = (size_t)p->feat_dim;
+    float *rows = HALO_ALLOC(float, GEN_ROWS * f + 1);
+    int32_t *labels = HALO_ALLOC(int32_t, GEN_ROWS);
+    float *mu = gen_means(p);
+    HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[HALO_GA_LABEL]));
+    HALO_TRY(halo_writer_open(path, &lw));
+    HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[HALO_GA_FEAT]));
+    HALO_TRY(halo_writer_open(path, &fw));
+    halo_progress pr;
+    halo_progress_begin(&pr, "gen: features", (uint64_t)p->nodes);
+    for (int64_t v0 = 0; v0 < p->nodes; v0 += GEN_ROWS) {
+        int64_t cnt = p->nodes - v0 < GEN_ROWS ? p->nodes - v0 : GEN_ROWS;
+        for (int64_t i = 0; i < cnt; i++) {
+            int64_t v = v0 + i;
+            gen_feat_row(p, mu, cls[v], v, rows + (size_t)i * f);
+            labels[i] = p->label_split_only && split[v] == HALO_SPLIT_NONE ? -1 : cls[v];
+        }
+        HALO_TRY(halo_writer_put(lw, labels, (size_t)cnt * sizeof *labels));
+        HALO_TRY(halo_writer_put(fw, rows, (size_t)cnt * f * sizeof *rows));
+        halo_progress_update(&pr, (uint64_t)(v0 + cnt));
+    }
+    halo_progress_end(&pr);
+    rc = halo_writer_close(lw, &crc[HALO_GA_LABEL], &bytes[HALO_GA_LABEL]);
+    lw = NULL;
+    if (rc == 0) {
+        rc = halo_writer_close(fw, &crc[HALO_GA_FEAT], &bytes[HALO_GA_FEAT]);
+    } else {
+        halo_writer_discard(fw);
+    }
+    fw = NULL;
+fail:
+    halo_writer_discard(lw);
+    halo_writer_discard(fw);
+    halo_free(rows);
+    halo_free(labels);
+    halo_free(mu);
+    return rc;
+}
+
+int halo_gen_write(const halo_gen_params *p, const char *dir)
+{
+    gen_ctx g;
+    char tmp[4096];
+    uint32_t crc[HALO_GA_COUNT] = {0};
+    uint64_t bytes[HALO_GA_COUNT] = {0};
+    int32_t *cls = NULL;
+    uint8_t *split = NULL;
+    char *source = NULL;
+    int rc = 0;
+    HALO_CHECK(gen_ctx_init(p, &g));
+    rc = halo_outdir_begin(dir, tmp, sizeof tmp);
+    if (rc < 0) {
+        return rc;
+    }
+    int64_t *indptr;
+    int32_t *indices;
+    int64_t edges;
+    gen_csr(&g, &indptr, &indices, &edges);
+    rc = gen_put_file(tmp, HALO_GA_INDPTR, indptr, (uint64_t)(p->nodes + 1) * 8, crc, bytes);
+    if (rc == 0) {
+        rc = gen_put_file(tmp, HALO_GA_INDICES, indices, (uint64_t)edges * 4, crc, bytes);
+    }
+    halo_free(indptr);
+    halo_free(indices);
+    if (rc < 0) {
+        goto fail;
+    }
+    cls = gen_classes(&g);
+    split = gen_split(p);
+    HALO_TRY(gen_put_file(tmp, HALO_GA_SPLIT, split, (uint64_t)p->nodes, crc, bytes));
+    HALO_TRY(gen_write_nodes(p, tmp, cls, split, crc, bytes));
+    halo_graph meta;
+    memset(&meta, 0, sizeof meta);
+    gen_fill_meta(p, edges, &meta);
+    source = halo_gen_source_json(p);
+    HALO_TRY(halo_graph_write_meta(&meta, tmp, crc, bytes, source));
+    HALO_TRY(halo_outdir_commit(tmp, dir));
+    halo_free(cls);
+    halo_free(split);
+    halo_free(source);
+    return 0;
+fail:
+    halo_outdir_abort(tmp);
+    halo_free(cls);
+    halo_free(split);
+    halo_free(source);
+    return rc;
+}

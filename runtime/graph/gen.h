@@ -1,0 +1,61 @@
+/* Synthetic graph generators: R-MAT (Graph500-style power law) and a planted-partition stochastic
+ * block model with class-conditioned features, plus presets shaped like the OGB node-property
+ * datasets. Every draw comes from the counter-based RNG, so the same parameters give
+ * byte-identical graphs. */
+#ifndef HALO_GRAPH_GEN_H
+#define HALO_GRAPH_GEN_H
+
+#include "graph/graph.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Generator models. */
+enum { HALO_GEN_RMAT = 1, HALO_GEN_SBM = 2 };
+
+/* Everything that determines a generated graph. Fill with halo_gen_defaults or halo_gen_preset,
+ * then adjust fields. */
+typedef struct halo_gen_params {
+    int model;             /* HALO_GEN_RMAT or HALO_GEN_SBM */
+    char name[128];        /* meta.json "name" */
+    char preset[32];       /* preset it came from ("" for none), recorded in meta.json */
+    uint64_t seed;         /* root of every random draw */
+    int64_t nodes;         /* node count, 2 .. 2^31-1 */
+    double degree;         /* rmat: edge factor (draws per node); sbm: degree_in + degree_out */
+    double a, b, c;        /* rmat: quadrant probabilities (d = 1 - a - b - c) */
+    double degree_in;      /* sbm: mean in-degree from the node's own class (after symmetrising) */
+    double degree_out;     /* sbm: mean in-degree from other classes */
+    double skew;           /* sbm: 0 picks nodes uniformly in a class; s > 0 makes low ranks hubs
+                            * (position = size * x^(1+s)), a power-law-like degree spread */
+    int classes;           /* label classes, 1 .. 2^20 */
+    int feat_dim;          /* feature width, 0 .. 65536 */
+    double noise;          /* std. deviation of feature noise around the class mean (mean ~N(0,1)) */
+    double train, valid, test; /* split fractions; round(fraction * nodes) nodes each, the rest
+                                * get split 0 */
+    bool label_split_only; /* nodes outside every split get label -1 (papers100M-like) */
+    bool directed;         /* false: every edge is stored in both directions (symmetrised) */
+} halo_gen_params;
+
+/* Defaults of a model (rmat: scale 16, edge factor 16, a=.57 b=.19 c=.19; sbm: 10000 nodes,
+ * 8 classes, degrees 10+5). Split fractions 0.6 / 0.2 / 0.2. */
+void halo_gen_defaults(int model, halo_gen_params *p);
+/* Parameters of a preset ("arxiv", "products", "papers100M" or "papers") at a fraction `scale`
+ * of the real node count (same mean degree, feature width, classes, split proportions). */
+int halo_gen_preset(const char *preset, double scale, halo_gen_params *p);
+/* Names of the presets, for --help ("arxiv, products, papers100M"). */
+const char *halo_gen_preset_names(void);
+/* Checks the parameters; messages name the flag-like field ("nodes", "a+b+c", ...). */
+int halo_gen_check(const halo_gen_params *p);
+/* Split sizes in nodes of p: round(fraction * nodes), clipped so that the sum fits. */
+void halo_gen_split_sizes(const halo_gen_params *p, int64_t *train, int64_t *valid,
+                          int64_t *test);
+
+/* Generates the graph in memory (for tests and in-process users). */
+int halo_gen_graph(const halo_gen_params *p, halo_graph **out);
+/* Generates the graph straight into directory dir (atomically), streaming features to disk so
+ * that peak memory is about the size of the CSR. */
+int halo_gen_write(const halo_gen_params *p, const char *dir);
+/* Writes the parameters as a JSON object (meta.json "source"); halo_free the result. */
+char *halo_gen_source_json(const halo_gen_params *p);
+
+#endif

@@ -1,0 +1,42 @@
+/* Integrity checks and statistics of a graph in memory (used by halo verify and halo info). */
+#ifndef HALO_GRAPH_STATS_H
+#define HALO_GRAPH_STATS_H
+
+#include "graph/graph.h"
+
+#include <stdint.h>
+
+/* Log-binned degree histogram: bin 0 holds degree 0, bin b >= 1 degrees in [2^(b-1), 2^b). */
+#define HALO_DEG_BINS 40
+
+/* Degree statistics of one direction of a graph. */
+typedef struct halo_degree_stats {
+    int64_t min;                 /* smallest degree */
+    int64_t median;              /* lower median */
+    int64_t max;                 /* largest degree */
+    double mean;                 /* edges / nodes */
+    int64_t hist[HALO_DEG_BINS]; /* nodes per log2 bin (see HALO_DEG_BINS) */
+    int bins;                    /* bins in use (last non-empty + 1) */
+} halo_degree_stats;
+
+/* What halo info prints about a graph. */
+typedef struct halo_graph_stats {
+    halo_degree_stats in;  /* in-degrees (CSR row lengths) */
+    halo_degree_stats out; /* out-degrees (occurrences in indices) */
+    int64_t split[4];      /* nodes per split value (HALO_SPLIT_*) */
+    int64_t labelled;      /* nodes with label >= 0 */
+    int64_t self_loops;    /* edges v -> v */
+} halo_graph_stats;
+
+/* Checks every structural invariant of g: indptr starts at 0, never decreases and ends at the
+ * edge count; indices in [0, nodes); labels in [-1, classes); split values in 0..3. The first
+ * violation is the error; its message names the file (under dir, may be NULL or "") and entry. */
+int halo_graph_check(const halo_graph *g, const char *dir);
+
+/* Degree statistics of the sorted-or-not degree array deg[0..n) (n may be 0). */
+void halo_degree_stats_compute(const int64_t *deg, int64_t n, halo_degree_stats *s);
+
+/* Statistics of g. Assumes halo_graph_check passed (indices in range). */
+void halo_graph_stats_compute(const halo_graph *g, halo_graph_stats *s);
+
+#endif
