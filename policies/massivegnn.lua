@@ -1,0 +1,74 @@
+-- massivegnn.lua: MassiveGNN's prefetch and eviction (Sarkar et al., arXiv 2410.22697) on top of
+-- DistDGL's choices. See ../shared/reference/massivegnn.md for the semantics reproduced here.
+--
+-- Buffer: k = floor(fraction * |H|) slots, filled with the k halo nodes of highest in-degree.
+-- Scores: S_E per slot (ctx.cache.score, starts at 1), S_N per halo node (ctx.halo.score,
+-- starts at 0; -1 while the node is buffered). Every batch S_E decays by d = 1 - alpha and a
+-- hit undoes the decay; missed halo nodes gain S_N += 1. Every delta-th batch (b.step % delta
+-- == 0) the slots with S_E < T = round(d^delta, 3) are replaced, in slot order, by the halo
+-- nodes of highest S_N > 0. alpha = 0 and delta = 0 give a static buffer.
+-- No per-node Lua: every step below is one vector method over a whole array.
+local distdgl_partition = { method = "metis", constraints = { "nodes", "train", "edges" },
+                            imbalance = 1.03, objective = "cut" }
+
+-- T = round(d^delta, 3)
+local function threshold(d, delta)
+    return math.floor(d ^ delta * 1000 + 0.5) / 1000
+end
+
+return {
+    name = "massivegnn",
+    description = "MassiveGNN: degree-prefetched halo buffer with scored continuous eviction",
+    params = { fraction = 0.25, alpha = 0.05, delta = 25, fanout_in = 10, fanout_out = 25 },
+
+    partition = function(g)
+        return distdgl_partition
+    end,
+
+    fanout = function(ctx)
+        return { ctx.params.fanout_in, ctx.params.fanout_out }
+    end,
+
+    -- One batch ahead: sampling and the buffer lookup of batch i+1 overlap batch i.
+    pipeline = function(ctx)
+        return { depth = 1, sampler_threads = 1 }
+    end,
+
+    cache_init = function(ctx)
+        local k = math.floor(ctx.params.fraction * ctx.halo.n)
+        local _, top = ctx.halo.deg:topk(k)        -- positions of the k highest in-degrees
+        local SN = ctx.halo.score
+        SN:fill(0)
+        SN:set_at(top, -1)                         -- buffered nodes are marked -1
+        return { capacity = k, ids = ctx.halo.ids:gather(top), score = 1.0 }
+    end,
+
+    cache_batch = function(ctx, b)
+        local p = ctx.params
+        if p.alpha == 0 and p.delta == 0 then
+            return nil                             -- static buffer
+        end
+        local d = 1 - p.alpha
+        local SE, SN = ctx.cache.score, ctx.halo.score
+        SE:scale(d)                                -- every slot decays ...
+        SE:set_at(b.hit_slots, SE:gather(b.hit_slots):div(d))  -- ... a hit undoes it (/= d)
+        if p.delta > 0 and b.step % p.delta == 0 then
+            local E = SE:lt(threshold(d, p.delta)):where()   -- candidates, in slot order
+            if E:len() > 0 then
+                local rv, ri = SN:topk(E:len())    -- replacements, highest miss score first
+                local R = ri:filter(rv:gt(0))
+                E = E:slice(0, R:len())
+                if R:len() == 0 then
+                    return nil
+                end
+                local out = ctx.halo.ids:search(ctx.cache.id:gather(E))
+                SN:set_at(out, SE:gather(E))       -- evicted nodes keep their score as S_N
+                SE:set_at(E, SN:gather(R))         -- admitted nodes start with their miss count
+                SN:set_at(R, -1)
+                return { evict = E, admit = ctx.halo.ids:gather(R) }
+            end
+        end
+        SN:add_at(b.miss_halo, 1)                  -- a normal batch counts the misses
+        return nil
+    end,
+}

@@ -1,0 +1,97 @@
+/* Internals shared by the files of runtime/policy (engine, arrays, check, doc); not public. */
+#ifndef HALO_POLICY_INTERNAL_H
+#define HALO_POLICY_INTERNAL_H
+
+#include "policy/policy.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+
+/* Element types of halo arrays. */
+enum { HALO_PA_I32, HALO_PA_I64, HALO_PA_F32, HALO_PA_F64, HALO_PA_BOOL, HALO_PA_NTYPES };
+
+/* Metatable names in the registry. */
+#define HALO_PA_MT "halo.array"
+#define HALO_PCTX_MT "halo.ctx"
+
+/* The userdata behind a halo array. Owned arrays keep their elements right after this header in
+ * the same userdata (so Lua's allocator, and its memory limit, pays for them); views point at
+ * the caller's memory and are valid only during the hook call that created them. */
+typedef struct halo_policy_array {
+    void *data;       /* elements */
+    int64_t n;        /* element count */
+    uint8_t type;     /* HALO_PA_* */
+    uint8_t readonly; /* writes are refused */
+    uint8_t borrowed; /* a view of runtime memory (checked against the state's call generation) */
+    uint8_t pad;      /* unused */
+    uint32_t gen;     /* call generation at creation (views only) */
+    const char *name; /* "ctx.cache.score" for views, NULL otherwise */
+} halo_policy_array;
+
+/* One registered function or method: the same table registers it and prints `halo policy doc`. */
+typedef struct halo_policy_reg {
+    const char *name; /* Lua name */
+    lua_CFunction fn; /* implementation */
+    const char *sig;  /* signature as shown in the docs */
+    const char *doc;  /* one line */
+} halo_policy_reg;
+
+/* Module functions (halo.*) and array methods (a:*), each ending with a NULL name. */
+extern const halo_policy_reg halo_policy_module_funcs[];
+extern const halo_policy_reg halo_policy_array_methods[];
+
+/* The engine's state, reachable from Lua through the state's extra space. */
+struct halo_policy {
+    lua_State *L;                     /* the state */
+    char path[1024];                  /* policy file as given ("" for built-in defaults) */
+    char dir[1024];                   /* its directory (modules next to the policy) */
+    char luadir[1024];                /* halo's lua/ directory */
+    char name[128];                   /* policy name */
+    bool unsafe;                      /* full standard library */
+    int rank;                         /* rank for messages */
+    char **params;                    /* copies of the --set strings */
+    int nparams;                      /* entries in params */
+    int64_t budget;                   /* instructions per call */
+    int64_t used;                     /* instructions charged in the current call */
+    int step;                         /* count-hook period */
+    bool over;                        /* budget exhausted in the current call */
+    bool in_call;                     /* a budgeted call is running */
+    size_t mem_limit;                 /* bytes allowed */
+    size_t mem_used;                  /* bytes held */
+    bool mem_refused;                 /* the allocator refused a request in this call */
+    char mem_where[300];              /* "file:line" of the first refused request in this call */
+    uint32_t gen;                     /* call generation: views made in an earlier call are stale */
+    int hook_ref[HALO_POLICY_NHOOKS]; /* registry refs of the hook functions, LUA_NOREF = none */
+    int hook_line[HALO_POLICY_NHOOKS]; /* line where each hook is defined */
+    int params_ref;                    /* registry ref of the params table */
+    int ctx_mt_ref;                    /* registry ref of the ctx proxy metatable */
+    /* the moment of the current call, for error messages */
+    const char *cur_hook; /* hook name or "load" */
+    int cur_rank;         /* rank, -1 none */
+    int cur_epoch;        /* epoch, -1 none */
+    int64_t cur_batch;    /* batch, -1 none */
+};
+
+/* The policy that owns L. */
+static inline halo_policy *halo_policy_of(lua_State *L)
+{
+    return *(halo_policy **)lua_getextraspace(L);
+}
+
+/* Charges n elements of vector work against the call's budget (one instruction per 16). */
+void halo_policy_charge(lua_State *L, int64_t n);
+/* Registers the array metatable and puts the module functions into the table on top. */
+void halo_policy_open_arrays(lua_State *L);
+/* Pushes a zero-copy view of caller memory valid until the current hook call returns. */
+void halo_policy_push_view(lua_State *L, void *data, int64_t n, int type, bool writable,
+                           const char *name);
+/* Pushes a new zeroed owned array (errors in Lua when n is out of range). */
+halo_policy_array *halo_policy_new_array(lua_State *L, int type, int64_t n);
+/* The array at idx, or NULL when it is not one; raises a Lua error for a stale view. */
+halo_policy_array *halo_policy_to_array(lua_State *L, int idx);
+/* "int32", ... */
+const char *halo_policy_type_name(int type);
+/* Prints the context field tables (engine.c) and hook table for the docs. */
+void halo_policy_doc_hooks(FILE *out);
+
+#endif
