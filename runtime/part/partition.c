@@ -766,7 +766,7 @@ static int partition_write(const halo_graph *g, const int32_t *assignment,
 {
     int P, M, G, rc = 0;
     char tmp[4096] = "", path[4096];
-    halo_partition_stats local;
+    halo_partition_stats local = {0};
     halo_partition_stats *st = stats != NULL ? stats : &local;
     memset(st, 0, sizeof *st);
     st->assign_s = assign_s;

@@ -184,6 +184,7 @@ static double ref_loss(const ref_model *rm, const double *param, const halo_mini
         for (int j = 0; j < c; j++) {
             s += exp(x[j] - mx);
         }
+        // cppcheck-suppress invalidFunctionArg
         loss += mx + log(s) - x[labels[i]];
     }
     if (logits != NULL) {
@@ -441,7 +442,7 @@ static void softmax_cross_entropy_matches_finite_differences(void **state)
     double *fd = malloc(sizeof(double) * rows * c);
     double h = 1e-6;
     for (int r = 0; r < rows; r++) {
-        double xr[6];
+        double xr[6] = {0};
         int best = 0;
         for (int j = 0; j < c; j++) {
             xr[j] = x[r * c + j];

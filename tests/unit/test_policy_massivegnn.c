@@ -148,7 +148,7 @@ static void run_case(double f, double alpha, int delta, int64_t *evictions)
     memset(&c, 0, sizeof c);
     c.ranks = 2;
     c.halo = (halo_policy_halo_view){NH, ids, deg, owner, misses, hscore};
-    int32_t init[NH];
+    int32_t init[NH] = {0};
     halo_policy_cache_plan plan = {.ids = init};
     assert_int_equal(halo_policy_cache_init(pol, &c, &plan), 0);
     ref r;
