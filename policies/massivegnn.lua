@@ -1,15 +1,27 @@
 -- massivegnn.lua: MassiveGNN's prefetch and eviction (Sarkar et al., arXiv 2410.22697) on top of
 -- DistDGL's choices. See ../shared/reference/massivegnn.md for the semantics reproduced here.
 --
--- Buffer: k = floor(fraction * |H|) slots, filled with the k halo nodes of highest in-degree.
+-- Buffer: k = floor(fraction * |H|) slots, filled with the k halo nodes of highest in-degree
+-- (init = "degree") or with k random ones (init = "random": the k highest keys
+-- mix(mix(seed) xor rank << 32 xor position) >> 11, mix = splitmix64; ties to the lower position).
 -- Scores: S_E per slot (ctx.cache.score, starts at 1), S_N per halo node (ctx.halo.score,
 -- starts at 0; -1 while the node is buffered). Every batch S_E decays by d = 1 - alpha and a
 -- hit undoes the decay; missed halo nodes gain S_N += 1. Every delta-th batch (b.step % delta
 -- == 0) the slots with S_E < T = round(d^delta, 3) are replaced, in slot order, by the halo
 -- nodes of highest S_N > 0. alpha = 0 and delta = 0 give a static buffer.
 -- No per-node Lua: every step below is one vector method over a whole array.
+local halo = require "halo"
+
 local distdgl_partition = { method = "metis", constraints = { "nodes", "train", "edges" },
                             imbalance = 1.03, objective = "cut" }
+
+-- splitmix64 (Lua integers wrap around on 64 bits; >> is a logical shift)
+local function mix(z)
+    z = z + 0x9e3779b97f4a7c15
+    z = (z ~ (z >> 30)) * 0xbf58476d1ce4e5b9
+    z = (z ~ (z >> 27)) * 0x94d049bb133111eb
+    return z ~ (z >> 31)
+end
 
 -- T = round(d^delta, 3)
 local function threshold(d, delta)
@@ -19,7 +31,8 @@ end
 return {
     name = "massivegnn",
     description = "MassiveGNN: degree-prefetched halo buffer with scored continuous eviction",
-    params = { fraction = 0.25, alpha = 0.05, delta = 25, fanout_in = 10, fanout_out = 25 },
+    params = { fraction = 0.25, alpha = 0.05, delta = 25, init = "degree", seed = 1,
+               fanout_in = 10, fanout_out = 25 },
 
     partition = function(g)
         return distdgl_partition
@@ -35,8 +48,22 @@ return {
     end,
 
     cache_init = function(ctx)
-        local k = math.floor(ctx.params.fraction * ctx.halo.n)
-        local _, top = ctx.halo.deg:topk(k)        -- positions of the k highest in-degrees
+        local p, n = ctx.params, ctx.halo.n
+        local k = math.floor(p.fraction * n)
+        local key
+        if p.init == "degree" then
+            key = ctx.halo.deg
+        elseif p.init == "random" then
+            -- once per run (not per batch): a key per halo node from a counter-based hash
+            key = halo.array("float64", n)
+            local s0 = mix(p.seed) ~ (ctx.rank << 32)
+            for i = 0, n - 1 do
+                key:set(i, (mix(s0 ~ i) >> 11) + 0.0)
+            end
+        else
+            error("init must be \"degree\" or \"random\", got " .. tostring(p.init))
+        end
+        local _, top = key:topk(k)                 -- positions of the k highest keys
         local SN = ctx.halo.score
         SN:fill(0)
         SN:set_at(top, -1)                         -- buffered nodes are marked -1
@@ -55,8 +82,9 @@ return {
         if p.delta > 0 and b.step % p.delta == 0 then
             local E = SE:lt(threshold(d, p.delta)):where()   -- candidates, in slot order
             if E:len() > 0 then
-                local rv, ri = SN:topk(E:len())    -- replacements, highest miss score first
-                local R = ri:filter(rv:gt(0))
+                local cand = SN:gt(0):where()     -- replacements: S_N > 0, highest first,
+                local _, top = SN:gather(cand):topk(E:len())   -- ties to the lower position
+                local R = cand:gather(top)
                 E = E:slice(0, R:len())
                 if R:len() == 0 then
                     return nil

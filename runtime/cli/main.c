@@ -24,6 +24,8 @@ static const cli_command commands[] = {
     {"verify", halo_cmd_verify, "check every file and invariant of a graph directory"},
     {"partition", halo_cmd_partition, "partition a graph (metis, multilevel, random, stream)"},
     {"sample", halo_cmd_sample, "distributed sampling and feature pulls under mpirun (counts)"},
+    {"train", halo_cmd_train, "train GraphSAGE on a partition under mpirun (one rank per part)"},
+    {"trace", halo_cmd_trace, "record an access trace; replay it through cache policies"},
     {"policy", halo_cmd_policy, "check a policy file or print the policy API"},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,528 @@
+/* halo trace: `record` samples a partition's epochs in one process (no training, no MPI) and
+ * writes the access trace; `replay` runs a trace through cache policies and prints hit rates and
+ * remote bytes (a sweep over policies and capacities in one call). */
+#include "cli/cli.h"
+
+#include "cache/cache.h"
+#include "cache/trace.h"
+#include "core/args.h"
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "graph/graph.h"
+#include "part/part.h"
+#include "policy/policy.h"
+#include "sample/sample.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- record ---- */
+
+/* The input graph rebuilt from a partition's parts, in input-graph (orig) numbering, so that
+ * halo_sample_graph draws with the same keys as the distributed sampler. */
+typedef struct orig_graph {
+    halo_partinfo *pi;   /* range table */
+    halo_part **parts;   /* [P] */
+    halo_map orig_map;   /* orig_id.i64 */
+    const int64_t *orig; /* [nodes] new id -> orig id */
+    int32_t *new_of;     /* [nodes] orig id -> new id */
+    halo_graph g;        /* CSR over orig ids (indptr, indices owned) */
+} orig_graph;
+
+static void orig_graph_free(orig_graph *og)
+{
+    for (int k = 0; og->pi != NULL && og->parts != NULL && k < og->pi->parts; k++) {
+        halo_part_free(og->parts[k]);
+    }
+    halo_free(og->parts);
+    halo_unmap(&og->orig_map);
+    halo_free(og->new_of);
+    halo_free(og->g.indptr);
+    halo_free(og->g.indices);
+    halo_partinfo_free(og->pi);
+    memset(og, 0, sizeof *og);
+}
+
+static int orig_graph_load(const char *pdir, orig_graph *og)
+{
+    memset(og, 0, sizeof *og);
+    int rc = 0;
+    HALO_TRY(halo_partinfo_load(pdir, &og->pi));
+    int64_t n = og->pi->nodes;
+    og->parts = HALO_NEW(halo_part *, og->pi->parts);
+    for (int k = 0; k < og->pi->parts; k++) {
+        HALO_TRY(halo_part_load(pdir, k, &og->parts[k]));
+    }
+    char path[4200];
+    HALO_TRY(halo_path_join(path, sizeof path, pdir, "orig_id.i64"));
+    HALO_TRY(halo_map_file(path, (size_t)n * sizeof(int64_t), &og->orig_map));
+    og->orig = og->orig_map.data;
+    og->new_of = HALO_ALLOC(int32_t, n + 1);
+    for (int64_t v = 0; v < n; v++) {
+        if (og->orig[v] < 0 || og->orig[v] >= n) {
+            rc = halo_errorf(HALO_EINPUT, "%s: orig id %lld of node %lld out of range", path,
+                             (long long)og->orig[v], (long long)v);
+            goto fail;
+        }
+        og->new_of[og->orig[v]] = (int32_t)v;
+    }
+    og->g.nodes = n;
+    og->g.edges = og->pi->edges;
+    og->g.feat_dim = 0;
+    og->g.indptr = HALO_NEW(int64_t, n + 1);
+    int64_t e = 0;
+    for (int k = 0; k < og->pi->parts; k++) {
+        e += og->parts[k]->edges;
+    }
+    og->g.edges = e;
+    og->g.indices = HALO_ALLOC(int32_t, e + 1);
+    for (int k = 0; k < og->pi->parts; k++) {
+        const halo_part *p = og->parts[k];
+        for (int64_t i = 0; i < p->nodes; i++) {
+            og->g.indptr[og->orig[p->start + i] + 1] = p->indptr[i + 1] - p->indptr[i];
+        }
+    }
+    for (int64_t o = 0; o < n; o++) {
+        og->g.indptr[o + 1] += og->g.indptr[o];
+    }
+    for (int k = 0; k < og->pi->parts; k++) {
+        const halo_part *p = og->parts[k];
+        for (int64_t i = 0; i < p->nodes; i++) {
+            int64_t dst = og->g.indptr[og->orig[p->start + i]];
+            for (int64_t j = p->indptr[i]; j < p->indptr[i + 1]; j++) {
+                og->g.indices[dst++] = (int32_t)og->orig[p->indices[j]];
+            }
+        }
+    }
+    return 0;
+fail:
+    orig_graph_free(og);
+    return rc;
+}
+
+/* A training seed in the epoch order: shuffle key, input-graph id (tie break), global id. */
+typedef struct order_key {
+    uint64_t key; /* halo_hash5(seed, SHUFFLE, epoch, orig id, 0) */
+    int64_t orig; /* input-graph id */
+    int32_t gid;  /* global id */
+} order_key;
+
+static int cmp_order_key(const void *a, const void *b)
+{
+    const order_key *x = a, *y = b;
+    if (x->key != y->key) {
+        return x->key < y->key ? -1 : 1;
+    }
+    return (x->orig > y->orig) - (x->orig < y->orig);
+}
+
+/* Records every rank's batches of `epochs` epochs into w (seed order as the trainer shuffles). */
+static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts, int layers,
+                        int64_t batch, int epochs, int64_t max_batches, uint64_t seed,
+                        int64_t *n_batches, int64_t *n_input, int64_t *n_remote, int64_t *n_halo)
+{
+    int P = og->pi->parts;
+    int64_t n = og->g.nodes;
+    int rc = 0;
+    halo_sampler *smp = halo_sampler_new();
+    halo_minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    double *p = HALO_ALLOC(double, n + 1);
+    int32_t *seeds = NULL, *order = NULL, *ids = NULL, *oseeds = NULL;
+    uint8_t *flags = NULL;
+    double *vip = NULL;
+    order_key *keys = NULL;
+    int64_t cap = 0;
+    for (int r = 0; r < P; r++) {
+        const halo_part *pt = og->parts[r];
+        halo_free(oseeds);
+        halo_free(vip);
+        oseeds = HALO_ALLOC(int32_t, pt->num_train + 1);
+        for (int64_t i = 0; i < pt->num_train; i++) {
+            oseeds[i] = (int32_t)og->orig[pt->train[i]];
+        }
+        halo_cache_vip(n, 0, n, og->g.indptr, og->g.indices, oseeds, pt->num_train, (int)batch,
+                       fanouts, layers, p);
+        vip = HALO_ALLOC(double, pt->num_halo + 1);
+        for (int64_t h = 0; h < pt->num_halo; h++) {
+            vip[h] = p[og->orig[pt->halo[h]]];
+        }
+        HALO_TRY(halo_trace_put_halo(w, r, pt->num_halo, pt->halo, pt->halo_deg, NULL, vip));
+    }
+    for (int ep = 0; ep < epochs; ep++) {
+        for (int r = 0; r < P; r++) {
+            const halo_part *pt = og->parts[r];
+            int64_t nt = pt->num_train;
+            int64_t nb = (nt + batch - 1) / batch;
+            if (max_batches > 0 && nb > max_batches) {
+                nb = max_batches;
+            }
+            halo_free(order);
+            order = HALO_ALLOC(int32_t, nt + 1);
+            /* the trainer's epoch order (train.c, local batching): this rank's seeds sorted by
+             * (hash(seed, SHUFFLE, epoch, input-graph id), input-graph id) */
+            halo_free(keys);
+            keys = HALO_ALLOC(order_key, nt + 1);
+            for (int64_t i = 0; i < nt; i++) {
+                keys[i].orig = og->orig[pt->train[i]];
+                keys[i].gid = pt->train[i];
+                keys[i].key =
+                    halo_hash5(seed, HALO_RNG_SHUFFLE, (uint64_t)ep, (uint64_t)keys[i].orig, 0);
+            }
+            qsort(keys, (size_t)nt, sizeof *keys, cmp_order_key);
+            for (int64_t i = 0; i < nt; i++) {
+                order[i] = keys[i].gid;
+            }
+            halo_free(seeds);
+            seeds = HALO_ALLOC(int32_t, batch + 1);
+            for (int64_t b = 0; b < nb; b++) {
+                int64_t s0 = b * batch, s1 = s0 + batch < nt ? s0 + batch : nt;
+                for (int64_t i = s0; i < s1; i++) {
+                    seeds[i - s0] = (int32_t)og->orig[order[i]];
+                }
+                halo_sample_key k = {seed, ep, b};
+                HALO_TRY(halo_sample_graph(smp, &og->g, fanouts, layers, &k, seeds,
+                                           (int32_t)(s1 - s0), &mb));
+                if (mb.num_input > cap) {
+                    cap = mb.num_input + mb.num_input / 2 + 64;
+                    halo_free(ids);
+                    halo_free(flags);
+                    ids = HALO_ALLOC(int32_t, cap);
+                    flags = HALO_ALLOC(uint8_t, cap);
+                }
+                for (int32_t i = 0; i < mb.num_input; i++) {
+                    int32_t v = og->new_of[mb.input[i]];
+                    ids[i] = v;
+                    flags[i] = 0;
+                    if (v < pt->start || v >= pt->end) {
+                        flags[i] = HALO_TRACE_F_REMOTE;
+                        (*n_remote)++;
+                        int64_t lo = 0, hi = pt->num_halo;
+                        while (lo < hi) {
+                            int64_t mid = lo + (hi - lo) / 2;
+                            if (pt->halo[mid] < v) {
+                                lo = mid + 1;
+                            } else {
+                                hi = mid;
+                            }
+                        }
+                        if (lo < pt->num_halo && pt->halo[lo] == v) {
+                            flags[i] |= HALO_TRACE_F_HALO;
+                            (*n_halo)++;
+                        }
+                    }
+                }
+                HALO_TRY(halo_trace_put_batch(w, r, ep, b, mb.num_input, ids, flags));
+                (*n_batches)++;
+                *n_input += mb.num_input;
+            }
+        }
+    }
+fail:
+    halo_sample_free(&mb);
+    halo_sampler_free(smp);
+    halo_free(p);
+    halo_free(seeds);
+    halo_free(order);
+    halo_free(ids);
+    halo_free(flags);
+    halo_free(oseeds);
+    halo_free(vip);
+    halo_free(keys);
+    return rc;
+}
+
+static int trace_record(int argc, char **argv)
+{
+    const char *out = NULL, *fanout_s = "10,25";
+    int64_t batch = 2000, max_batches = 0, seed = 1;
+    int epochs = 2;
+    const halo_opt opts[] = {
+        {"output", 'o', HALO_OPT_STRING, &out, "TRACE", "trace file to write (required)"},
+        {"fanouts", 0, HALO_OPT_STRING, &fanout_s, "LIST", "per-layer fanouts, input layer first"},
+        {"batch", 'b', HALO_OPT_I64, &batch, "B", "seeds per mini-batch"},
+        {"epochs", 'e', HALO_OPT_INT, &epochs, "E", "epochs to record"},
+        {"max-batches", 0, HALO_OPT_I64, &max_batches, "N", "batches per epoch at most (0: all)"},
+        {"seed", 's', HALO_OPT_I64, &seed, "S", "run seed (shuffle and sampling keys)"},
+        {NULL, 0, 0, NULL, NULL, NULL},
+    };
+    const halo_cmd_help help = {
+        "halo trace record PDIR -o TRACE [--fanouts 10,25] [--batch B] [--epochs E]",
+        "Samples every part's mini-batches in one process, exactly as `halo train` draws them\n"
+        "(local batching: same epoch order, same sampling keys), and writes the access trace:\n"
+        "per rank its halo set (with in-degrees and SALIENT++ inclusion probabilities) and per\n"
+        "batch the input ids with remote/halo flags. No training, no MPI. Replay it with\n"
+        "`halo trace replay TRACE --policies all`.",
+    };
+    char *pos[64];
+    int npos = 0;
+    if (argc > 64) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace record: too many arguments"));
+    }
+    int rc = halo_args_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc == 1) {
+        return 0;
+    }
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    if (npos != 1 || out == NULL) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace record: usage: halo trace record "
+                                                      "PDIR -o TRACE"));
+    }
+    if (batch < 1 || epochs < 1 || epochs > 100000) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace record: --batch and --epochs must "
+                                                      "be positive"));
+    }
+    int fanouts[HALO_MAX_LAYERS];
+    int layers = halo_sample_parse_fanouts(fanout_s, fanouts, HALO_MAX_LAYERS);
+    if (layers < 0) {
+        return halo_cli_fail(layers);
+    }
+    double t0 = halo_now();
+    orig_graph og;
+    rc = orig_graph_load(pos[0], &og);
+    if (rc != 0) {
+        return halo_cli_fail(rc);
+    }
+    halo_trace_writer *w = NULL;
+    rc = halo_trace_create(out, og.pi->parts, og.pi->feat_dim, og.pi->nodes, &w);
+    int64_t nb = 0, ni = 0, nr = 0, nh = 0;
+    if (rc == 0) {
+        rc = record_trace(&og, w, fanouts, layers, batch, epochs, max_batches, (uint64_t)seed, &nb,
+                          &ni, &nr, &nh);
+    }
+    if (rc == 0) {
+        rc = halo_trace_close(w);
+    } else {
+        halo_trace_discard(w);
+    }
+    int parts = og.pi->parts;
+    orig_graph_free(&og);
+    if (rc != 0) {
+        return halo_cli_fail(rc);
+    }
+    printf("halo: recorded %s: %d ranks, %d epochs, %lld batches, %lld input nodes, %lld remote "
+           "(%lld halo), %.2f s\n",
+           out, parts, epochs, (long long)nb, (long long)ni, (long long)nr, (long long)nh,
+           halo_now() - t0);
+    return 0;
+}
+
+/* ---- replay ---- */
+
+/* The policies of `--policies all`, Belady first (the others are reported against it). */
+static const char *const all_policies[] = {"belady", "pagraph", "vip",        "fifo",
+                                           "lru",    "lfu",     "massivegnn", NULL};
+
+/* A policy argument: a file path as given, or a name of policies/NAME.lua (cwd, then HALO_ROOT). */
+static void policy_path(const char *name, char *out, size_t size)
+{
+    if (strchr(name, '/') != NULL || strstr(name, ".lua") != NULL) {
+        snprintf(out, size, "%s", name);
+        return;
+    }
+    snprintf(out, size, "policies/%s.lua", name);
+    if (!halo_path_exists(out)) {
+        snprintf(out, size, "%s/policies/%s.lua", HALO_ROOT, name);
+    }
+}
+
+/* Splits a comma list into up to max entries (in place). */
+static int split_list(char *s, char **v, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok != NULL && n < max; tok = strtok(NULL, ",")) {
+        v[n++] = tok;
+    }
+    return n;
+}
+
+static int trace_replay(int argc, char **argv)
+{
+    const char *policy = NULL, *policies = NULL, *caps = NULL;
+    halo_strlist sets = {.n = 0};
+    bool unsafe = false;
+    int64_t row_bytes = 0;
+    const halo_opt opts[] = {
+        {"policy", 0, HALO_OPT_STRING, &policy, "F", "policy file (or name in policies/)"},
+        {"policies", 0, HALO_OPT_STRING, &policies, "LIST",
+         "comma list of policies, or all (belady,pagraph,vip,fifo,lru,lfu,massivegnn)"},
+        {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
+        {"capacities", 0, HALO_OPT_STRING, &caps, "LIST",
+         "capacities as fractions of the halo set (sets fraction=X), e.g. 0.05,0.1,0.25,0.5"},
+        {"row-bytes", 0, HALO_OPT_I64, &row_bytes, "N", "bytes per feature row (0: 4 x feat_dim)"},
+        {"unsafe", 0, HALO_OPT_FLAG, &unsafe, NULL, "open the full Lua library (trusted)"},
+        {NULL, 0, 0, NULL, NULL, NULL},
+    };
+    const halo_cmd_help help = {
+        "halo trace replay TRACE (--policy F | --policies all|LIST) [--capacities LIST] "
+        "[--set NAME=VALUE ...]",
+        "Replays an access trace through cache policies without training: for each policy and\n"
+        "capacity, the hit rate over halo nodes (MassiveGNN's definition), its fraction of\n"
+        "Belady's (the offline optimum) at the same capacity, the remote megabytes pulled per\n"
+        "batch (misses, non-halo remote nodes, prefetched rows) against no cache, and the\n"
+        "policy's cost per batch. TRACE may be FILE or the per-rank FILE.r0.. of a run.",
+    };
+    char *pos[64];
+    int npos = 0;
+    if (argc > 64) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace replay: too many arguments"));
+    }
+    int rc = halo_args_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc == 1) {
+        return 0;
+    }
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    if (npos != 1 || (policy == NULL) == (policies == NULL)) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace replay: usage: halo trace replay "
+                                                      "TRACE (--policy F | --policies LIST)"));
+    }
+    char listbuf[2048], capbuf[1024];
+    char *pol_v[64];
+    int npol = 0;
+    if (policy != NULL) {
+        pol_v[npol++] = (char *)policy;
+    } else if (strcmp(policies, "all") == 0) {
+        for (int i = 0; all_policies[i] != NULL; i++) {
+            pol_v[npol++] = (char *)all_policies[i];
+        }
+    } else {
+        snprintf(listbuf, sizeof listbuf, "%s", policies);
+        npol = split_list(listbuf, pol_v, 64);
+    }
+    double capv[64];
+    int ncap = 0;
+    if (caps != NULL) {
+        snprintf(capbuf, sizeof capbuf, "%s", caps);
+        char *cv[64];
+        int n = split_list(capbuf, cv, 64);
+        for (int i = 0; i < n; i++) {
+            rc = halo_parse_f64(cv[i], "--capacities", &capv[ncap]);
+            if (rc != 0) {
+                return halo_cli_fail(rc);
+            }
+            if (capv[ncap] < 0 || capv[ncap] > 1) {
+                return halo_cli_fail(halo_errorf(HALO_EUSAGE,
+                                                 "trace replay: capacity %s is not "
+                                                 "a fraction in [0, 1]",
+                                                 cv[i]));
+            }
+            ncap++;
+        }
+    }
+    if (npol == 0) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace replay: no policy given"));
+    }
+    halo_trace *t = NULL;
+    rc = halo_trace_load(pos[0], &t);
+    if (rc != 0) {
+        return halo_cli_fail(rc);
+    }
+    int64_t nb = 0, ni = 0, nr = 0, nh = 0, halo = 0;
+    for (int r = 0; r < t->ranks; r++) {
+        halo += t->rank[r].num_halo;
+        for (int64_t k = 0; k < t->rank[r].batches; k++) {
+            halo_trace_batch b;
+            halo_trace_get_batch(t, r, k, &b);
+            nb++;
+            ni += b.n;
+            for (int64_t i = 0; i < b.n; i++) {
+                nr += (b.flags[i] & HALO_TRACE_F_REMOTE) != 0;
+                nh += (b.flags[i] & HALO_TRACE_F_HALO) != 0;
+            }
+        }
+    }
+    int64_t rb = row_bytes > 0 ? row_bytes : 4 * (int64_t)t->feat_dim;
+    printf("trace %s: %d ranks, %lld batches, %lld input nodes, %lld remote (%lld halo), "
+           "%lld halo nodes, %lld bytes per row; no cache pulls %.2f MB\n",
+           pos[0], t->ranks, (long long)nb, (long long)ni, (long long)nr, (long long)nh,
+           (long long)halo, (long long)rb, (double)(nr * rb) / 1e6);
+    printf("%-8s %-12s %9s %8s %9s %10s %7s %9s %8s %9s\n", "capacity", "policy", "slots",
+           "hit_rate", "of_belady", "remote_MB", "vs_none", "prefetch", "init_MB", "us/batch");
+    int nc = ncap > 0 ? ncap : 1;
+    for (int ci = 0; ci < nc && rc == 0; ci++) {
+        double belady_rate = -1;
+        for (int pi = 0; pi < npol && rc == 0; pi++) {
+            char path[4096], capset[64];
+            policy_path(pol_v[pi], path, sizeof path);
+            const char *setv[70];
+            int nset = 0;
+            if (ncap > 0) {
+                snprintf(capset, sizeof capset, "fraction=%.17g", capv[ci]);
+                setv[nset++] = capset;
+            }
+            for (int i = 0; i < sets.n && nset < 70; i++) {
+                setv[nset++] = sets.v[i];
+            }
+            halo_policy_opts po = {
+                .path = path, .params = setv, .nparams = nset, .unsafe = unsafe, .rank = 0};
+            halo_trace_result res;
+            rc = halo_trace_replay(t, &po, rb, &res);
+            if (rc != 0) {
+                break;
+            }
+            double rate = halo_cache_hit_rate(&res.stats);
+            if (strstr(path, "belady") != NULL) {
+                belady_rate = rate;
+            }
+            char capcol[32], ofb[32];
+            if (ncap > 0) {
+                snprintf(capcol, sizeof capcol, "%.3g", capv[ci]);
+            } else {
+                snprintf(capcol, sizeof capcol, "-");
+            }
+            if (belady_rate > 0) {
+                snprintf(ofb, sizeof ofb, "%.3f", rate / belady_rate);
+            } else {
+                snprintf(ofb, sizeof ofb, "-");
+            }
+            double mb = (double)res.stats.bytes_pulled / 1e6;
+            double none = res.bytes_nocache > 0
+                              ? (double)res.stats.bytes_pulled / (double)res.bytes_nocache
+                              : 0;
+            const char *nm = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(strlen(nm) > 4 ? strlen(nm) - 4 : strlen(nm)),
+                     nm);
+            printf("%-8s %-12s %9lld %8.4f %9s %10.2f %7.3f %9lld %8.2f %9.1f\n", capcol, name,
+                   (long long)res.capacity, rate, ofb, mb, none, (long long)res.stats.prefetched,
+                   (double)res.stats.bytes_init / 1e6,
+                   res.batches > 0 ? 1e6 * res.policy_s / (double)res.batches : 0.0);
+            fflush(stdout);
+        }
+    }
+    halo_trace_free(t);
+    if (rc != 0) {
+        return halo_cli_fail(rc);
+    }
+    return 0;
+}
+
+int halo_cmd_trace(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fprintf(f, "usage: halo trace record PDIR -o TRACE [flags]\n"
+                   "       halo trace replay TRACE (--policy F | --policies all|LIST) [flags]\n"
+                   "(halo trace record --help, halo trace replay --help for the flags)\n");
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "record") == 0) {
+        return trace_record(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "replay") == 0) {
+        return trace_replay(argc - 1, argv + 1);
+    }
+    return halo_cli_fail(halo_errorf(HALO_EUSAGE,
+                                     "trace: unknown subcommand '%s' (record, "
+                                     "replay)",
+                                     argv[1]));
+}
