@@ -1,0 +1,135 @@
+/* halo train: synchronous data-parallel GraphSAGE training over a partition under mpirun. */
+#include "cli/cli.h"
+
+#include "comm/comm.h"
+#include "core/args.h"
+#include "core/err.h"
+#include "core/log.h"
+#include "model/model.h"
+#include "train/train.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+int halo_cmd_train(int argc, char **argv)
+{
+    halo_train_opts o;
+    halo_train_opts_default(&o);
+    const char *policy = NULL, *fanouts = NULL, *device = "auto", *eval = "sampled";
+    const char *eval_fanouts = NULL, *metrics = NULL, *checkpoint = NULL, *netem = NULL;
+    const char *batching = "local";
+    int64_t seed = (int64_t)o.seed;
+    bool resume = false, check = false, quiet_table = false;
+    halo_strlist sets = {.n = 0};
+    const halo_opt opts[] = {
+        {"policy", 0, HALO_OPT_STRING, &policy, "FILE", "policy file (default: built-in defaults)"},
+        {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
+        {"epochs", 'e', HALO_OPT_INT, &o.epochs, "E",
+         "epochs to train (a resumed run goes up to E)"},
+        {"batch", 'b', HALO_OPT_I64, &o.batch, "B",
+         "seeds per mini-batch (per rank with --batching local)"},
+        {"batching", 0, HALO_OPT_STRING, &batching, "local|global",
+         "local: each rank cuts its own shuffled seeds (DistDGL); global: one global order, "
+         "batch b is the same seeds whatever the rank count"},
+        {"fanouts", 'f', HALO_OPT_STRING, &fanouts, "LIST",
+         "fanouts, input layer first (overrides the policy's fanout hook)"},
+        {"hidden", 0, HALO_OPT_INT, &o.hidden, "H", "hidden width"},
+        {"lr", 0, HALO_OPT_DOUBLE, &o.lr, "X", "Adam learning rate"},
+        {"dropout", 0, HALO_OPT_DOUBLE, &o.dropout, "P", "dropout probability"},
+        {"weight-decay", 0, HALO_OPT_DOUBLE, &o.weight_decay, "X", "Adam L2 coefficient"},
+        {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of every random choice"},
+        {"device", 0, HALO_OPT_STRING, &device, "auto|cpu|gpu",
+         "where to compute (auto: GPU when one exists)"},
+        {"threads", 0, HALO_OPT_INT, &o.threads, "N",
+         "CPU threads per rank (0: cores / ranks on this machine)"},
+        {"eval", 0, HALO_OPT_STRING, &eval, "sampled|full|none",
+         "evaluation: sampled inference or layer-wise full-neighbour"},
+        {"eval-fanouts", 0, HALO_OPT_STRING, &eval_fanouts, "LIST",
+         "fanouts of sampled evaluation (default: the training fanouts)"},
+        {"eval-every", 0, HALO_OPT_INT, &o.eval_every, "N",
+         "evaluate every N epochs and at the end"},
+        {"eval-batch", 0, HALO_OPT_I64, &o.eval_batch, "B", "nodes per evaluation batch per rank"},
+        {"metrics", 'm', HALO_OPT_STRING, &metrics, "FILE", "JSON Lines metrics (rank 0 writes)"},
+        {"trace", 0, HALO_OPT_STRING, &o.trace, "FILE",
+         "access trace for `halo trace replay` (FILE.rR per rank when P > 1)"},
+        {"checkpoint", 0, HALO_OPT_STRING, &checkpoint, "DIR", "checkpoint directory"},
+        {"checkpoint-every", 0, HALO_OPT_INT, &o.checkpoint_every, "N",
+         "write the checkpoint every N epochs and at the end"},
+        {"resume", 0, HALO_OPT_FLAG, &resume, NULL, "continue from --checkpoint DIR"},
+        {"check", 0, HALO_OPT_FLAG, &check, NULL,
+         "compare the parameter checksum of every rank after each epoch"},
+        {"netem", 0, HALO_OPT_STRING, &netem, "SPEC", "emulated network, e.g. lat=50us,bw=10Gbit"},
+        {"no-table", 0, HALO_OPT_FLAG, &quiet_table, NULL, "no per-epoch table on stderr"},
+        {NULL, 0, 0, NULL, NULL, NULL},
+    };
+    const halo_cmd_help help = {
+        "mpirun -np P halo train PDIR [--policy F] [--set k=v] [--epochs E] [--batch B] "
+        "[--device auto|cpu|gpu] [--metrics FILE.jsonl] [--checkpoint DIR] [--resume]",
+        "Trains GraphSAGE on the partition PDIR with one MPI rank per part (P = parts):\n"
+        "each rank trains on its part's training seeds, sampling ego-networks that reach into\n"
+        "other parts and pulling remote features; gradients are summed with one allreduce per\n"
+        "step, so every rank holds the same weights. Rank 0 prints a row per epoch (loss, train\n"
+        "and validation accuracy, time and stage breakdown) and the final test accuracy.\n"
+        "Same configuration and ranks: the same losses, bit for bit on the CPU.",
+    };
+    char *pos[argc > 0 ? argc : 1];
+    int npos;
+    int rc = halo_args_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc != 0) {
+        return rc > 0 ? 0 : halo_cli_fail(rc);
+    }
+    if (npos != 1) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "train: one partition directory expected"));
+    }
+    o.pdir = pos[0];
+    o.policy = policy;
+    o.sets = sets.v;
+    o.nsets = sets.n;
+    o.fanouts = fanouts;
+    o.eval_fanouts = eval_fanouts;
+    o.metrics = metrics;
+    o.checkpoint = checkpoint;
+    o.netem = netem;
+    o.resume = resume;
+    o.check = check;
+    o.table = !quiet_table;
+    o.seed = (uint64_t)seed;
+    if (halo_train_parse_batching(batching, &o.batching) < 0 ||
+        halo_model_device_parse(device, &o.device) < 0 ||
+        halo_train_parse_eval(eval, &o.eval) < 0) {
+        return halo_cli_fail(HALO_EUSAGE);
+    }
+    halo_comm *comm;
+    rc = halo_comm_init(&argc, &argv, &comm);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    /* checked after MPI start-up, so that every rank says it before any exits (mpirun ends the
+     * job at the first non-zero exit) */
+    rc = halo_train_opts_check(&o);
+    if (rc == 0 && netem != NULL) {
+        halo_netem ne;
+        rc = halo_netem_parse(netem, &ne);
+    }
+    halo_train_result res;
+    if (rc == 0) {
+        rc = halo_train_run(comm, &o, &res);
+    }
+    if (rc < 0) {
+        int code = halo_cli_fail(rc); /* every rank returns the same error: each says it */
+        halo_comm_finalize(comm);
+        return code;
+    }
+    if (halo_comm_rank(comm) == 0) {
+        printf("halo train: %d epochs on %d ranks (%s), mean epoch %.3f s", res.epochs,
+               halo_comm_size(comm), res.device, res.mean_epoch_s);
+        if (res.test_acc >= 0) {
+            printf(", val acc %.4f, test acc %.4f", res.val_acc, res.test_acc);
+        }
+        printf(", params %016" PRIx64 "\n", res.param_checksum);
+        fflush(stdout);
+    }
+    halo_comm_finalize(comm);
+    return 0;
+}

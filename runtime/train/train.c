@@ -1,0 +1,1158 @@
+/* The distributed training loop: seed order per epoch, sample, pull, forward/backward, one
+ * gradient allreduce, Adam; stage times, metrics records, checkpoints and --check. */
+#include "train/train.h"
+
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/progress.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "policy/policy.h"
+#include "train/checkpoint.h"
+#include "train/metrics.h"
+#include "train/train_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void halo_train_opts_default(halo_train_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->epochs = 3;
+    o->batch = 2000;
+    o->batching = HALO_TRAIN_BATCH_LOCAL;
+    o->hidden = 16;
+    o->lr = 0.003;
+    o->dropout = 0.5;
+    o->seed = 1;
+    o->device = HALO_DEVICE_AUTO;
+    o->eval = HALO_TRAIN_EVAL_SAMPLED;
+    o->eval_every = 1;
+    o->eval_batch = 2000;
+    o->checkpoint_every = 1;
+    o->table = true;
+}
+
+const char *halo_train_batching_name(int b)
+{
+    return b == HALO_TRAIN_BATCH_GLOBAL ? "global" : "local";
+}
+
+int halo_train_parse_batching(const char *s, int *out)
+{
+    if (strcmp(s, "local") == 0) {
+        *out = HALO_TRAIN_BATCH_LOCAL;
+    } else if (strcmp(s, "global") == 0) {
+        *out = HALO_TRAIN_BATCH_GLOBAL;
+    } else {
+        return halo_errorf(HALO_EUSAGE, "--batching: '%s' is not local or global", s);
+    }
+    return 0;
+}
+
+const char *halo_train_eval_name(int e)
+{
+    return e == HALO_TRAIN_EVAL_FULL ? "full" : e == HALO_TRAIN_EVAL_SAMPLED ? "sampled" : "none";
+}
+
+int halo_train_parse_eval(const char *s, int *out)
+{
+    if (strcmp(s, "sampled") == 0) {
+        *out = HALO_TRAIN_EVAL_SAMPLED;
+    } else if (strcmp(s, "full") == 0) {
+        *out = HALO_TRAIN_EVAL_FULL;
+    } else if (strcmp(s, "none") == 0) {
+        *out = HALO_TRAIN_EVAL_NONE;
+    } else {
+        return halo_errorf(HALO_EUSAGE, "--eval: '%s' is not sampled, full or none", s);
+    }
+    return 0;
+}
+
+int halo_train_opts_check(const halo_train_opts *o)
+{
+    if (o->pdir == NULL) {
+        return halo_errorf(HALO_EUSAGE, "train: a partition directory is required");
+    }
+    if (o->epochs < 0) {
+        return halo_errorf(HALO_EUSAGE, "--epochs: must be >= 0, got %d", o->epochs);
+    }
+    if (o->batch < 1) {
+        return halo_errorf(HALO_EUSAGE, "--batch: must be >= 1, got %lld", (long long)o->batch);
+    }
+    if (o->eval_batch < 1) {
+        return halo_errorf(HALO_EUSAGE, "--eval-batch: must be >= 1, got %lld",
+                           (long long)o->eval_batch);
+    }
+    if (o->hidden < 1) {
+        return halo_errorf(HALO_EUSAGE, "--hidden: must be >= 1, got %d", o->hidden);
+    }
+    if (!(o->lr > 0)) {
+        return halo_errorf(HALO_EUSAGE, "--lr: must be > 0, got %g", o->lr);
+    }
+    if (!(o->dropout >= 0 && o->dropout < 1)) {
+        return halo_errorf(HALO_EUSAGE, "--dropout: must be in [0, 1), got %g", o->dropout);
+    }
+    if (o->eval_every < 1 || o->checkpoint_every < 1) {
+        return halo_errorf(HALO_EUSAGE, "--eval-every and --checkpoint-every must be >= 1");
+    }
+    if (o->resume && o->checkpoint == NULL) {
+        return halo_errorf(HALO_EUSAGE, "--resume needs --checkpoint DIR");
+    }
+    if (o->threads < 0) {
+        return halo_errorf(HALO_EUSAGE, "--threads: must be >= 0, got %d", o->threads);
+    }
+    int f[HALO_MAX_LAYERS];
+    if (o->fanouts != NULL && halo_sample_parse_fanouts(o->fanouts, f, HALO_MAX_LAYERS) < 0) {
+        return halo_error_prefix(HALO_EUSAGE, "--fanouts");
+    }
+    if (o->eval_fanouts != NULL &&
+        halo_sample_parse_fanouts(o->eval_fanouts, f, HALO_MAX_LAYERS) < 0) {
+        return halo_error_prefix(HALO_EUSAGE, "--eval-fanouts");
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- exchanges */
+
+int halo_train_fetch_rows(halo_comm *c, const halo_store *st, const int32_t *ids, int64_t n,
+                          const void *table, size_t row_bytes, void *out)
+{
+    int P = st->ranks;
+    int64_t *off = HALO_NEW(int64_t, P + 1);
+    int64_t *rep_off = HALO_NEW(int64_t, P + 1);
+    halo_xchg req, rep;
+    memset(&req, 0, sizeof req);
+    memset(&rep, 0, sizeof rep);
+    char *reply = NULL;
+    int rc = 0;
+    /* ids are sorted, owners own contiguous ranges: the requests to peer p are one run */
+    for (int64_t i = 0; i < n; i++) {
+        int p = halo_store_owner(st, ids[i]);
+        if (p < 0) {
+            rc = halo_errorf(HALO_ESTATE, "train: node %d has no owner", ids[i]);
+            goto fail;
+        }
+        off[p + 1] += (int64_t)sizeof(int32_t);
+    }
+    for (int p = 0; p < P; p++) {
+        off[p + 1] += off[p];
+    }
+    HALO_TRY(halo_comm_xchg_start(c, &req, ids, off));
+    HALO_TRY(halo_comm_xchg_wait(c, &req));
+    /* answer each peer's ids with rows of our table, in the order asked */
+    int64_t nin = req.recv_off[P] / (int64_t)sizeof(int32_t);
+    reply = HALO_ALLOC(char, nin > 0 ? (size_t)nin * row_bytes : 1);
+    const int32_t *asked = (const int32_t *)req.recv;
+    for (int64_t i = 0; i < nin; i++) {
+        int64_t row = (int64_t)asked[i] - st->start;
+        if (row < 0 || row >= st->end - st->start) {
+            rc = halo_errorf(HALO_ESTATE, "train: asked for node %d, not owned here", asked[i]);
+            goto fail;
+        }
+        memcpy(reply + (size_t)i * row_bytes, (const char *)table + (size_t)row * row_bytes,
+               row_bytes);
+    }
+    for (int p = 0; p <= P; p++) {
+        rep_off[p] = req.recv_off[p] / (int64_t)sizeof(int32_t) * (int64_t)row_bytes;
+    }
+    HALO_TRY(halo_comm_xchg_start(c, &rep, reply, rep_off));
+    HALO_TRY(halo_comm_xchg_wait(c, &rep));
+    if (rep.recv_off[P] != n * (int64_t)row_bytes) {
+        rc = halo_errorf(HALO_ESTATE, "train: got %lld bytes of rows, expected %lld",
+                         (long long)rep.recv_off[P], (long long)(n * (int64_t)row_bytes));
+        goto fail;
+    }
+    if (n > 0) {
+        memcpy(out, rep.recv, (size_t)n * row_bytes);
+    }
+fail:
+    halo_xchg_free(&req);
+    halo_xchg_free(&rep);
+    halo_free(reply);
+    halo_free(rep_off);
+    halo_free(off);
+    return rc;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Labels of the training seeds this rank holds but does not own (DistDGL's force-even split
+ * lends a few): pulled from their owners once, kept sorted for lookup. Collective. */
+static int borrow_labels(train_ctx *t)
+{
+    const halo_part *pt = t->st->part;
+    int64_t nb = 0;
+    for (int64_t i = 0; i < pt->num_train; i++) {
+        nb += !halo_store_is_local(t->st, pt->train[i]);
+    }
+    t->nborrow = nb;
+    t->borrow_id = HALO_ALLOC(int32_t, nb > 0 ? nb : 1);
+    t->borrow_label = HALO_ALLOC(int32_t, nb > 0 ? nb : 1);
+    nb = 0;
+    for (int64_t i = 0; i < pt->num_train; i++) {
+        if (!halo_store_is_local(t->st, pt->train[i])) {
+            t->borrow_id[nb++] = pt->train[i];
+        }
+    }
+    qsort(t->borrow_id, (size_t)nb, sizeof(int32_t), cmp_i32);
+    return halo_train_fetch_rows(t->c, t->st, t->borrow_id, nb, pt->label, sizeof(int32_t),
+                                 t->borrow_label);
+}
+
+int32_t halo_train_seed_label(const train_ctx *t, int32_t gid)
+{
+    if (halo_store_is_local(t->st, gid)) {
+        return t->st->part->label[gid - t->st->start];
+    }
+    int64_t lo = 0, hi = t->nborrow;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (t->borrow_id[mid] < gid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < t->nborrow && t->borrow_id[lo] == gid ? t->borrow_label[lo] : -1;
+}
+
+/* ---------------------------------------------------------------- epoch order */
+
+/* A training seed in the epoch's order: its shuffle key, input-graph id, global id, holder. */
+typedef struct seed_key {
+    uint64_t key; /* halo_hash5(seed, SHUFFLE, epoch, orig id) */
+    int64_t orig; /* input-graph id (tie break) */
+    int32_t gid;  /* global (partition) id */
+    int32_t rank; /* rank that holds it as a training seed */
+} seed_key;
+
+static int cmp_seed_key(const void *a, const void *b)
+{
+    const seed_key *x = a, *y = b;
+    if (x->key != y->key) {
+        return x->key < y->key ? -1 : 1;
+    }
+    return (x->orig > y->orig) - (x->orig < y->orig);
+}
+
+/* Epoch order: sorting by a hash of (seed, epoch, input-graph id) is a uniform shuffle that does
+ * not depend on how the graph was partitioned or numbered. Local batching sorts this rank's
+ * seeds; global batching sorts everybody's (orig ids gathered once in all_orig) and keeps this
+ * rank's seeds of each global batch. Fills order[nt] and boff[nb+1] (batch b = order[boff[b] ..
+ * boff[b+1])). */
+static void epoch_order(const train_ctx *t, int epoch, const int64_t *all_orig, seed_key *keys,
+                        int64_t nb, int32_t *order, int64_t *boff)
+{
+    const halo_part *pt = t->st->part;
+    const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+    int64_t nt = pt->num_train, B = t->o->batch;
+    uint64_t seed = t->o->seed;
+    int64_t total = t->o->batching == HALO_TRAIN_BATCH_GLOBAL ? nt * t->ranks : nt;
+    for (int64_t i = 0; i < total; i++) {
+        seed_key *k = &keys[i];
+        if (t->o->batching == HALO_TRAIN_BATCH_GLOBAL) {
+            k->orig = all_orig[i];
+            k->rank = (int32_t)(i / (nt > 0 ? nt : 1));
+            k->gid = k->rank == t->rank ? pt->train[i - (int64_t)t->rank * nt] : -1;
+        } else {
+            k->gid = pt->train[i];
+            k->orig = orig[k->gid];
+            k->rank = t->rank;
+        }
+        k->key = halo_hash5(seed, HALO_RNG_SHUFFLE, (uint64_t)epoch, (uint64_t)k->orig, 0);
+    }
+    qsort(keys, (size_t)total, sizeof *keys, cmp_seed_key);
+    memset(boff, 0, (size_t)(nb + 1) * sizeof *boff);
+    int64_t j = 0;
+    for (int64_t i = 0; i < total; i++) {
+        if (keys[i].rank == t->rank) {
+            order[j++] = keys[i].gid;
+            boff[i / B + 1]++;
+        }
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        boff[b + 1] += boff[b];
+    }
+}
+
+/* ---------------------------------------------------------------- one batch */
+
+/* Stage times and counts accumulated over an epoch on this rank. */
+typedef struct epoch_acc {
+    halo_epoch_stats s; /* the record (times, counts) */
+    double loss_sum;    /* sum over batches of seeds x mean loss */
+    int64_t seeds;      /* seeds trained */
+    int64_t correct;    /* seeds predicted right */
+} epoch_acc;
+
+/* The mini-batch as the model sees it: sources keyed by input-graph id, so dropout masks do not
+ * depend on the partition numbering (1 rank and P ranks drop the same units). */
+static void keyed_minibatch(train_ctx *t, halo_minibatch *out)
+{
+    const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+    *out = t->mb;
+    for (int l = 0; l < t->mb.layers; l++) {
+        const halo_block *b = &t->mb.blocks[l];
+        if (b->num_src > t->keycap[l]) {
+            halo_free(t->keybuf[l]);
+            t->keycap[l] = b->num_src + b->num_src / 2 + 16;
+            t->keybuf[l] = HALO_ALLOC(int32_t, t->keycap[l]);
+        }
+        for (int32_t i = 0; i < b->num_src; i++) {
+            t->keybuf[l][i] = (int32_t)orig[b->src_gid[i]];
+        }
+        out->blocks[l].src_gid = t->keybuf[l];
+    }
+    out->seeds = out->blocks[out->layers - 1].src_gid;
+    out->input = out->blocks[0].src_gid;
+}
+
+/* One synchronous training step on this rank's seeds of the step (n may be 0): sample, pull,
+ * forward/backward, allreduce of the gradient, Adam. global_n is the step's seed count over all
+ * ranks: the update is the mean gradient over those seeds. Collective. */
+static int train_step(train_ctx *t, int epoch, int64_t batch, uint64_t step, const int32_t *seeds,
+                      int32_t n, int64_t global_n, epoch_acc *acc)
+{
+    halo_store *st = t->st;
+    halo_comm_stats cs0 = halo_comm_get_stats(t->c);
+    double t0 = halo_now();
+    halo_sample_key k = {t->o->seed, epoch, batch};
+    HALO_CHECK(halo_store_sample(st, t->smp, t->fanouts, t->layers, &k, seeds, n, &t->mb));
+    double t1 = halo_now();
+
+    /* fetch: plan which input rows are local and which remote */
+    float *rows = halo_model_input_buffer(t->m, t->mb.num_input > 0 ? t->mb.num_input : 1);
+    HALO_CHECK(halo_store_pull_plan(st, t->mb.input, t->mb.num_input, &t->pull));
+    int64_t hits = 0, misses = t->pull.num_remote;
+    if (t->cache != NULL) {
+        /* the remote-feature cache (docs/cache.md): hits are copied into rows and skipped by the
+         * pull; the policy's cache_batch decides evictions and admissions, whose extra rows come
+         * with this batch's misses; admitted rows are copied into their slots after the pull */
+        halo_cache_stats c0 = *halo_cache_stats_get(t->cache);
+        halo_cache_batch cb = {epoch, batch, (int64_t)step, t->mb.num_input, t->mb.input};
+        HALO_CHECK(halo_cache_lookup_pull(t->cache, &cb, &t->pull, rows));
+        if (t->trace != NULL) {
+            HALO_CHECK(halo_trace_put_pull(t->trace, t->rank, epoch, batch, &t->pull, t->cache));
+        }
+        HALO_CHECK(halo_cache_decide_pull(t->cache, st, &t->pull));
+        HALO_CHECK(halo_store_pull_exec(st, &t->pull, rows));
+        HALO_CHECK(halo_cache_admit_pull(t->cache, &t->pull, rows));
+        const halo_cache_stats *c1 = halo_cache_stats_get(t->cache);
+        hits = c1->hits - c0.hits;
+        misses = c1->misses - c0.misses;
+    } else {
+        if (t->trace != NULL) {
+            HALO_CHECK(halo_trace_put_pull(t->trace, t->rank, epoch, batch, &t->pull, NULL));
+        }
+        HALO_CHECK(halo_store_pull_exec(st, &t->pull, rows));
+    }
+    if (n > t->labels_cap) {
+        halo_free(t->labels);
+        t->labels_cap = n;
+        t->labels = HALO_ALLOC(int32_t, n);
+    }
+    for (int32_t i = 0; i < t->mb.num_seeds; i++) {
+        t->labels[i] = halo_train_seed_label(t, t->mb.seeds[i]);
+    }
+    double t2 = halo_now();
+
+    size_t count;
+    float *grad = halo_model_grads(t->m, &count);
+    halo_model_stats ms = {0};
+    if (n > 0) {
+        halo_minibatch keyed;
+        keyed_minibatch(t, &keyed);
+        HALO_CHECK(halo_model_train_forward_backward(t->m, &keyed, rows, t->labels, step, &ms));
+        /* mean over our seeds -> sum over our seeds, so the allreduce sums per-seed gradients */
+        float w = (float)n;
+        for (size_t i = 0; i < count; i++) {
+            grad[i] *= w;
+        }
+    } else {
+        memset(grad, 0, count * sizeof *grad);
+    }
+    double t3 = halo_now();
+    HALO_CHECK(halo_comm_allreduce_sum_f32(t->c, grad, (int64_t)count));
+    double t4 = halo_now();
+    HALO_CHECK(halo_model_adam_step(t->m, 1.0f / (float)global_n));
+    double t5 = halo_now();
+
+    halo_comm_stats cs1 = halo_comm_get_stats(t->c);
+    acc->s.sample_s += t1 - t0;
+    acc->s.fetch_s += t2 - t1;
+    acc->s.compute_s += (t3 - t2) + (t5 - t4);
+    acc->s.allreduce_s += t4 - t3;
+    acc->s.batches++;
+    acc->s.sampled_edges += halo_sample_edges(&t->mb);
+    acc->s.input_nodes += t->mb.num_input;
+    acc->s.remote_nodes += t->pull.num_remote;
+    acc->s.cache_hits += hits;
+    acc->s.cache_misses += misses;
+    acc->s.bytes_remote += cs1.bytes_recv - cs0.bytes_recv;
+    acc->loss_sum += (double)ms.loss * n;
+    acc->seeds += n;
+    acc->correct += ms.correct;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+/* Everything that changes the weights a run produces, hashed into checkpoints. Not included:
+ * epochs (a resumed run may go further), device and threads (same function; on GPU only float
+ * rounding differs), evaluation and output settings. */
+static uint64_t config_hash(const train_ctx *t, const char *policy_name)
+{
+    const halo_train_opts *o = t->o;
+    halo_sb sb;
+    halo_sb_init(&sb);
+    halo_sb_printf(&sb,
+                   "graph=%08x nodes=%lld parts=%d batch=%lld batching=%s hidden=%d "
+                   "lr=%.9g dropout=%.9g wd=%.9g seed=%llu layers=%d fanouts=%s policy=%s(%s)",
+                   t->st->info->graph_checksum, (long long)t->st->info->nodes, t->ranks,
+                   (long long)o->batch, halo_train_batching_name(o->batching), o->hidden, o->lr,
+                   o->dropout, o->weight_decay, (unsigned long long)o->seed, t->layers,
+                   o->fanouts != NULL ? o->fanouts : "policy", policy_name,
+                   o->policy != NULL ? o->policy : "");
+    for (int i = 0; i < o->nsets; i++) {
+        halo_sb_printf(&sb, " set=%s", o->sets[i]);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (o->policy != NULL && halo_file_read_all(o->policy, &text, &len) == 0) {
+        /* the policy's text, not its name: an edited policy is another configuration */
+        halo_sb_printf(&sb, " policy_text=%016llx", (unsigned long long)halo_config_hash(text));
+        halo_free(text);
+    }
+    uint64_t h = halo_config_hash(sb.buf);
+    halo_sb_free(&sb);
+    return h;
+}
+
+/* Fanouts of an epoch: --fanouts, else the policy's fanout hook. */
+static int epoch_fanouts(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pctx, int *fanouts,
+                         int *layers)
+{
+    if (t->o->fanouts != NULL) {
+        int l = halo_sample_parse_fanouts(t->o->fanouts, fanouts, HALO_MAX_LAYERS);
+        if (l < 0) {
+            return halo_error_prefix(l, "--fanouts");
+        }
+        *layers = l;
+        return 0;
+    }
+    return halo_policy_fanout(pol, pctx, fanouts, HALO_MAX_LAYERS, layers);
+}
+
+/* Reads the checkpoint on rank 0 and broadcasts it; every rank returns the same code. */
+static int resume_from(train_ctx *t, uint64_t hash, int *epoch, int64_t *step)
+{
+    size_t count;
+    float *params = halo_model_params(t->m, &count);
+    halo_checkpoint ck = {.config_hash = hash,
+                          .nparams = (int64_t)count,
+                          .params = params,
+                          .adam_m = halo_model_adam_m(t->m),
+                          .adam_v = halo_model_adam_v(t->m)};
+    int rc = 0;
+    if (t->rank == 0) {
+        rc = halo_checkpoint_read(t->o->checkpoint, &ck);
+        if (rc < 0) {
+            rc = halo_error_prefix(rc, "--resume");
+        } else if (ck.seed != t->o->seed) {
+            rc = halo_errorf(HALO_EINPUT, "%s: checkpoint of seed %llu, this run %llu",
+                             t->o->checkpoint, (unsigned long long)ck.seed,
+                             (unsigned long long)t->o->seed);
+        }
+    }
+    int64_t hdr[2] = {ck.epoch, ck.step};
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", halo_errmsg());
+    int64_t code = rc;
+    HALO_CHECK(halo_comm_bcast(t->c, &code, sizeof code, 0));
+    if (code < 0) {
+        HALO_CHECK(halo_comm_bcast(t->c, msg, sizeof msg, 0));
+        return halo_errorf((int)code, "%s", msg);
+    }
+    HALO_CHECK(halo_comm_bcast(t->c, hdr, sizeof hdr, 0));
+    HALO_CHECK(halo_comm_bcast(t->c, params, (int64_t)(count * sizeof(float)), 0));
+    HALO_CHECK(halo_comm_bcast(t->c, ck.adam_m, (int64_t)(count * sizeof(float)), 0));
+    HALO_CHECK(halo_comm_bcast(t->c, ck.adam_v, (int64_t)(count * sizeof(float)), 0));
+    halo_model_set_adam_t(t->m, hdr[1]);
+    HALO_CHECK(halo_model_push_state(t->m));
+    *epoch = (int)hdr[0];
+    *step = hdr[1];
+    return 0;
+}
+
+/* Writes the checkpoint on rank 0; every rank returns the same code. */
+static int write_checkpoint(train_ctx *t, uint64_t hash, int epochs_done, int64_t step)
+{
+    int rc = 0;
+    if (t->rank == 0) {
+        rc = halo_model_pull_state(t->m);
+        if (rc == 0) {
+            size_t count;
+            halo_checkpoint ck = {
+                .epoch = epochs_done, .step = step, .seed = t->o->seed, .config_hash = hash};
+            ck.params = halo_model_params(t->m, &count);
+            ck.nparams = (int64_t)count;
+            ck.adam_m = halo_model_adam_m(t->m);
+            ck.adam_v = halo_model_adam_v(t->m);
+            rc = halo_checkpoint_write(t->o->checkpoint, &ck);
+        }
+    }
+    return halo_comm_agree(t->c, rc);
+}
+
+/* --check: every rank's parameter checksum must be the same. */
+static int check_params(train_ctx *t, int epoch)
+{
+    uint64_t mine = halo_model_param_checksum(t->m);
+    uint64_t *all = HALO_ALLOC(uint64_t, t->ranks);
+    int rc = halo_comm_allgather(t->c, &mine, sizeof mine, all);
+    for (int r = 1; rc == 0 && r < t->ranks; r++) {
+        if (all[r] != all[0]) {
+            rc = halo_errorf(HALO_ESTATE,
+                             "--check: epoch %d: parameters differ between rank 0 (%016" PRIx64
+                             ") and rank %d (%016" PRIx64 ")",
+                             epoch, all[0], r, all[r]);
+        }
+    }
+    halo_free(all);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- output */
+
+/* Rank 0: the per-epoch table on stderr. */
+static void table_row(const train_ctx *t, int epoch, const halo_epoch_stats *all, double loss,
+                      double train_acc, double val_acc, bool header)
+{
+    if (header) {
+        fprintf(stderr, "%5s %8s %9s %8s %8s | %8s %8s %8s %9s %9s %8s  (s, mean over ranks)\n",
+                "epoch", "loss", "train_acc", "val_acc", "time_s", "sample", "fetch", "copy",
+                "compute", "allreduce", "wait");
+    }
+    double m[6] = {0}, tmax = 0;
+    for (int r = 0; r < t->ranks; r++) {
+        const halo_epoch_stats *s = &all[r];
+        m[0] += s->sample_s;
+        m[1] += s->fetch_s;
+        m[2] += s->copy_s;
+        m[3] += s->compute_s;
+        m[4] += s->allreduce_s;
+        m[5] += s->wait_s;
+        tmax = s->time_s > tmax ? s->time_s : tmax;
+    }
+    char val[16];
+    if (val_acc >= 0) {
+        snprintf(val, sizeof val, "%.4f", val_acc);
+    } else {
+        snprintf(val, sizeof val, "-");
+    }
+    fprintf(stderr, "%5d %8.4f %9.4f %8s %8.3f | %8.3f %8.3f %8.3f %9.3f %9.3f %8.3f\n", epoch,
+            loss, train_acc, val, tmax, m[0] / t->ranks, m[1] / t->ranks, m[2] / t->ranks,
+            m[3] / t->ranks, m[4] / t->ranks, m[5] / t->ranks);
+    fflush(stderr);
+}
+
+/* The final summary record. */
+static void summary_json(halo_sb *out, const train_ctx *t, const halo_train_result *res,
+                         const char *policy_name, int64_t train_seeds)
+{
+    const halo_train_opts *o = t->o;
+    halo_jw w;
+    halo_jw_init(&w, false);
+    halo_jw_obj_begin(&w);
+    halo_jw_key(&w, "type");
+    halo_jw_str(&w, "summary");
+    halo_jw_key(&w, "mode");
+    halo_jw_str(&w, "run");
+    halo_jw_key(&w, "epochs");
+    halo_jw_i64(&w, res->epochs);
+    halo_jw_key(&w, "start_epoch");
+    halo_jw_i64(&w, res->start_epoch);
+    halo_jw_key(&w, "steps");
+    halo_jw_i64(&w, res->steps);
+    halo_jw_key(&w, "ranks");
+    halo_jw_i64(&w, t->ranks);
+    halo_jw_key(&w, "device");
+    halo_jw_str(&w, res->device);
+    halo_jw_key(&w, "policy");
+    halo_jw_str(&w, policy_name);
+    halo_jw_key(&w, "mean_epoch_s");
+    halo_jw_f64(&w, res->mean_epoch_s);
+    halo_jw_key(&w, "val_acc");
+    if (res->val_acc >= 0) {
+        halo_jw_f64(&w, res->val_acc);
+    } else {
+        halo_jw_null(&w);
+    }
+    halo_jw_key(&w, "test_acc");
+    if (res->test_acc >= 0) {
+        halo_jw_f64(&w, res->test_acc);
+    } else {
+        halo_jw_null(&w);
+    }
+    halo_jw_key(&w, "epoch_loss");
+    halo_jw_arr_begin(&w);
+    for (int e = res->start_epoch; e < res->epochs && e < 1024; e++) {
+        halo_jw_f64(&w, res->loss[e]);
+    }
+    halo_jw_arr_end(&w);
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016" PRIx64, res->param_checksum);
+    halo_jw_key(&w, "param_checksum");
+    halo_jw_str(&w, hex);
+    halo_jw_key(&w, "params");
+    halo_jw_obj_begin(&w);
+    halo_jw_key(&w, "batch");
+    halo_jw_i64(&w, o->batch);
+    halo_jw_key(&w, "batching");
+    halo_jw_str(&w, halo_train_batching_name(o->batching));
+    halo_jw_key(&w, "fanouts");
+    halo_jw_arr_begin(&w);
+    for (int l = 0; l < t->layers; l++) {
+        halo_jw_i64(&w, t->fanouts[l]);
+    }
+    halo_jw_arr_end(&w);
+    halo_jw_key(&w, "hidden");
+    halo_jw_i64(&w, o->hidden);
+    halo_jw_key(&w, "lr");
+    halo_jw_f64(&w, o->lr);
+    halo_jw_key(&w, "dropout");
+    halo_jw_f64(&w, o->dropout);
+    halo_jw_key(&w, "seed");
+    halo_jw_i64(&w, (int64_t)o->seed);
+    halo_jw_key(&w, "eval");
+    halo_jw_str(&w, halo_train_eval_name(o->eval));
+    halo_jw_key(&w, "train_seeds");
+    halo_jw_i64(&w, train_seeds);
+    halo_jw_obj_end(&w);
+    halo_jw_obj_end(&w);
+    halo_sb_puts(out, w.sb.buf);
+    halo_jw_free(&w);
+}
+
+/* ---------------------------------------------------------------- the run */
+
+/* Frees everything of a train_ctx. */
+static void ctx_free(train_ctx *t)
+{
+    halo_trace_discard(t->trace); /* an unfinished trace (error path) is removed */
+    if (t->cache != NULL) {
+        halo_cache_close(t->cache);
+    }
+    halo_pull_free(&t->pull);
+    halo_sample_free(&t->mb);
+    if (t->smp != NULL) {
+        halo_sampler_free(t->smp);
+    }
+    for (int l = 0; l < HALO_MAX_LAYERS; l++) {
+        halo_free(t->keybuf[l]);
+    }
+    halo_free(t->labels);
+    halo_free(t->borrow_id);
+    halo_free(t->borrow_label);
+    if (t->m != NULL) {
+        halo_model_free(t->m);
+    }
+    if (t->st != NULL) {
+        halo_store_close(t->st);
+    }
+}
+
+/* Set-up shared by every rank: store, policy, fanouts, device, model, labels of borrowed seeds.
+ * Each step is agreed on, so a failure on one rank makes every rank return. */
+static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *gpu_notice)
+{
+    const halo_train_opts *o = t->o;
+    int rc = halo_store_open(t->c, o->pdir, &t->st);
+    HALO_CHECK(halo_comm_agree(t->c, rc));
+    halo_policy_opts po = {
+        .path = o->policy, .params = o->sets, .nparams = o->nsets, .rank = t->rank};
+    rc = halo_policy_open(&po, pol);
+    HALO_CHECK(halo_comm_agree(t->c, rc));
+
+    const halo_part *pt = t->st->part;
+    int64_t nt[2] = {pt->num_train, -pt->num_train};
+    HALO_CHECK(halo_comm_allreduce_max_i64(t->c, nt, 2));
+    if (nt[0] != -nt[1]) {
+        return halo_errorf(HALO_EINPUT,
+                           "%s: parts hold different numbers of training seeds "
+                           "(%lld to %lld); every rank must run the same number of batches",
+                           o->pdir, (long long)-nt[1], (long long)nt[0]);
+    }
+    if (nt[0] == 0) {
+        return halo_errorf(HALO_EINPUT, "%s: no training seeds", o->pdir);
+    }
+    pctx->rank = t->rank;
+    pctx->ranks = t->ranks;
+    pctx->epoch = 0;
+    pctx->epochs = o->epochs;
+    pctx->batch = -1;
+    pctx->batch_size = (int)o->batch;
+    pctx->graph.nodes = t->st->info->nodes;
+    pctx->graph.edges = t->st->info->edges;
+    pctx->graph.feat_dim = t->st->feat_dim;
+    pctx->graph.classes = t->st->info->classes;
+    pctx->graph.train_nodes = pt->num_train * t->ranks;
+    pctx->part.parts = t->ranks;
+    pctx->part.id = t->rank;
+    pctx->part.nodes = pt->nodes;
+    pctx->part.edges = pt->edges;
+    pctx->part.train_nodes = pt->num_train;
+    rc = epoch_fanouts(t, *pol, pctx, t->fanouts, &t->layers);
+    HALO_CHECK(halo_comm_agree(t->c, rc));
+    if (o->eval_fanouts != NULL) {
+        int l = halo_sample_parse_fanouts(o->eval_fanouts, t->eval_fanouts, HALO_MAX_LAYERS);
+        if (l != t->layers) {
+            return halo_errorf(HALO_EUSAGE, "--eval-fanouts: %d layers, the model has %d", l,
+                               t->layers);
+        }
+    } else {
+        memcpy(t->eval_fanouts, t->fanouts, sizeof t->fanouts);
+    }
+
+    int device, gpu;
+    const char *lr_env = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    int local_rank = lr_env != NULL ? atoi(lr_env) : t->rank;
+    if (o->device == HALO_DEVICE_AUTO && halo_model_gpu_count() == 0) {
+        *gpu_notice = true; /* resolve prints its notice on every rank; say it once instead */
+        device = HALO_DEVICE_CPU;
+        gpu = -1;
+        rc = 0;
+    } else {
+        rc = halo_model_device_resolve(o->device, local_rank, &device, &gpu);
+    }
+    HALO_CHECK(halo_comm_agree(t->c, rc));
+    halo_model_config mc;
+    halo_model_config_default(&mc);
+    mc.layers = t->layers;
+    mc.in_dim = t->st->feat_dim;
+    mc.hidden = o->hidden;
+    mc.classes = t->st->info->classes;
+    mc.dropout = (float)o->dropout;
+    mc.lr = (float)o->lr;
+    mc.weight_decay = (float)o->weight_decay;
+    mc.seed = o->seed;
+    mc.device = device;
+    mc.gpu = gpu;
+    mc.threads = o->threads;
+    if (mc.threads == 0) {
+        /* the cores of this machine shared among the ranks on it (mpirun sets the local size) */
+        const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        int local = ls != NULL && atoi(ls) > 0 ? atoi(ls) : 1;
+        mc.threads = cores > local ? (int)(cores / local) : 1;
+    }
+    rc = halo_model_create(&mc, &t->m);
+    HALO_CHECK(halo_comm_agree(t->c, rc));
+    t->smp = halo_sampler_new();
+    rc = borrow_labels(t);
+    return halo_comm_agree(t->c, rc);
+}
+
+/* The remote ids of every batch from start_epoch to the end, for a policy that asks for next-use
+ * hints (Belady): the run is sampled once ahead with the first epoch's fanouts (sampling is
+ * deterministic, invariant 1). Collective: every rank samples the same number of batches. */
+static int presample_future(train_ctx *t, int start_epoch, halo_cache_future *f)
+{
+    const halo_part *pt = t->st->part;
+    int64_t nt = pt->num_train, B = t->o->batch;
+    bool global = t->o->batching == HALO_TRAIN_BATCH_GLOBAL;
+    int64_t total = global ? nt * t->ranks : nt, nb = (total + B - 1) / B;
+    int64_t *all_orig = NULL;
+    int rc = 0;
+    if (global) {
+        const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+        int64_t *mine = HALO_ALLOC(int64_t, nt > 0 ? nt : 1);
+        for (int64_t i = 0; i < nt; i++) {
+            mine[i] = orig[pt->train[i]];
+        }
+        all_orig = HALO_ALLOC(int64_t, total > 0 ? total : 1);
+        rc = halo_comm_allgather(t->c, mine, nt * (int64_t)sizeof(int64_t), all_orig);
+        halo_free(mine);
+    }
+    seed_key *keys = HALO_ALLOC(seed_key, total > 0 ? total : 1);
+    int32_t *order = HALO_ALLOC(int32_t, nt > 0 ? nt : 1);
+    int64_t *boff = HALO_ALLOC(int64_t, nb + 1);
+    int32_t *rid = NULL;
+    int64_t cap = 0;
+    for (int ep = start_epoch; rc == 0 && ep < t->o->epochs; ep++) {
+        epoch_order(t, ep, all_orig, keys, nb, order, boff);
+        for (int64_t b = 0; rc == 0 && b < nb; b++) {
+            halo_sample_key k = {t->o->seed, ep, b};
+            rc = halo_store_sample(t->st, t->smp, t->fanouts, t->layers, &k, order + boff[b],
+                                   (int32_t)(boff[b + 1] - boff[b]), &t->mb);
+            if (rc == 0 && t->mb.num_input > cap) {
+                cap = t->mb.num_input + t->mb.num_input / 2 + 64;
+                halo_free(rid);
+                rid = HALO_ALLOC(int32_t, cap);
+            }
+            int64_t m = 0;
+            for (int32_t i = 0; rc == 0 && i < t->mb.num_input; i++) {
+                if (!halo_store_is_local(t->st, t->mb.input[i])) {
+                    rid[m++] = t->mb.input[i];
+                }
+            }
+            halo_cache_future_add(f, rid, m);
+        }
+    }
+    halo_free(rid);
+    halo_free(boff);
+    halo_free(order);
+    halo_free(keys);
+    halo_free(all_orig);
+    return rc;
+}
+
+/* Opens the remote-feature cache when the policy has a cache_init hook (with the run's look-ahead
+ * when it asks for next-use hints), pulls its initial contents and opens the --trace file
+ * (collective: every rank pulls, possibly nothing). */
+static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pctx, int64_t nb,
+                       int start_epoch)
+{
+    const halo_store *st = t->st;
+    const halo_part *pt = st->part;
+    int rc = 0;
+    int32_t *owner = NULL;
+    double *p = NULL, *vip = NULL;
+    float *rows = NULL;
+    halo_cache_future *fut = NULL;
+    if (halo_policy_hooks(pol) & (1u << HALO_POLICY_CACHE_INIT)) {
+        int hint = halo_cache_policy_hint(pol);
+        if (hint == HALO_CACHE_HINT_NEXT_USE) {
+            fut = halo_cache_future_new();
+            rc = halo_comm_agree(t->c, presample_future(t, start_epoch, fut));
+            if (rc != 0) {
+                goto fail;
+            }
+        }
+        owner = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
+        for (int64_t h = 0; h < pt->num_halo; h++) {
+            owner[h] = halo_store_owner(st, pt->halo[h]);
+        }
+        if (hint == HALO_CACHE_HINT_VIP) {
+            /* inclusion probabilities over this part's CSR (propagation stops at other parts) */
+            p = HALO_ALLOC(double, st->info->nodes + 1);
+            halo_cache_vip(st->info->nodes, st->start, st->end, pt->indptr, pt->indices, pt->train,
+                           pt->num_train, (int)t->o->batch, t->fanouts, t->layers, p);
+            vip = HALO_ALLOC(double, pt->num_halo > 0 ? pt->num_halo : 1);
+            for (int64_t h = 0; h < pt->num_halo; h++) {
+                vip[h] = p[pt->halo[h]];
+            }
+        }
+        halo_cache_opts co = {
+            .policy = pol,
+            .rank = t->rank,
+            .ranks = t->ranks,
+            .num_halo = pt->num_halo,
+            .halo_ids = pt->halo,
+            .halo_deg = pt->halo_deg,
+            .halo_owner = owner,
+            .vip = vip,
+            .feat_dim = st->feat_dim,
+            .epochs = t->o->epochs,
+            .batches = nb,
+            .batch_size = (int)t->o->batch,
+            .graph = pctx->graph,
+            .part = pctx->part,
+        };
+        rc = halo_cache_open2(&co, fut, &t->cache);
+        fut = NULL; /* the cache owns it */
+    }
+fail:
+    halo_cache_future_free(fut);
+    rc = halo_comm_agree(t->c, rc);
+    if (rc == 0) {
+        const int32_t *ids = NULL;
+        int64_t n = t->cache != NULL ? halo_cache_init_ids(t->cache, &ids) : 0;
+        rows = HALO_ALLOC(float, n * st->feat_dim > 0 ? n * st->feat_dim : 1);
+        rc = halo_store_pull(t->st, ids, n, rows, &t->pull);
+        if (rc == 0 && n > 0) {
+            rc = halo_cache_init_fill(t->cache, rows);
+        }
+        if (rc == 0 && t->o->trace != NULL) {
+            char path[4200];
+            if (t->ranks > 1) {
+                snprintf(path, sizeof path, "%s.r%d", t->o->trace, t->rank);
+            } else {
+                snprintf(path, sizeof path, "%s", t->o->trace);
+            }
+            rc = halo_trace_create(path, t->ranks, st->feat_dim, st->info->nodes, &t->trace);
+            if (rc == 0) {
+                rc = halo_trace_put_halo(t->trace, t->rank, pt->num_halo, pt->halo, pt->halo_deg,
+                                         owner, vip);
+            }
+        }
+        rc = halo_comm_agree(t->c, rc);
+    }
+    halo_free(rows);
+    halo_free(vip);
+    halo_free(p);
+    halo_free(owner);
+    return rc;
+}
+
+int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *res)
+{
+    train_ctx t;
+    memset(&t, 0, sizeof t);
+    memset(res, 0, sizeof *res);
+    res->val_acc = res->test_acc = -1;
+    t.c = c;
+    t.o = o;
+    t.rank = halo_comm_rank(c);
+    t.ranks = halo_comm_size(c);
+    halo_policy *pol = NULL;
+    halo_policy_ctx pctx;
+    memset(&pctx, 0, sizeof pctx);
+    halo_metrics *mf = NULL;
+    int64_t *all_orig = NULL;
+    seed_key *keys = NULL;
+    int32_t *order = NULL;
+    int64_t *boff = NULL;
+    halo_epoch_stats *all_stats = NULL;
+    halo_sb sb;
+    halo_sb_init(&sb);
+    bool gpu_notice = false;
+    int rc = 0;
+    double train_time = 0;
+    int trained = 0;
+
+    HALO_TRY(setup(&t, &pol, &pctx, &gpu_notice));
+    const char *policy_name = halo_policy_name(pol);
+    snprintf(res->device, sizeof res->device, "%s",
+             halo_model_device_name(halo_model_config_of(t.m)->device));
+    uint64_t hash = config_hash(&t, policy_name);
+    int start_epoch = 0;
+    int64_t step = 0;
+    if (o->resume) {
+        HALO_TRY(resume_from(&t, hash, &start_epoch, &step));
+    }
+    res->start_epoch = start_epoch;
+    res->epochs = start_epoch;
+    res->steps = step;
+    if (t.rank == 0 && o->metrics != NULL) {
+        rc = halo_metrics_open(o->metrics, &mf);
+    }
+    HALO_TRY(halo_comm_agree(c, rc));
+    if (o->netem != NULL) {
+        halo_netem ne;
+        HALO_TRY(halo_netem_parse(o->netem, &ne));
+        halo_comm_set_netem(c, &ne);
+    }
+
+    const halo_part *pt = t.st->part;
+    int64_t nt = pt->num_train, B = o->batch;
+    bool global = o->batching == HALO_TRAIN_BATCH_GLOBAL;
+    int64_t total = global ? nt * t.ranks : nt;
+    int64_t nb = (total + B - 1) / B;
+    if (global) {
+        const int64_t *orig = (const int64_t *)t.st->orig_map.data;
+        int64_t *mine = HALO_ALLOC(int64_t, nt);
+        for (int64_t i = 0; i < nt; i++) {
+            mine[i] = orig[pt->train[i]];
+        }
+        all_orig = HALO_ALLOC(int64_t, total);
+        rc = halo_comm_allgather(c, mine, nt * (int64_t)sizeof(int64_t), all_orig);
+        halo_free(mine);
+        HALO_TRY(rc);
+    }
+    keys = HALO_ALLOC(seed_key, total);
+    order = HALO_ALLOC(int32_t, nt);
+    boff = HALO_ALLOC(int64_t, nb + 1);
+    all_stats = HALO_ALLOC(halo_epoch_stats, t.ranks);
+    pctx.batches = nb;
+    HALO_TRY(setup_cache(&t, pol, &pctx, nb, start_epoch));
+    if (t.rank == 0) {
+        if (gpu_notice) {
+            halo_notice("--device auto: no GPU found, training on the CPU");
+        }
+        char fo[64] = "";
+        for (int l = 0; l < t.layers; l++) {
+            size_t len = strlen(fo);
+            snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t.fanouts[l]);
+        }
+        halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), hidden %d, "
+                  "%lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
+                  t.ranks, res->device, policy_name, fo, (long long)B,
+                  halo_train_batching_name(o->batching), o->hidden, (long long)nt, (long long)nb,
+                  start_epoch, o->epochs - 1);
+    }
+
+    for (int ep = start_epoch; ep < o->epochs; ep++) {
+        pctx.epoch = ep;
+        pctx.step = step;
+        int lay = t.layers;
+        rc = epoch_fanouts(&t, pol, &pctx, t.fanouts, &lay);
+        if (rc == 0 && lay != t.layers) {
+            rc = halo_errorf(HALO_ELUA,
+                             "policy %s: fanout returned %d layers at epoch %d, the "
+                             "model has %d",
+                             policy_name, lay, ep, t.layers);
+        }
+        HALO_TRY(halo_comm_agree(c, rc));
+        epoch_order(&t, ep, all_orig, keys, nb, order, boff);
+        halo_progress prog;
+        bool bar = t.rank == 0 && o->table && isatty(2);
+        if (bar) {
+            char label[32];
+            snprintf(label, sizeof label, "epoch %d", ep);
+            halo_progress_begin(&prog, label, (uint64_t)nb);
+        }
+        epoch_acc acc;
+        memset(&acc, 0, sizeof acc);
+        double te0 = halo_now();
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t n = boff[b + 1] - boff[b];
+            int64_t left = total - b * B;
+            int64_t gn = left < B ? left : B;
+            if (!global) {
+                gn *= t.ranks; /* equal seed counts on every rank */
+            }
+            rc = train_step(&t, ep, b, (uint64_t)step, order + boff[b], (int32_t)n, gn, &acc);
+            if (rc < 0) {
+                halo_comm_fail(c, rc); /* mid-epoch: peers wait in a collective; end the job */
+            }
+            step++;
+            if (bar) {
+                halo_progress_update(&prog, (uint64_t)b + 1);
+            }
+        }
+        acc.s.time_s = halo_now() - te0;
+        if (bar) {
+            halo_progress_end(&prog);
+        }
+        train_time += acc.s.time_s;
+        trained++;
+        acc.s.epoch = ep;
+        acc.s.rank = t.rank;
+        acc.s.ranks = t.ranks;
+        acc.s.loss = acc.seeds > 0 ? acc.loss_sum / (double)acc.seeds : 0;
+        acc.s.train_acc = acc.seeds > 0 ? (double)acc.correct / (double)acc.seeds : 0;
+        double g[3] = {acc.loss_sum, (double)acc.seeds, (double)acc.correct};
+        HALO_TRY(halo_comm_allreduce_sum_f64(c, g, 3));
+        double loss = g[0] / g[1], train_acc = g[2] / g[1];
+        if (ep < 1024) {
+            res->loss[ep] = loss;
+        }
+        res->epochs = ep + 1;
+        res->steps = step;
+
+        bool do_eval = o->eval != HALO_TRAIN_EVAL_NONE &&
+                       ((ep + 1) % o->eval_every == 0 || ep + 1 == o->epochs);
+        double va = -1, ta = -1;
+        if (do_eval) {
+            rc = o->eval == HALO_TRAIN_EVAL_FULL ? halo_train_eval_full(&t, &va, &ta)
+                                                 : halo_train_eval_sampled(&t, ep, &va, &ta);
+            if (rc < 0) {
+                halo_comm_fail(c, rc); /* peers may wait in an evaluation collective */
+            }
+            res->val_acc = va;
+            res->test_acc = ta;
+        }
+        HALO_TRY(halo_comm_allgather(c, &acc.s, sizeof acc.s, all_stats));
+        if (t.rank == 0) {
+            for (int r = 0; mf != NULL && rc == 0 && r < t.ranks; r++) {
+                sb.len = 0;
+                if (sb.buf != NULL) {
+                    sb.buf[0] = 0;
+                }
+                halo_metrics_epoch_json(&sb, "run", policy_name, &all_stats[r]);
+                rc = halo_metrics_line(mf, sb.buf);
+            }
+            if (mf != NULL && rc == 0 && do_eval) {
+                sb.len = 0;
+                if (sb.buf != NULL) {
+                    sb.buf[0] = 0;
+                }
+                halo_metrics_eval_json(&sb, ep, va, ta);
+                rc = halo_metrics_line(mf, sb.buf);
+            }
+            if (o->table) {
+                table_row(&t, ep, all_stats, loss, train_acc, va, ep == start_epoch);
+            }
+        }
+        HALO_TRY(halo_comm_agree(c, rc));
+        if (o->checkpoint != NULL && ((ep + 1) % o->checkpoint_every == 0 || ep + 1 == o->epochs)) {
+            HALO_TRY(write_checkpoint(&t, hash, ep + 1, step));
+        }
+        if (o->check) {
+            HALO_TRY(check_params(&t, ep));
+        }
+        pctx.last_epoch.epoch = ep;
+        pctx.last_epoch.batches = acc.s.batches;
+        pctx.last_epoch.seeds = acc.seeds;
+        pctx.last_epoch.input_nodes = acc.s.input_nodes;
+        pctx.last_epoch.sampled_edges = acc.s.sampled_edges;
+        pctx.last_epoch.remote_nodes = acc.s.remote_nodes;
+        pctx.last_epoch.cache_hits = acc.s.cache_hits;
+        pctx.last_epoch.cache_misses = acc.s.cache_misses;
+        pctx.last_epoch.bytes_remote = acc.s.bytes_remote;
+        pctx.last_epoch.loss = loss;
+        pctx.last_epoch.time_s = acc.s.time_s;
+        pctx.last_epoch.sample_s = acc.s.sample_s;
+        pctx.last_epoch.fetch_s = acc.s.fetch_s;
+        pctx.last_epoch.compute_s = acc.s.compute_s;
+        pctx.last_epoch.wait_s = acc.s.wait_s;
+        pctx.step = step;
+        if (t.cache != NULL) {
+            /* the cache's context carries the cache and halo views the hook may read */
+            halo_cache_ctx(t.cache)->last_epoch = pctx.last_epoch;
+            rc = halo_cache_epoch_end(t.cache, ep);
+        } else {
+            rc = halo_policy_epoch_end(pol, &pctx);
+        }
+        HALO_TRY(halo_comm_agree(c, rc));
+    }
+    if (t.trace != NULL) {
+        rc = halo_trace_close(t.trace);
+        t.trace = NULL;
+    }
+    HALO_TRY(halo_comm_agree(c, rc));
+    res->mean_epoch_s = trained > 0 ? train_time / trained : 0;
+    res->param_checksum = halo_model_param_checksum(t.m);
+    if (t.rank == 0 && mf != NULL) {
+        sb.len = 0;
+        if (sb.buf != NULL) {
+            sb.buf[0] = 0;
+        }
+        summary_json(&sb, &t, res, policy_name, nt * t.ranks);
+        rc = halo_metrics_line(mf, sb.buf);
+        if (rc == 0) {
+            rc = halo_metrics_close(mf);
+        } else {
+            halo_metrics_abort(mf);
+        }
+        mf = NULL;
+    }
+    HALO_TRY(halo_comm_agree(c, rc));
+fail:
+    if (mf != NULL) {
+        halo_metrics_abort(mf);
+    }
+    halo_sb_free(&sb);
+    halo_free(all_stats);
+    halo_free(boff);
+    halo_free(order);
+    halo_free(keys);
+    halo_free(all_orig);
+    ctx_free(&t); /* before the policy: the cache calls its hooks */
+    if (pol != NULL) {
+        halo_policy_close(pol);
+    }
+    return rc;
+}

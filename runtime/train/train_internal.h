@@ -1,0 +1,55 @@
+/* Shared state of the training loop and the evaluation (private to runtime/train). */
+#ifndef HALO_TRAIN_INTERNAL_H
+#define HALO_TRAIN_INTERNAL_H
+
+#include "cache/cache.h"
+#include "cache/trace.h"
+#include "comm/comm.h"
+#include "model/model.h"
+#include "sample/sample.h"
+#include "store/store.h"
+#include "train/train.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One rank's training state. */
+typedef struct train_ctx {
+    halo_comm *c;                 /* world channel (not owned) */
+    const halo_train_opts *o;     /* options (not owned) */
+    halo_store *st;               /* this rank's part */
+    halo_model *m;                /* the model */
+    halo_cache *cache;            /* remote-feature cache, NULL when the policy has no cache_init */
+    halo_trace_writer *trace;     /* access trace being written (--trace), NULL = none */
+    int rank;                     /* this rank */
+    int ranks;                    /* ranks == parts */
+    int layers;                   /* model layers */
+    int fanouts[HALO_MAX_LAYERS]; /* training fanouts of the current epoch, input layer first */
+    int eval_fanouts[HALO_MAX_LAYERS]; /* fanouts of sampled evaluation */
+    halo_sampler *smp;                 /* sampler scratch */
+    halo_minibatch mb;                 /* current mini-batch */
+    halo_pull pull;                    /* reusable pull plan */
+    int32_t *keybuf[HALO_MAX_LAYERS];  /* input-graph ids of each block's sources (dropout keys) */
+    int64_t keycap[HALO_MAX_LAYERS];   /* capacity of keybuf[l] */
+    int32_t *labels;                   /* labels of the current batch's seeds */
+    int64_t labels_cap;                /* capacity of labels */
+    int64_t nborrow;                   /* training seeds of this rank owned by another rank */
+    int32_t *borrow_id;                /* [nborrow] their global ids, ascending */
+    int32_t *borrow_label;             /* [nborrow] their labels (pulled from the owners once) */
+} train_ctx;
+
+/* Rows of a table owned by other ranks (collective: every rank calls it, n may be 0). ids are
+ * global ids sorted ascending (so grouped by owner); each owner answers with
+ * table[(id - its start) * row_bytes ...]; out receives n rows of row_bytes in ids' order.
+ * Two batched exchanges (requests, replies). */
+int halo_train_fetch_rows(halo_comm *c, const halo_store *st, const int32_t *ids, int64_t n,
+                          const void *table, size_t row_bytes, void *out);
+
+/* Label of a training seed held by this rank (owned or borrowed). */
+int32_t halo_train_seed_label(const train_ctx *t, int32_t gid);
+
+/* Validation and test accuracy over all ranks (collective). epoch keys the sampled draws. */
+int halo_train_eval_sampled(train_ctx *t, int epoch, double *val_acc, double *test_acc);
+int halo_train_eval_full(train_ctx *t, double *val_acc, double *test_acc);
+
+#endif
