@@ -32,7 +32,7 @@ static double row(const halo_trace *t, const char *name, const char *extra, doub
 {
     char path[4096], capset[64];
     snprintf(path, sizeof path, "%s/policies/%s.lua", HALO_ROOT, name);
-    snprintf(capset, sizeof capset, "fraction=%.17g", cap);
+    snprintf(capset, sizeof capset, "f=%.17g", cap);
     const char *sets[2] = {capset, extra};
     halo_policy_opts po = {.path = path, .params = sets, .nparams = extra ? 2 : 1};
     halo_trace_result r;
@@ -61,7 +61,7 @@ static void lookup_cost(const halo_trace *t, bool copy, double *ns, double *rate
     const halo_trace_rank *tr = &t->rank[0];
     char path[4096];
     snprintf(path, sizeof path, "%s/policies/pagraph.lua", HALO_ROOT);
-    const char *sets[] = {"fraction=0.25"};
+    const char *sets[] = {"f=0.25"};
     halo_policy_opts po = {.path = path, .params = sets, .nparams = 1};
     halo_policy *pol;
     halo_cache *c;

@@ -11,10 +11,10 @@ local lib = require "cachelib"
 return {
     name = "belady",
     description = "offline optimum: keep the nodes whose next use is nearest (needs look-ahead)",
-    params = { fraction = 0.25, hint = "next_use" },
+    params = { f = 0.25, hint = "next_use" },
 
     cache_init = function(ctx)
-        local k = math.floor(ctx.params.fraction * ctx.halo.n)
+        local k = math.floor(ctx.params.f * ctx.halo.n)
         local first, pos = ctx.halo.score:topk(k, true)   -- earliest first use
         return { capacity = k, ids = ctx.halo.ids:gather(pos:filter(first:lt(math.huge))) }
     end,

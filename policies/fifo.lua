@@ -5,10 +5,10 @@ local lib = require "cachelib"
 return {
     name = "fifo",
     description = "batch-granular FIFO over this batch's misses",
-    params = { fraction = 0.25 },
+    params = { f = 0.25 },
 
     cache_init = function(ctx)
-        return { capacity = math.floor(ctx.params.fraction * ctx.halo.n) }
+        return { capacity = math.floor(ctx.params.f * ctx.halo.n) }
     end,
 
     cache_batch = function(ctx, b)

@@ -8,11 +8,11 @@ local lib = require "cachelib"
 return {
     name = "lfu",
     description = "batch-granular LFU with access counts kept across evictions",
-    params = { fraction = 0.25 },
+    params = { f = 0.25 },
 
     cache_init = function(ctx)
         ctx.halo.score:fill(0)
-        return { capacity = math.floor(ctx.params.fraction * ctx.halo.n), score = 0 }
+        return { capacity = math.floor(ctx.params.f * ctx.halo.n), score = 0 }
     end,
 
     cache_batch = function(ctx, b)

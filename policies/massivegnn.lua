@@ -1,7 +1,7 @@
 -- massivegnn.lua: MassiveGNN's prefetch and eviction (Sarkar et al., arXiv 2410.22697) on top of
 -- DistDGL's choices. See ../shared/reference/massivegnn.md for the semantics reproduced here.
 --
--- Buffer: k = floor(fraction * |H|) slots, filled with the k halo nodes of highest in-degree
+-- Buffer: k = floor(f * |H|) slots, filled with the k halo nodes of highest in-degree
 -- (init = "degree") or with k random ones (init = "random": the k highest keys
 -- mix(mix(seed) xor rank << 32 xor position) >> 11, mix = splitmix64; ties to the lower position).
 -- Scores: S_E per slot (ctx.cache.score, starts at 1), S_N per halo node (ctx.halo.score,
@@ -31,7 +31,7 @@ end
 return {
     name = "massivegnn",
     description = "MassiveGNN: degree-prefetched halo buffer with scored continuous eviction",
-    params = { fraction = 0.25, alpha = 0.05, delta = 25, init = "degree", seed = 1,
+    params = { f = 0.25, alpha = 0.05, delta = 25, init = "degree", seed = 1,
                fanout_in = 10, fanout_out = 25 },
 
     partition = function(g)
@@ -49,7 +49,7 @@ return {
 
     cache_init = function(ctx)
         local p, n = ctx.params, ctx.halo.n
-        local k = math.floor(p.fraction * n)
+        local k = math.floor(p.f * n)
         local key
         if p.init == "degree" then
             key = ctx.halo.deg

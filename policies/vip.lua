@@ -6,10 +6,10 @@
 return {
     name = "vip",
     description = "static cache of the halo nodes of highest inclusion probability (SALIENT++)",
-    params = { fraction = 0.25, hint = "vip" },
+    params = { f = 0.25, hint = "vip" },
 
     cache_init = function(ctx)
-        local k = math.floor(ctx.params.fraction * ctx.halo.n)
+        local k = math.floor(ctx.params.f * ctx.halo.n)
         local _, top = ctx.halo.score:topk(k)      -- highest probability first, ties lower position
         return { capacity = k, ids = ctx.halo.ids:gather(top) }
     end,

@@ -355,7 +355,7 @@ static int trace_replay(int argc, char **argv)
          "comma list of policies, or all (belady,pagraph,vip,fifo,lru,lfu,massivegnn)"},
         {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
         {"capacities", 0, HALO_OPT_STRING, &caps, "LIST",
-         "capacities as fractions of the halo set (sets fraction=X), e.g. 0.05,0.1,0.25,0.5"},
+         "capacities as fractions of the halo set (sets f=X), e.g. 0.05,0.1,0.25,0.5"},
         {"row-bytes", 0, HALO_OPT_I64, &row_bytes, "N", "bytes per feature row (0: 4 x feat_dim)"},
         {"unsafe", 0, HALO_OPT_FLAG, &unsafe, NULL, "open the full Lua library (trusted)"},
         {NULL, 0, 0, NULL, NULL, NULL},
@@ -456,7 +456,7 @@ static int trace_replay(int argc, char **argv)
             const char *setv[70];
             int nset = 0;
             if (ncap > 0) {
-                snprintf(capset, sizeof capset, "fraction=%.17g", capv[ci]);
+                snprintf(capset, sizeof capset, "f=%.17g", capv[ci]);
                 setv[nset++] = capset;
             }
             for (int i = 0; i < sets.n && nset < 70; i++) {

@@ -34,7 +34,7 @@ check "a cache pulls fewer bytes than none" awk '
     $2 == "pagraph" && $1 == "0.5" { found = 1; if ($7 >= 1) { exit 1 } }
     END { exit !found }' "$T/table"
 check_out "one policy with --set" "^- +massivegnn " \
-    "$HALO" trace replay "$T/t.trc" --policy policies/massivegnn.lua --set fraction=0.3 \
+    "$HALO" trace replay "$T/t.trc" --policy policies/massivegnn.lua --set f=0.3 \
     --set delta=2
 check_out "replay is deterministic" "$(grep ' lru ' "$T/table" | head -1 | awk '{print $4}')" \
     "$HALO" trace replay "$T/t.trc" --policy lru --capacities 0.1
@@ -71,7 +71,7 @@ check_fails "record of a missing partition" "partition" "$HALO" trace record "$T
 check "a failed record leaves no file" test ! -e "$T/x"
 cat >"$T/bad.lua" <<'EOF'
 return {
-    params = { fraction = 0.25 },
+    params = { f = 0.25 },
     cache_init = function(ctx) return { capacity = 10 } end,
     cache_batch = function(ctx, b) return { admit = ctx.halo.ids:slice(0, 20) } end,
 }

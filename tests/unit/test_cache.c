@@ -657,7 +657,7 @@ static void massivegnn_case_init(const ttrace *t, double f, double alpha, int de
                                  bool random_init)
 {
     char sf[64], sa[64], sd[64], what[128];
-    snprintf(sf, sizeof sf, "fraction=%.17g", f);
+    snprintf(sf, sizeof sf, "f=%.17g", f);
     snprintf(sa, sizeof sa, "alpha=%.17g", alpha);
     snprintf(sd, sizeof sd, "delta=%d", delta);
     const char *sets[] = {sf, sa, sd, "init=random"};
@@ -716,7 +716,7 @@ static void classic_policies_match_slow_references(void **state)
         const double fr[] = {0.05, 0.25, 0.5};
         for (int i = 0; i < 3; i++) {
             char sf[64], what[128];
-            snprintf(sf, sizeof sf, "fraction=%.17g", fr[i]);
+            snprintf(sf, sizeof sf, "f=%.17g", fr[i]);
             const char *sets[] = {sf};
             int64_t got[MAXB], want[MAXB], tot, pf;
             run_policy(&t, "lru", sets, 1, got, &tot, &pf);
@@ -760,7 +760,7 @@ static void belady_bounds_every_policy(void **state)
         const double fr[] = {0.05, 0.1, 0.25, 0.5};
         for (int i = 0; i < 4; i++) {
             char sf[64];
-            snprintf(sf, sizeof sf, "fraction=%.17g", fr[i]);
+            snprintf(sf, sizeof sf, "f=%.17g", fr[i]);
             const char *sets[] = {sf, "delta=2", "alpha=0.2"};
             int64_t per[MAXB], bel, pf, other, opf;
             run_policy(&t, "belady", sets, 1, per, &bel, &pf);
@@ -853,7 +853,7 @@ static void belady_equals_exhaustive_optimum_on_tiny_traces(void **state)
                 opt = v > opt ? v : opt;
             }
         }
-        const char *sets[] = {"fraction=0.375"};
+        const char *sets[] = {"f=0.375"};
         int64_t per[MAXB], bel, pf;
         run_policy(&t, "belady", sets, 1, per, &bel, &pf);
         assert_int_equal(bel, opt);

@@ -134,7 +134,7 @@ static void run_case(double f, double alpha, int delta, int64_t *evictions)
         hscore[v] = 123; /* garbage: the policy must initialise */
     }
     char sets[3][64];
-    snprintf(sets[0], sizeof sets[0], "fraction=%.17g", f);
+    snprintf(sets[0], sizeof sets[0], "f=%.17g", f);
     snprintf(sets[1], sizeof sets[1], "alpha=%.17g", alpha);
     snprintf(sets[2], sizeof sets[2], "delta=%d", delta);
     const char *params[3] = {sets[0], sets[1], sets[2]};
