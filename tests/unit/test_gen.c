@@ -149,6 +149,65 @@ static void rmat_rows_are_sorted_unique_loop_free_and_symmetric(void **state)
     halo_graph_free(g);
 }
 
+/* Every R-MAT level picks quadrant (src bit, dst bit) = (0,0), (0,1), (1,0), (1,1) with
+ * probabilities a, b, c, d, independently of the other levels. With c = 0 the per-level noise is
+ * off (its amplitude is capped by c), so the frequencies must match a, b, c, d themselves. With
+ * classes = nodes / 2^s the label is the unpermuted id without its s low bits, which exposes
+ * every level but the last s. Scales 15, 16 and 21 cover three, four and five alias lookups per
+ * edge and dropped surplus levels (5 * lookups > scale); 2^16 draws are few enough that
+ * duplicates (removed, which would thin out the likeliest quadrants) stay under 2%. */
+static void rmat_levels_pick_quadrants_with_probabilities_a_b_c_d(void **state)
+{
+    (void)state;
+    const double a = 0.5, b = 0.3, c = 0.0, d = 0.2;
+    const int scales[] = {15, 16, 21};
+    for (int si = 0; si < 3; si++) {
+        int k = scales[si];
+        int hidden = k > 20 ? k - 20 : 0; /* classes are at most 2^20 */
+        int levels = k - hidden;
+        halo_gen_params p;
+        halo_gen_defaults(HALO_GEN_RMAT, &p);
+        p.nodes = 1LL << k;
+        p.classes = 1 << levels;
+        p.degree = 65536.0 / (double)p.nodes; /* 2^16 draws */
+        p.feat_dim = 0;
+        p.directed = true;
+        p.a = a;
+        p.b = b;
+        p.c = c;
+        halo_graph *g = make(&p);
+        assert_true(g->edges > 64000);
+        int64_t quad[21][4];
+        memset(quad, 0, sizeof quad);
+        for (int64_t v = 0; v < g->nodes; v++) {
+            uint32_t dx = (uint32_t)g->label[v]; /* row v is the destination */
+            for (int64_t i = g->indptr[v]; i < g->indptr[v + 1]; i++) {
+                uint32_t sx = (uint32_t)g->label[g->indices[i]];
+                for (int l = 0; l < levels; l++) {
+                    int sh = levels - 1 - l;
+                    quad[l][((sx >> sh) & 1) * 2 + ((dx >> sh) & 1)]++;
+                }
+            }
+        }
+        const double want[4] = {a, b, c, d};
+        double worst = 0;
+        for (int l = 0; l < levels; l++) {
+            for (int q = 0; q < 4; q++) {
+                double got = (double)quad[l][q] / (double)g->edges;
+                worst = fabs(got - want[q]) > worst ? fabs(got - want[q]) : worst;
+                /* binomial sd ~0.002; self-loop removal shifts a few 0.1% towards b */
+                if (fabs(got - want[q]) > 0.015) {
+                    fail_msg("scale %d level %d quadrant %d: frequency %.4f, want %.2f", k, l, q,
+                             got, want[q]);
+                }
+            }
+        }
+        print_message("scale %d: %lld edges, largest deviation %.4f\n", k, (long long)g->edges,
+                      worst);
+        halo_graph_free(g);
+    }
+}
+
 static void rmat_labels_follow_high_bits_so_low_classes_have_hubs(void **state)
 {
     (void)state;
@@ -487,6 +546,7 @@ int main(void)
         cmocka_unit_test(gen_same_params_give_identical_graphs),
         cmocka_unit_test(gen_write_matches_in_memory_graph_and_verifies),
         cmocka_unit_test(rmat_rows_are_sorted_unique_loop_free_and_symmetric),
+        cmocka_unit_test(rmat_levels_pick_quadrants_with_probabilities_a_b_c_d),
         cmocka_unit_test(rmat_labels_follow_high_bits_so_low_classes_have_hubs),
         cmocka_unit_test(sbm_homophily_and_degree_match_parameters),
         cmocka_unit_test(sbm_neighbours_make_classes_learnable_but_not_trivially),
