@@ -19,6 +19,7 @@ int halo_cmd_train(int argc, char **argv)
     const char *policy = NULL, *fanouts = NULL, *device = "auto", *eval = "sampled";
     const char *eval_fanouts = NULL, *metrics = NULL, *checkpoint = NULL, *netem = NULL;
     const char *batching = "local";
+    const char *timeline = NULL;
     int64_t seed = (int64_t)o.seed;
     bool resume = false, check = false, quiet_table = false;
     halo_strlist sets = {.n = 0};
@@ -60,6 +61,12 @@ int halo_cmd_train(int argc, char **argv)
         {"check", 0, HALO_OPT_FLAG, &check, NULL,
          "compare the parameter checksum of every rank after each epoch"},
         {"netem", 0, HALO_OPT_STRING, &netem, "SPEC", "emulated network, e.g. lat=50us,bw=10Gbit"},
+        {"depth", 0, HALO_OPT_INT, &o.depth, "N",
+         "pipeline depth: batches prepared ahead of the compute (-1: the policy's)"},
+        {"sampler-threads", 0, HALO_OPT_INT, &o.sampler_threads, "N",
+         "sampling threads of the pipeline (0: the policy's)"},
+        {"timeline", 0, HALO_OPT_STRING, &timeline, "FILE",
+         "write every stage's start and end per rank and batch (see halo timeline)"},
         {"no-table", 0, HALO_OPT_FLAG, &quiet_table, NULL, "no per-epoch table on stderr"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
@@ -91,6 +98,7 @@ int halo_cmd_train(int argc, char **argv)
     o.metrics = metrics;
     o.checkpoint = checkpoint;
     o.netem = netem;
+    o.timeline = timeline;
     o.resume = resume;
     o.check = check;
     o.table = !quiet_table;

@@ -25,6 +25,7 @@ static const cli_command commands[] = {
     {"partition", halo_cmd_partition, "partition a graph (metis, multilevel, random, stream)"},
     {"sample", halo_cmd_sample, "distributed sampling and feature pulls under mpirun (counts)"},
     {"train", halo_cmd_train, "train GraphSAGE on a partition under mpirun (one rank per part)"},
+    {"timeline", halo_cmd_timeline, "draw a --timeline file as a Gantt chart (gnuplot PNG)"},
     {"trace", halo_cmd_trace, "record an access trace; replay it through cache policies"},
     {"policy", halo_cmd_policy, "check a policy file or print the policy API"},
     {NULL, NULL, NULL},

@@ -1,5 +1,6 @@
 /* The distributed training loop: seed order per epoch, sample, pull, forward/backward, one
- * gradient allreduce, Adam; stage times, metrics records, checkpoints and --check. */
+ * gradient allreduce, Adam; stage times, metrics records, checkpoints and --check. Sampling and
+ * pulls run in the asynchronous pipeline of runtime/pipe (depth from the policy, 0 = inline). */
 #include "train/train.h"
 
 #include "core/err.h"
@@ -10,6 +11,7 @@
 #include "core/progress.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "pipe/pipe.h"
 #include "policy/policy.h"
 #include "train/checkpoint.h"
 #include "train/metrics.h"
@@ -37,6 +39,7 @@ void halo_train_opts_default(halo_train_opts *o)
     o->eval_batch = 2000;
     o->checkpoint_every = 1;
     o->table = true;
+    o->depth = -1;
 }
 
 const char *halo_train_batching_name(int b)
@@ -104,6 +107,15 @@ int halo_train_opts_check(const halo_train_opts *o)
     }
     if (o->resume && o->checkpoint == NULL) {
         return halo_errorf(HALO_EUSAGE, "--resume needs --checkpoint DIR");
+    }
+    if (o->depth < -1 || o->depth > HALO_PIPE_MAX_DEPTH) {
+        return halo_errorf(HALO_EUSAGE, "--depth: must be in 0..%d, got %d", HALO_PIPE_MAX_DEPTH,
+                           o->depth);
+    }
+    if (o->sampler_threads < 0 || o->sampler_threads > HALO_PIPE_MAX_THREADS) {
+        return halo_errorf(HALO_EUSAGE,
+                           "--sampler-threads: must be in 0..%d (0: the policy's), got %d",
+                           HALO_PIPE_MAX_THREADS, o->sampler_threads);
     }
     if (o->threads < 0) {
         return halo_errorf(HALO_EUSAGE, "--threads: must be >= 0, got %d", o->threads);
@@ -298,12 +310,12 @@ typedef struct epoch_acc {
 
 /* The mini-batch as the model sees it: sources keyed by input-graph id, so dropout masks do not
  * depend on the partition numbering (1 rank and P ranks drop the same units). */
-static void keyed_minibatch(train_ctx *t, halo_minibatch *out)
+static void keyed_minibatch(train_ctx *t, const halo_minibatch *mb, halo_minibatch *out)
 {
     const int64_t *orig = (const int64_t *)t->st->orig_map.data;
-    *out = t->mb;
-    for (int l = 0; l < t->mb.layers; l++) {
-        const halo_block *b = &t->mb.blocks[l];
+    *out = *mb;
+    for (int l = 0; l < mb->layers; l++) {
+        const halo_block *b = &mb->blocks[l];
         if (b->num_src > t->keycap[l]) {
             halo_free(t->keybuf[l]);
             t->keycap[l] = b->num_src + b->num_src / 2 + 16;
@@ -318,92 +330,332 @@ static void keyed_minibatch(train_ctx *t, halo_minibatch *out)
     out->input = out->blocks[0].src_gid;
 }
 
-/* One synchronous training step on this rank's seeds of the step (n may be 0): sample, pull,
- * forward/backward, allreduce of the gradient, Adam. global_n is the step's seed count over all
- * ranks: the update is the mean gradient over those seeds. Collective. */
-static int train_step(train_ctx *t, int epoch, int64_t batch, uint64_t step, const int32_t *seeds,
-                      int32_t n, int64_t global_n, epoch_acc *acc)
+/* ---------------------------------------------------------------- the pipeline's stages */
+
+/* One batch on its way through the pipeline (docs/pipeline.md): what the sample and fetch
+ * stages prepare for the compute. Depth k uses k + 1 of them. */
+typedef struct batch_slot {
+    halo_minibatch mb;  /* sampled blocks */
+    halo_pull pull;     /* pull plan of the input rows */
+    float *rows;        /* [num_input * feat_dim] input features (own buffer or the model's) */
+    float *own;         /* the slot's own buffer (depth > 0: the model's is in use) */
+    int64_t own_cap;    /* floats allocated in own */
+    int32_t *labels;    /* [n] labels of the seeds */
+    int64_t labels_cap; /* capacity of labels */
+    int32_t n;          /* this rank's seeds of the batch */
+    int64_t hits;       /* halo input nodes served by the cache */
+    int64_t misses;     /* halo input nodes pulled */
+    int64_t bytes;      /* bytes received by the sample and fetch stages for this batch */
+} batch_slot;
+
+/* What the stages of one epoch read (fixed while the pipeline runs). */
+typedef struct epoch_plan {
+    train_ctx *t;         /* the trainer (fanouts, labels, cache: the fetch thread's alone) */
+    int epoch;            /* epoch */
+    uint64_t step0;       /* global step of batch 0 */
+    const int32_t *order; /* this rank's seeds in epoch order */
+    const int64_t *boff;  /* batch b = order[boff[b] .. boff[b+1]) */
+    int depth;            /* pipeline depth (0: stages run on the trainer's thread) */
+} epoch_plan;
+
+/* A stage thread's own handles: a channel (a dup of the world one at depth > 0), a store handle
+ * on it and, for sampling, a sampler. */
+typedef struct stage_arg {
+    epoch_plan *plan;  /* the epoch */
+    halo_store *st;    /* store handle of this thread */
+    halo_sampler *smp; /* sampler scratch (sampling threads) */
+} stage_arg;
+
+/* The pipeline's channels and handles, made once and reused by every epoch. */
+typedef struct pipe_res {
+    int nchan;                                    /* channels made (fetch + samplers) */
+    halo_comm *chan[HALO_PIPE_MAX_THREADS + 1];   /* [0] fetch, [1..] sampling threads */
+    halo_store *st[HALO_PIPE_MAX_THREADS + 1];    /* store clones on them */
+    halo_sampler *smp[HALO_PIPE_MAX_THREADS + 1]; /* samplers of the sampling threads */
+    batch_slot slot[HALO_PIPE_MAX_DEPTH + 1];     /* per-batch buffers */
+    void *slotp[HALO_PIPE_MAX_DEPTH + 1];         /* pointers to them */
+    float *gbuf;                                  /* gradient + failure flag for the allreduce */
+    halo_timeline tl;                             /* --timeline events of this rank */
+} pipe_res;
+
+/* Stage 1: sample the batch's blocks on this thread's channel (collective: batch b runs on
+ * sampling thread b % T of every rank, so the calls on each channel match), and look up the
+ * seeds' labels. A failure inside the collective cannot be carried to a batch boundary (peers
+ * wait in it): it ends the job. */
+static int stage_sample(void *arg, halo_pipe_item *it)
 {
-    halo_store *st = t->st;
-    halo_comm_stats cs0 = halo_comm_get_stats(t->c);
-    double t0 = halo_now();
-    halo_sample_key k = {t->o->seed, epoch, batch};
-    HALO_CHECK(halo_store_sample(st, t->smp, t->fanouts, t->layers, &k, seeds, n, &t->mb));
-    double t1 = halo_now();
+    stage_arg *a = arg;
+    epoch_plan *pl = a->plan;
+    train_ctx *t = pl->t;
+    batch_slot *s = it->data;
+    int64_t b = it->batch;
+    s->n = (int32_t)(pl->boff[b + 1] - pl->boff[b]);
+    halo_comm_stats c0 = halo_comm_get_stats(a->st->comm);
+    halo_sample_key k = {t->o->seed, pl->epoch, b};
+    int rc = halo_store_sample(a->st, a->smp, t->fanouts, t->layers, &k, pl->order + pl->boff[b],
+                               s->n, &s->mb);
+    if (rc < 0) {
+        halo_comm_fail(a->st->comm, rc);
+    }
+    if (s->mb.num_seeds > s->labels_cap) {
+        halo_free(s->labels);
+        s->labels_cap = s->mb.num_seeds;
+        s->labels = HALO_ALLOC(int32_t, s->labels_cap);
+    }
+    for (int32_t i = 0; i < s->mb.num_seeds; i++) {
+        s->labels[i] = halo_train_seed_label(t, s->mb.seeds[i]);
+    }
+    s->bytes = halo_comm_get_stats(a->st->comm).bytes_recv - c0.bytes_recv;
+    return 0;
+}
 
-    /* fetch: plan which input rows are local and which remote */
-    float *rows = halo_model_input_buffer(t->m, t->mb.num_input > 0 ? t->mb.num_input : 1);
-    HALO_CHECK(halo_store_pull_plan(st, t->mb.input, t->mb.num_input, &t->pull));
-    int64_t hits = 0, misses = t->pull.num_remote;
+/* Stage 2: the feature pull, with the cache between plan and exec (docs/cache.md). One thread,
+ * batches in order, so the cache's lookups and admissions happen in the same order at every
+ * depth (invariant 2). A policy error (cache_batch in Lua) is returned after the pull's
+ * collective call was still made, so no peer waits: the trainer agrees on it at the batch
+ * boundary. */
+static int stage_fetch(void *arg, halo_pipe_item *it)
+{
+    stage_arg *a = arg;
+    epoch_plan *pl = a->plan;
+    train_ctx *t = pl->t;
+    halo_store *st = a->st;
+    batch_slot *s = it->data;
+    int64_t ni = s->mb.num_input > 0 ? s->mb.num_input : 1;
+    halo_comm_stats c0 = halo_comm_get_stats(st->comm);
+    s->rows = pl->depth == 0 ? halo_model_input_buffer(t->m, ni) : NULL;
+    if (s->rows == NULL) {
+        if (ni * st->feat_dim > s->own_cap) {
+            halo_free(s->own);
+            s->own_cap = ni * st->feat_dim + ni * st->feat_dim / 2;
+            s->own = HALO_ALLOC(float, s->own_cap);
+        }
+        s->rows = s->own;
+    }
+    int rc = halo_store_pull_plan(st, s->mb.input, s->mb.num_input, &s->pull);
+    if (rc < 0) {
+        halo_comm_fail(st->comm, rc); /* local and never expected: ids come from the sampler */
+    }
+    s->hits = 0;
+    s->misses = s->pull.num_remote;
+    int prc = 0;
+    halo_cache_stats h0;
+    memset(&h0, 0, sizeof h0);
     if (t->cache != NULL) {
-        /* the remote-feature cache (docs/cache.md): hits are copied into rows and skipped by the
-         * pull; the policy's cache_batch decides evictions and admissions, whose extra rows come
-         * with this batch's misses; admitted rows are copied into their slots after the pull */
-        halo_cache_stats c0 = *halo_cache_stats_get(t->cache);
-        halo_cache_batch cb = {epoch, batch, (int64_t)step, t->mb.num_input, t->mb.input};
-        HALO_CHECK(halo_cache_lookup_pull(t->cache, &cb, &t->pull, rows));
-        if (t->trace != NULL) {
-            HALO_CHECK(halo_trace_put_pull(t->trace, t->rank, epoch, batch, &t->pull, t->cache));
-        }
-        HALO_CHECK(halo_cache_decide_pull(t->cache, st, &t->pull));
-        HALO_CHECK(halo_store_pull_exec(st, &t->pull, rows));
-        HALO_CHECK(halo_cache_admit_pull(t->cache, &t->pull, rows));
-        const halo_cache_stats *c1 = halo_cache_stats_get(t->cache);
-        hits = c1->hits - c0.hits;
-        misses = c1->misses - c0.misses;
-    } else {
-        if (t->trace != NULL) {
-            HALO_CHECK(halo_trace_put_pull(t->trace, t->rank, epoch, batch, &t->pull, NULL));
-        }
-        HALO_CHECK(halo_store_pull_exec(st, &t->pull, rows));
+        h0 = *halo_cache_stats_get(t->cache);
+        halo_cache_batch cb = {pl->epoch, it->batch, (int64_t)(pl->step0 + (uint64_t)it->batch),
+                               s->mb.num_input, s->mb.input};
+        prc = halo_cache_lookup_pull(t->cache, &cb, &s->pull, s->rows);
     }
-    if (n > t->labels_cap) {
-        halo_free(t->labels);
-        t->labels_cap = n;
-        t->labels = HALO_ALLOC(int32_t, n);
+    if (t->trace != NULL && prc == 0) {
+        /* the access trace (cache/trace.h), written by this thread alone, in batch order */
+        prc = halo_trace_put_pull(t->trace, t->rank, pl->epoch, it->batch, &s->pull, t->cache);
     }
-    for (int32_t i = 0; i < t->mb.num_seeds; i++) {
-        t->labels[i] = halo_train_seed_label(t, t->mb.seeds[i]);
+    if (t->cache != NULL && prc == 0) {
+        prc = halo_cache_decide_pull(t->cache, st, &s->pull);
     }
-    double t2 = halo_now();
+    rc = halo_store_pull_exec(st, &s->pull, s->rows);
+    if (rc < 0) {
+        halo_comm_fail(st->comm, rc);
+    }
+    if (t->cache != NULL && prc == 0) {
+        prc = halo_cache_admit_pull(t->cache, &s->pull, s->rows);
+        const halo_cache_stats *h1 = halo_cache_stats_get(t->cache);
+        s->hits = h1->hits - h0.hits;
+        s->misses = h1->misses - h0.misses;
+    }
+    s->bytes += halo_comm_get_stats(st->comm).bytes_recv - c0.bytes_recv;
+    return prc;
+}
 
+/* The trainer's part of one batch: forward/backward, the gradient allreduce, Adam. The
+ * allreduce carries one more float, 1 on a rank whose batch failed (a stage's error, or the
+ * model's), so the ranks learn of a failure at the batch boundary without another collective;
+ * they then agree on the message and return it (every rank, no hang). global_n is the step's
+ * seed count over all ranks. Collective. */
+static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, int rc,
+                        uint64_t step, int64_t global_n, epoch_acc *acc, int epoch)
+{
+    batch_slot *s = it->data;
+    int32_t n = s->n;
+    double t0 = halo_now();
     size_t count;
     float *grad = halo_model_grads(t->m, &count);
     halo_model_stats ms = {0};
-    if (n > 0) {
+    if (rc == 0 && n > 0) {
         halo_minibatch keyed;
-        keyed_minibatch(t, &keyed);
-        HALO_CHECK(halo_model_train_forward_backward(t->m, &keyed, rows, t->labels, step, &ms));
+        keyed_minibatch(t, &s->mb, &keyed);
+        rc = halo_model_train_forward_backward(t->m, &keyed, s->rows, s->labels, step, &ms);
+    }
+    if (rc == 0 && n > 0) {
         /* mean over our seeds -> sum over our seeds, so the allreduce sums per-seed gradients */
         float w = (float)n;
         for (size_t i = 0; i < count; i++) {
-            grad[i] *= w;
+            pr->gbuf[i] = grad[i] * w;
         }
     } else {
-        memset(grad, 0, count * sizeof *grad);
+        memset(pr->gbuf, 0, count * sizeof *pr->gbuf);
+    }
+    pr->gbuf[count] = rc < 0 ? 1.0f : 0.0f;
+    double t1 = halo_now();
+    int arc = halo_comm_allreduce_sum_f32(t->c, pr->gbuf, (int64_t)count + 1);
+    if (arc < 0) {
+        halo_comm_fail(t->c, arc);
+    }
+    double t2 = halo_now();
+    if (pr->gbuf[count] != 0.0f) {
+        int arc2 = halo_comm_agree(t->c, rc); /* some rank failed: all return its message */
+        return arc2 < 0 ? arc2 : halo_errorf(HALO_ESTATE, "train: a rank flagged batch %lld as "
+                                             "failed but reported no error", (long long)it->batch);
+    }
+    memcpy(grad, pr->gbuf, count * sizeof *grad);
+    rc = halo_model_adam_step(t->m, 1.0f / (float)global_n);
+    if (rc < 0) {
+        halo_comm_fail(t->c, rc); /* local, after the last collective of the step */
     }
     double t3 = halo_now();
-    HALO_CHECK(halo_comm_allreduce_sum_f32(t->c, grad, (int64_t)count));
-    double t4 = halo_now();
-    HALO_CHECK(halo_model_adam_step(t->m, 1.0f / (float)global_n));
-    double t5 = halo_now();
 
-    halo_comm_stats cs1 = halo_comm_get_stats(t->c);
-    acc->s.sample_s += t1 - t0;
-    acc->s.fetch_s += t2 - t1;
-    acc->s.compute_s += (t3 - t2) + (t5 - t4);
-    acc->s.allreduce_s += t4 - t3;
+    acc->s.sample_s += it->end[0] - it->start[0];
+    acc->s.fetch_s += it->end[1] - it->start[1];
+    acc->s.compute_s += (t1 - t0) + (t3 - t2);
+    acc->s.allreduce_s += t2 - t1;
     acc->s.batches++;
-    acc->s.sampled_edges += halo_sample_edges(&t->mb);
-    acc->s.input_nodes += t->mb.num_input;
-    acc->s.remote_nodes += t->pull.num_remote;
-    acc->s.cache_hits += hits;
-    acc->s.cache_misses += misses;
-    acc->s.bytes_remote += cs1.bytes_recv - cs0.bytes_recv;
+    acc->s.sampled_edges += halo_sample_edges(&s->mb);
+    acc->s.input_nodes += s->mb.num_input;
+    acc->s.remote_nodes += s->pull.num_remote;
+    acc->s.cache_hits += s->hits;
+    acc->s.cache_misses += s->misses;
+    acc->s.bytes_remote += s->bytes;
     acc->loss_sum += (double)ms.loss * n;
     acc->seeds += n;
     acc->correct += ms.correct;
+    if (t->o->timeline != NULL) {
+        halo_timeline_add(&pr->tl, t->rank, epoch, it->batch, "compute", 0, t0, t1);
+        halo_timeline_add(&pr->tl, t->rank, epoch, it->batch, "allreduce", 0, t1, t3);
+    }
     return 0;
+}
+
+/* Depth and sampling threads of an epoch: --depth, else the policy's pipeline hook; the same on
+ * every rank (the largest asked for), since the channels a batch's collectives use depend on
+ * them. Depth 0 when MPI cannot take calls from several threads. */
+static int epoch_pipeline(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pctx,
+                          int *depth, int *threads, bool *notice)
+{
+    int d = 0, th = 1;
+    int rc = halo_policy_pipeline(pol, pctx, &d, &th);
+    if (t->o->depth >= 0) {
+        d = t->o->depth;
+    }
+    if (t->o->sampler_threads > 0) {
+        th = t->o->sampler_threads;
+    }
+    HALO_CHECK(halo_comm_agree(t->c, rc));
+    int64_t v[2] = {d, th};
+    HALO_CHECK(halo_comm_allreduce_max_i64(t->c, v, 2));
+    d = (int)(v[0] < HALO_PIPE_MAX_DEPTH ? v[0] : HALO_PIPE_MAX_DEPTH);
+    th = (int)(v[1] < HALO_PIPE_MAX_THREADS ? v[1] : HALO_PIPE_MAX_THREADS);
+    if (d > 0 && halo_comm_thread_level() < 3) {
+        if (!*notice && t->rank == 0) {
+            halo_notice("pipeline: MPI does not provide MPI_THREAD_MULTIPLE; depth 0");
+        }
+        *notice = true;
+        d = 0;
+    }
+    *depth = d;
+    *threads = d == 0 ? 1 : th > d ? d : th;
+    return 0;
+}
+
+/* Makes the channels and store handles a pipeline of `threads` sampling threads needs (a fetch
+ * channel and one per sampling thread), duplicating the world channel (collective: every rank
+ * asks for the same count, see epoch_pipeline). */
+static int pipe_channels(train_ctx *t, pipe_res *pr, int threads)
+{
+    while (pr->nchan < threads + 1) {
+        int i = pr->nchan;
+        HALO_CHECK(halo_comm_dup(t->c, &pr->chan[i]));
+        pr->st[i] = halo_store_clone(t->st, pr->chan[i]);
+        pr->smp[i] = halo_sampler_new();
+        pr->nchan++;
+    }
+    return 0;
+}
+
+static void pipe_res_free(pipe_res *pr)
+{
+    for (int i = 0; i < pr->nchan; i++) {
+        halo_store_close(pr->st[i]);
+        halo_sampler_free(pr->smp[i]);
+        halo_comm_free(pr->chan[i]);
+    }
+    for (int i = 0; i <= HALO_PIPE_MAX_DEPTH; i++) {
+        batch_slot *s = &pr->slot[i];
+        halo_sample_free(&s->mb);
+        halo_pull_free(&s->pull);
+        halo_free(s->own);
+        halo_free(s->labels);
+    }
+    halo_free(pr->gbuf);
+    halo_timeline_free(&pr->tl);
+    memset(pr, 0, sizeof *pr);
+}
+
+/* One epoch of training through the pipeline (depth 0: the stages run inline, one batch after
+ * the other). Every rank returns the same code: a stage's or the model's error is agreed on at
+ * its batch boundary, the pipeline is closed alike on every rank. */
+static int train_epoch(train_ctx *t, pipe_res *pr, epoch_plan *pl, int threads, int64_t nb,
+                       int64_t total, uint64_t *step, epoch_acc *acc, halo_progress *prog)
+{
+    const halo_train_opts *o = t->o;
+    bool global = o->batching == HALO_TRAIN_BATCH_GLOBAL;
+    int64_t B = o->batch;
+    stage_arg sarg[HALO_PIPE_MAX_THREADS], farg;
+    void *sargp[HALO_PIPE_MAX_THREADS], *fargp[1] = {&farg};
+    for (int i = 0; i < threads; i++) {
+        sarg[i] = (stage_arg){pl, pl->depth > 0 ? pr->st[1 + i] : t->st,
+                              pl->depth > 0 ? pr->smp[1 + i] : t->smp};
+        sargp[i] = &sarg[i];
+    }
+    farg = (stage_arg){pl, pl->depth > 0 ? pr->st[0] : t->st, NULL};
+    halo_pipe_opts po = {.depth = pl->depth, .batches = nb, .nstages = 2, .slots = pr->slotp,
+                         .jitter_seed = (uint64_t)t->rank};
+    po.stages[0] = (halo_pipe_stage){"sample", stage_sample, threads, sargp};
+    po.stages[1] = (halo_pipe_stage){"fetch", stage_fetch, 1, fargp};
+    const char *ql = getenv("HALO_PIPE_QUEUE_LEN"); /* tests: queues of one */
+    po.queue_len = ql != NULL ? atoi(ql) : 0;
+    halo_pipe *p = NULL;
+    int rc = halo_pipe_start(&po, &p);
+    rc = halo_comm_agree(t->c, rc); /* before any stage ran: a rank without threads stops all */
+    for (int64_t b = 0; rc == 0 && b < nb; b++) {
+        halo_pipe_item *it = NULL;
+        int prc = halo_pipe_next(p, &it);
+        if (prc == 1 || it == NULL) {
+            halo_comm_fail(t->c, halo_errorf(HALO_ESTATE, "train: the pipeline ended at batch "
+                                             "%lld of %lld", (long long)b, (long long)nb));
+        }
+        int64_t left = total - b * B;
+        int64_t gn = left < B ? left : B;
+        if (!global) {
+            gn *= t->ranks; /* equal seed counts on every rank */
+        }
+        halo_pipe_jitter(p, b, 99); /* tests: a random delay before the compute too */
+        if (o->timeline != NULL) {
+            halo_timeline_add_item(&pr->tl, p, t->rank, pl->epoch, it);
+        }
+        rc = compute_step(t, pr, it, prc, *step, gn, acc, pl->epoch);
+        if (rc < 0) {
+            break;
+        }
+        halo_pipe_release(p, it);
+        (*step)++;
+        if (prog != NULL) {
+            halo_progress_update(prog, (uint64_t)b + 1);
+        }
+    }
+    acc->s.wait_s += p != NULL ? halo_pipe_wait_s(p) : 0;
+    halo_pipe_close(p); /* the same batches on every rank: the released ones + depth */
+    return rc;
 }
 
 /* ---------------------------------------------------------------- set-up */
@@ -906,6 +1158,35 @@ fail:
     return rc;
 }
 
+/* Gathers every rank's --timeline events; rank 0 writes them (JSON Lines, docs/pipeline.md).
+ * Collective; every rank returns the same code. */
+static int write_timeline(train_ctx *t, pipe_res *pr)
+{
+    int64_t n = pr->tl.n;
+    HALO_CHECK(halo_comm_allreduce_max_i64(t->c, &n, 1));
+    halo_timeline_event *mine = HALO_NEW(halo_timeline_event, n > 0 ? n : 1);
+    halo_timeline_event *all = HALO_NEW(halo_timeline_event, n > 0 ? n * t->ranks : 1);
+    if (pr->tl.n > 0) {
+        memcpy(mine, pr->tl.ev, (size_t)pr->tl.n * sizeof *mine);
+    }
+    for (int64_t i = pr->tl.n; i < n; i++) {
+        mine[i].rank = -1; /* padding up to the longest rank's count */
+    }
+    int rc = halo_comm_allgather(t->c, mine, n * (int64_t)sizeof *mine, all);
+    if (rc == 0 && t->rank == 0) {
+        int64_t m = 0;
+        for (int64_t i = 0; i < n * t->ranks; i++) {
+            if (all[i].rank >= 0) {
+                all[m++] = all[i];
+            }
+        }
+        rc = halo_timeline_write(t->o->timeline, all, m);
+    }
+    halo_free(all);
+    halo_free(mine);
+    return halo_comm_agree(t->c, rc);
+}
+
 int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *res)
 {
     train_ctx t;
@@ -927,7 +1208,9 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
     halo_epoch_stats *all_stats = NULL;
     halo_sb sb;
     halo_sb_init(&sb);
-    bool gpu_notice = false;
+    bool gpu_notice = false, mt_notice = false;
+    pipe_res *pr = NULL;
+    int last_depth = -1, last_threads = -1;
     int rc = 0;
     double train_time = 0;
     int trained = 0;
@@ -977,6 +1260,16 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
     all_stats = HALO_ALLOC(halo_epoch_stats, t.ranks);
     pctx.batches = nb;
     HALO_TRY(setup_cache(&t, pol, &pctx, nb, start_epoch));
+    pr = HALO_NEW(pipe_res, 1);
+    for (int i = 0; i <= HALO_PIPE_MAX_DEPTH; i++) {
+        pr->slotp[i] = &pr->slot[i];
+    }
+    size_t nparams;
+    halo_model_grads(t.m, &nparams);
+    pr->gbuf = HALO_ALLOC(float, nparams + 1);
+    double origin = -halo_now(); /* the earliest clock of all ranks: one time axis */
+    HALO_TRY(halo_comm_allreduce_max_f64(c, &origin, 1));
+    halo_timeline_init(&pr->tl, -origin);
     if (t.rank == 0) {
         if (gpu_notice) {
             halo_notice("--device auto: no GPU found, training on the CPU");
@@ -1005,6 +1298,17 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
                              policy_name, lay, ep, t.layers);
         }
         HALO_TRY(halo_comm_agree(c, rc));
+        int depth, threads;
+        HALO_TRY(epoch_pipeline(&t, pol, &pctx, &depth, &threads, &mt_notice));
+        if (depth > 0) {
+            HALO_TRY(pipe_channels(&t, pr, threads));
+        }
+        if (depth != last_depth || threads != last_threads) {
+            halo_info("train: pipeline depth %d%s, %d sampling thread%s (from epoch %d)", depth,
+                      depth == 0 ? " (synchronous)" : "", threads, threads == 1 ? "" : "s", ep);
+            last_depth = depth;
+            last_threads = threads;
+        }
         epoch_order(&t, ep, all_orig, keys, nb, order, boff);
         halo_progress prog;
         bool bar = t.rank == 0 && o->table && isatty(2);
@@ -1016,21 +1320,15 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
         epoch_acc acc;
         memset(&acc, 0, sizeof acc);
         double te0 = halo_now();
-        for (int64_t b = 0; b < nb; b++) {
-            int64_t n = boff[b + 1] - boff[b];
-            int64_t left = total - b * B;
-            int64_t gn = left < B ? left : B;
-            if (!global) {
-                gn *= t.ranks; /* equal seed counts on every rank */
-            }
-            rc = train_step(&t, ep, b, (uint64_t)step, order + boff[b], (int32_t)n, gn, &acc);
-            if (rc < 0) {
-                halo_comm_fail(c, rc); /* mid-epoch: peers wait in a collective; end the job */
-            }
-            step++;
+        epoch_plan plan = {&t, ep, (uint64_t)step, order, boff, depth};
+        uint64_t ustep = (uint64_t)step;
+        rc = train_epoch(&t, pr, &plan, threads, nb, total, &ustep, &acc, bar ? &prog : NULL);
+        step = (int64_t)ustep;
+        if (rc < 0) {
             if (bar) {
-                halo_progress_update(&prog, (uint64_t)b + 1);
+                halo_progress_end(&prog);
             }
+            goto fail;
         }
         acc.s.time_s = halo_now() - te0;
         if (bar) {
@@ -1123,6 +1421,9 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
         t.trace = NULL;
     }
     HALO_TRY(halo_comm_agree(c, rc));
+    if (o->timeline != NULL) {
+        HALO_TRY(write_timeline(&t, pr));
+    }
     res->mean_epoch_s = trained > 0 ? train_time / trained : 0;
     res->param_checksum = halo_model_param_checksum(t.m);
     if (t.rank == 0 && mf != NULL) {
@@ -1150,6 +1451,10 @@ fail:
     halo_free(order);
     halo_free(keys);
     halo_free(all_orig);
+    if (pr != NULL) {
+        pipe_res_free(pr); /* store clones before the store */
+        halo_free(pr);
+    }
     ctx_free(&t); /* before the policy: the cache calls its hooks */
     if (pol != NULL) {
         halo_policy_close(pol);

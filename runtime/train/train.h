@@ -57,6 +57,10 @@ typedef struct halo_train_opts {
     bool check;               /* compare parameter checksums across ranks every epoch */
     const char *netem;        /* emulated network spec, NULL = off */
     bool table;               /* rank 0 prints a row per epoch on stderr */
+    int depth;                /* pipeline depth, -1 = the policy's pipeline hook */
+    int sampler_threads;      /* sampling threads of the pipeline, 0 = the policy's */
+    const char *timeline;     /* JSON Lines of every stage's start and end per rank and batch,
+                                 written by rank 0 (docs/pipeline.md), NULL = none */
 } halo_train_opts;
 
 /* What a run produced (the same on every rank). */
