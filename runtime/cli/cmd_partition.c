@@ -112,7 +112,8 @@ int halo_cmd_partition(int argc, char **argv)
             if (constrained && po.choice.method != HALO_PARTITION_RANDOM &&
                 st.balance[c] > imbalance + 1e-3) {
                 halo_warn("partition: %s balance %.3f exceeds the tolerance %.3f (METIS allows "
-                          "itself some slack on small graphs or many constraints)",
+                          "itself some slack on small graphs or many constraints; stream puts "
+                          "a node that fits nowhere on the part it overfills least)",
                           names[c], st.balance[c], imbalance);
             }
         }

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <metis.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,9 +89,39 @@ static idx_t sort_unique(idx_t *a, idx_t n)
     return m;
 }
 
+/* METIS' peak memory per entry of the symmetrised adjacency before deduplication (2 per stored
+ * edge), our copy included: measured 21-37 bytes between 19 M and 197 M entries (products-like
+ * graphs, three constraints, P = 4; docs/partition.md), rounded up. */
+#define HALO_METIS_BYTES_PER_ENTRY 40.0
+
+/* Bytes of memory METIS may use: HALO_METIS_MAX_BYTES when set (a machine with swap, or a
+ * test), else MemAvailable of /proc/meminfo; 0 when neither is known (no check). */
+static double metis_memory_limit(void)
+{
+    const char *env = getenv("HALO_METIS_MAX_BYTES");
+    if (env != NULL && env[0] != '\0') {
+        return strtod(env, NULL);
+    }
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kib = 0.0;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "MemAvailable:", 13) == 0) {
+            kib = strtod(line + 13, NULL);
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return kib * 1024.0;
+}
+
 /* Builds the undirected graph of g (u ~ v when u -> v or v -> u, u != v): every edge is put
- * in both rows, each row is sorted and deduplicated in place, and rows are compacted. Fails
- * when 2E does not fit METIS' 32-bit offsets. */
+ * in both rows, each row is sorted and deduplicated in place, rows are compacted and the
+ * adjacency shrunk to its deduplicated size. Fails when 2E does not fit METIS' 32-bit offsets,
+ * and when METIS' estimated memory exceeds what the machine has available (a graph of a billion
+ * edges asked for more than 24 GB and was killed by the kernel), before allocating it. */
 static int sym_build(const halo_graph *g, sym_graph *s)
 {
     int64_t n = g->nodes;
@@ -119,6 +150,16 @@ static int sym_build(const halo_graph *g, sym_graph *s)
                            "METIS' 32-bit idx_t holds (use --method stream)",
                            (long long)total);
     }
+    double need = HALO_METIS_BYTES_PER_ENTRY * (double)total, limit = metis_memory_limit();
+    if (limit > 0.0 && need > limit) {
+        halo_free(deg);
+        return halo_errorf(HALO_ENOMEM,
+                           "metis: the symmetrised graph has %lld adjacency entries; METIS would "
+                           "need about %.3g GiB (%.0f bytes per entry), more than the %.3g GiB "
+                           "available (use --method stream)",
+                           (long long)total, need / 1073741824.0, HALO_METIS_BYTES_PER_ENTRY,
+                           limit / 1073741824.0);
+    }
     s->n = (idx_t)n;
     s->xadj = HALO_ALLOC(idx_t, n + 1);
     s->adjncy = HALO_ALLOC(idx_t, total > 0 ? total : 1);
@@ -144,6 +185,8 @@ static int sym_build(const halo_graph *g, sym_graph *s)
         out += m;
     }
     s->xadj[n] = out;
+    /* A graph stored both ways put every pair in each row twice: give the half back to METIS. */
+    s->adjncy = halo_realloc(s->adjncy, (size_t)(out > 0 ? out : 1) * sizeof(idx_t));
     return 0;
 }
 

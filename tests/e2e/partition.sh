@@ -62,6 +62,9 @@ check_fails "unknown constraint is refused" "'labels' is not one of nodes, train
 check_fails "custom without a policy is refused" "custom needs a policy" \
     "$HALO" partition "$G" --parts 2 --method custom -o "$T/bad"
 check_fails "missing -o is refused" "-o PDIR is required" "$HALO" partition "$G" --parts 2
+check_fails "metis beyond the memory it may use is refused before it starts" \
+    "METIS would need about .* more than the .* available \(use --method stream\)" \
+    env HALO_METIS_MAX_BYTES=1000000 "$HALO" partition "$G" --parts 4 -o "$T/bad"
 check "no output was left behind by refused runs" test ! -e "$T/bad"
 
 "$HALO" gen sbm -n 2000 -C 6 -s 9 -o "$T/g2" >/dev/null 2>&1
