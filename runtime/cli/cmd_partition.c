@@ -1,14 +1,83 @@
-/* halo partition: flags fill the partition choice (until a policy's `partition` hook does),
- * then the library partitions, relabels and writes the partition directory. */
+/* halo partition: flags or a policy's `partition` hook fill the partition choice, then the
+ * library partitions, relabels and writes the partition directory. */
 #include "cli/cli.h"
 #include "core/args.h"
 #include "core/err.h"
 #include "core/log.h"
+#include "core/mem.h"
 #include "core/timer.h"
 #include "graph/graph.h"
 #include "part/partition.h"
+#include "policy/policy.h"
 
 #include <stdio.h>
+
+/* Asks the policy's partition(g) hook for the choice and puts it into po (its custom assignment,
+ * if any, is returned in *assign for the caller to free). */
+static int choice_from_policy(const halo_graph *g, const char *path, const halo_strlist *sets,
+                              bool unsafe, halo_partition_opts *po, int32_t **assign,
+                              const char **method)
+{
+    halo_policy_opts o = {0};
+    o.path = path;
+    o.params = sets->v;
+    o.nparams = sets->n;
+    o.unsafe = unsafe;
+    o.rank = -1;
+    halo_policy *pol = NULL;
+    HALO_CHECK(halo_policy_open(&o, &pol));
+    halo_policy_graph_info gi = {0};
+    gi.name = g->name;
+    gi.nodes = g->nodes;
+    gi.edges = g->edges;
+    gi.feat_dim = g->feat_dim;
+    gi.classes = g->classes;
+    for (int64_t v = 0; v < g->nodes; v++) {
+        gi.train_nodes += g->split[v] == HALO_SPLIT_TRAIN;
+    }
+    gi.parts = po->parts;
+    gi.indptr = g->indptr;
+    gi.indices = g->indices;
+    halo_policy_partition_choice c;
+    int rc = halo_policy_partition(pol, &gi, &c);
+    halo_policy_close(pol);
+    HALO_CHECK(rc);
+    static const int methods[] = {
+        [HALO_POLICY_METIS] = HALO_PARTITION_METIS,
+        [HALO_POLICY_MULTILEVEL] = HALO_PARTITION_MULTILEVEL,
+        [HALO_POLICY_RANDOM] = HALO_PARTITION_RANDOM,
+        [HALO_POLICY_STREAM] = HALO_PARTITION_STREAM,
+        [HALO_POLICY_CUSTOM] = HALO_PARTITION_CUSTOM,
+    };
+    po->choice.method = methods[c.method];
+    *method = halo_policy_method_name(c.method);
+    po->parts = c.parts;
+    if (c.method == HALO_POLICY_MULTILEVEL) {
+        po->machines = c.machines;
+        po->trainers_per_machine = c.machines > 0 ? c.parts / c.machines : 1;
+    } else {
+        po->machines = 0;
+        po->trainers_per_machine = 1;
+    }
+    po->choice.constraints = 0;
+    for (int i = 0; i < c.nconstraints; i++) {
+        po->choice.constraints |= c.constraints[i] == HALO_POLICY_BAL_NODES   ? HALO_PCON_NODES
+                                  : c.constraints[i] == HALO_POLICY_BAL_TRAIN ? HALO_PCON_TRAIN
+                                                                              : HALO_PCON_EDGES;
+    }
+    po->choice.imbalance = c.imbalance;
+    po->choice.objective = c.objective == HALO_POLICY_VOL ? HALO_POBJ_VOL : HALO_POBJ_CUT;
+    if (c.seed != 0) {
+        po->seed = (uint64_t)c.seed;
+    }
+    if (c.method == HALO_POLICY_CUSTOM) {
+        po->choice.assignment = c.assign;
+        po->choice.assignment_len = g->nodes;
+        *assign = c.assign;
+    }
+    po->policy = path;
+    return 0;
+}
 
 int halo_cmd_partition(int argc, char **argv)
 {
@@ -17,8 +86,14 @@ int halo_cmd_partition(int argc, char **argv)
     double imbalance = 1.05;
     const char *out = NULL, *method = "metis", *constraints = "nodes,train,edges";
     const char *objective = "cut", *stream = "ldg";
-    bool force = false, sort_rows = false;
+    bool force = false, sort_rows = false, unsafe = false;
+    const char *policy = NULL;
+    halo_strlist sets = {0};
     const halo_opt opts[] = {
+        {"policy", 0, HALO_OPT_STRING, &policy, "FILE",
+         "a policy whose partition(g) hook makes the choice (overrides the flags below)"},
+        {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "a policy parameter (repeatable)"},
+        {"unsafe", 0, HALO_OPT_FLAG, &unsafe, NULL, "run the policy without the sandbox"},
         {"parts", 'p', HALO_OPT_INT, &parts, "P", "number of parts (multilevel: M x G)"},
         {"output", 'o', HALO_OPT_STRING, &out, "PDIR", "partition directory to write"},
         {"method", 0, HALO_OPT_STRING, &method, "NAME",
@@ -44,7 +119,9 @@ int halo_cmd_partition(int argc, char **argv)
         "PDIR (partition.json, orig_id.i64, part-K/): nodes relabelled so each part owns a\n"
         "contiguous id range, each part's in-edges, features, labels, split, halo nodes and an\n"
         "equal number of training seeds (DistDGL's force-even split). multilevel partitions\n"
-        "across --machines M first, then each machine across its --trainers-per-part G.",
+        "across --machines M first, then each machine across its --trainers-per-part G.\n"
+        "With --policy, the policy's partition(g) hook chooses the method, parts, constraints,\n"
+        "imbalance and objective (or returns an assignment); g.parts is --parts.",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos = 0;
@@ -74,7 +151,7 @@ int halo_cmd_partition(int argc, char **argv)
         (rc = halo_partition_parse_stream(stream, &po.choice.stream)) < 0) {
         return halo_cli_fail(rc);
     }
-    if (po.choice.method == HALO_PARTITION_CUSTOM) {
+    if (po.choice.method == HALO_PARTITION_CUSTOM && policy == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --method custom needs a policy "
                                                       "that returns an assignment"));
     }
@@ -83,7 +160,7 @@ int halo_cmd_partition(int argc, char **argv)
                                          "partition: --parts, --machines and "
                                          "--trainers-per-part must be >= 1"));
     }
-    if (parts == 0 && machines == 0) {
+    if (parts == 0 && machines == 0 && policy == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --parts must be >= 1 (got 0 "
                                                       "or none)"));
     }
@@ -96,9 +173,19 @@ int halo_cmd_partition(int argc, char **argv)
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
+    int32_t *assign = NULL;
+    if (policy != NULL) {
+        rc = choice_from_policy(g, policy, &sets, unsafe, &po, &assign, &method);
+        if (rc < 0) {
+            halo_graph_free(g);
+            return halo_cli_fail(rc);
+        }
+        imbalance = po.choice.imbalance;
+    }
     halo_partition_stats st;
     double t0 = halo_now();
     rc = halo_partition_run(g, &po, out, &st);
+    halo_free(assign);
     if (rc == 0) {
         halo_info("partitioned %s (%lld nodes, %lld edges) with %s into %s in %.2f s: edge cut "
                   "%.2f%%, balance nodes %.3f train %.3f edges %.3f, replication %.3f, %lld "

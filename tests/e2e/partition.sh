@@ -74,6 +74,42 @@ check_out "the refused directory still holds the first graph's partition" "3 \(3
     "$HALO" info "$T/random"
 check "--force replaces it" "$HALO" partition "$T/g2" --parts 2 --force -o "$T/random"
 
+# The partition(g) hook of a policy makes the same choice the flags make.
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+check "policies/distdgl.lua partitions with METIS" \
+    "$HALO" partition "$G" --parts 3 --policy "$ROOT/policies/distdgl.lua" -o "$T/pol"
+check "partition.json records the policy and its method" \
+    grep -q '"policy": ".*distdgl.lua"' "$T/pol/partition.json"
+check_out "distdglv2.lua partitions in two levels" "multilevel" \
+    bash -c "'$HALO' partition '$G' --parts 4 --policy '$ROOT/policies/distdglv2.lua' \
+             --set trainers_per_machine=2 -o '$T/pol2' 2>&1 && grep '\"machines\": 2' '$T/pol2/partition.json' && grep -o multilevel '$T/pol2/partition.json'"
+cat >"$T/custom.lua" <<'EOF2'
+return {
+    partition = function(g)
+        local a = halo.array("int32", g.nodes, 0)
+        a:set_at(halo.range(g.nodes // 2), 1)   -- first half on part 1, the rest on part 0
+        return { method = "custom", parts = 2, assign = a }
+    end,
+}
+EOF2
+check "a custom assignment from a policy" "$HALO" partition "$G" --parts 2 --policy "$T/custom.lua" -o "$T/cust"
+check "the custom assignment puts the first half of the input nodes on part 1" python3 -c "
+import struct, sys
+d = open('$T/cust/orig_id.i64', 'rb').read()
+ids = struct.unpack('<%dq' % (len(d) // 8), d)
+sys.exit(0 if list(ids[1500:]) == list(range(1500)) and sorted(ids[:1500]) == list(range(1500, 3000)) else 1)"
+cat >"$T/short.lua" <<'EOF2'
+return { partition = function(g) return { method = "custom", assign = halo.array("int32", g.nodes - 1, 0) } end }
+EOF2
+check_fails "an assignment of the wrong length is refused" "short.lua:1: hook partition: assign has 2999 entries" \
+    "$HALO" partition "$G" --parts 2 --policy "$T/short.lua" -o "$T/short"
+cat >"$T/range.lua" <<'EOF2'
+return { partition = function(g) return { method = "custom", parts = 2, assign = halo.array("int32", g.nodes, 2) } end }
+EOF2
+check_fails "a part id out of range is refused" "range.lua:1: hook partition: assign\[0\] is 2, expected an integer in \[0, 1\]" \
+    "$HALO" partition "$G" --parts 2 --policy "$T/range.lua" -o "$T/range"
+check "refused policies leave no output" test ! -e "$T/short" -a ! -e "$T/range"
+
 cp -r "$G" "$T/corrupt"
 truncate -s 100 "$T/corrupt/indices.i32"
 check_fails "a corrupt graph is refused" "indices.i32" \
