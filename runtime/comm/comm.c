@@ -406,6 +406,293 @@ void halo_xchg_free(halo_xchg *x)
     memset(x, 0, sizeof *x);
 }
 
+/* ---- rows exchange ---- */
+
+/* Tag of rows messages (batched exchanges use 7). */
+#define TAG_ROWS 8
+
+/* What one message of a rows exchange carries. */
+typedef struct rows_msg {
+    int64_t a, b;  /* list entries [a, b) */
+    int64_t bytes; /* bytes it carries */
+    int kind;      /* ROWS_SEND, ROWS_RECV (in place) or ROWS_RECV_STAGED (scatter on arrival) */
+    int peer;      /* the other rank */
+} rows_msg;
+
+enum { ROWS_SEND, ROWS_RECV, ROWS_RECV_STAGED };
+
+/* Rows in piece k of a peer's list, rows of rb bytes: pieces grow from HALO_ROWS_PIECE_MIN
+ * bytes, doubling, to HALO_ROWS_PIECE_MAX (at least one row), so that the first piece starts
+ * moving soon and a large reply takes few messages. Both sides cut the same pieces. */
+static int64_t piece_rows(int k, int64_t rb)
+{
+    int64_t bytes = k < 20 ? (int64_t)HALO_ROWS_PIECE_MIN << k : HALO_ROWS_PIECE_MAX;
+    bytes = bytes < HALO_ROWS_PIECE_MAX ? bytes : HALO_ROWS_PIECE_MAX;
+    int64_t n = bytes / rb;
+    return n > 0 ? n : 1;
+}
+
+/* Pieces of a list of n rows of rb bytes. */
+static int64_t rows_pieces(int64_t n, int64_t rb)
+{
+    int64_t k = 0;
+    for (int64_t done = 0; done < n; k++) {
+        done += piece_rows((int)k, rb);
+    }
+    return k;
+}
+
+/* Whether list entries [a, b) lie back to back in memory. */
+static int rows_adjacent(const int64_t *disp, int64_t a, int64_t b, int64_t rb)
+{
+    for (int64_t i = a + 1; i < b; i++) {
+        if (disp[i] != disp[i - 1] + rb) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Room for n more messages; on the first post since the last wait, clears the counters. */
+static void rows_reserve(halo_rows_xchg *x, int64_t n)
+{
+    if (x->nmsg == 0) {
+        x->bytes_in = 0;
+        x->bytes_out = 0;
+        x->t0 = halo_now();
+    }
+    if (x->nmsg + n > x->msg_cap) {
+        int cap = (int)(x->nmsg + n + 16);
+        x->req = halo_realloc(x->req, (size_t)cap * sizeof(MPI_Request));
+        x->msg = halo_realloc(x->msg, (size_t)cap * sizeof(rows_msg));
+        halo_free(x->done);
+        halo_free(x->status);
+        x->done = HALO_NEW(int, cap);
+        x->status = HALO_NEW(MPI_Status, cap);
+        x->msg_cap = cap;
+    }
+}
+
+/* Rows to look ahead when prefetching a gather or scatter. */
+#define ROWS_AHEAD 8
+
+/* Copies rows disp[a..b) at base to `to`, back to back (prefetching rows ahead). */
+static void rows_gather(char *to, const char *base, const int64_t *disp, int64_t a, int64_t b,
+                        int64_t rb)
+{
+    for (int64_t i = a; i < b; i++, to += rb) {
+        if (i + ROWS_AHEAD < b) {
+            const char *q = base + disp[i + ROWS_AHEAD];
+            for (int64_t o = 0; o < rb; o += 64) {
+                __builtin_prefetch(q + o);
+            }
+        }
+        memcpy(to, base + disp[i], (size_t)rb);
+    }
+}
+
+/* Scatters a staged piece that arrived (prefetching destinations ahead). */
+static void rows_scatter(const halo_rows_xchg *x, const rows_msg *m)
+{
+    int64_t rb = x->rrow;
+    const char *src = x->rstage + m->a * rb;
+    for (int64_t i = m->a; i < m->b; i++, src += rb) {
+        if (i + ROWS_AHEAD < m->b) {
+            char *q = x->rbase + x->rdisp[i + ROWS_AHEAD];
+            for (int64_t o = 0; o < rb; o += 64) {
+                __builtin_prefetch(q + o, 1);
+            }
+        }
+        memcpy(x->rbase + x->rdisp[i], src, (size_t)rb);
+    }
+}
+
+/* Completes the messages that are done (all of them when `all`, polling as comm_wait does):
+ * scatters staged pieces, checks the bytes each receive brought. */
+static int rows_progress(halo_rows_xchg *x, int all)
+{
+    MPI_Request *req = x->req;
+    MPI_Status *status = x->status;
+    rows_msg *msg = x->msg;
+    double t0 = halo_now();
+    for (;;) {
+        int nd = 0;
+        int rc = MPI_Testsome(x->nmsg, req, &nd, x->done, status);
+        if (rc != MPI_SUCCESS) {
+            return mpi_err(rc, "MPI_Testsome(rows)");
+        }
+        if (nd == MPI_UNDEFINED) {
+            return 0; /* nothing left */
+        }
+        for (int k = 0; k < nd; k++) {
+            const rows_msg *m = &msg[x->done[k]];
+            if (m->kind == ROWS_SEND) {
+                continue;
+            }
+            int got = -1;
+            if (MPI_Get_count(&status[k], MPI_BYTE, &got) != MPI_SUCCESS || got != m->bytes) {
+                return halo_errorf(HALO_ESTATE, "rows exchange: rank %d sent %d bytes, %lld "
+                                   "expected", m->peer, got, (long long)m->bytes);
+            }
+            if (m->kind == ROWS_RECV_STAGED) {
+                rows_scatter(x, m);
+            }
+        }
+        if (!all) {
+            return 0;
+        }
+        if (nd > 0) {
+            t0 = halo_now(); /* pieces are flowing: keep polling at full speed */
+        } else if (halo_now() - t0 > POLL_SPIN_S) {
+            struct timespec ts = {0, POLL_SLEEP_NS};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* Posts one message. */
+static int rows_post(halo_comm *c, halo_rows_xchg *x, int kind, void *buf, int peer, int64_t a,
+                     int64_t b, int64_t bytes)
+{
+    MPI_Request *req = x->req;
+    rows_msg *m = (rows_msg *)x->msg + x->nmsg;
+    m->a = a;
+    m->b = b;
+    m->bytes = bytes;
+    m->kind = kind;
+    m->peer = peer;
+    int rc = kind == ROWS_SEND
+                 ? MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, TAG_ROWS, c->comm, &req[x->nmsg])
+                 : MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, TAG_ROWS, c->comm, &req[x->nmsg]);
+    if (rc != MPI_SUCCESS) {
+        return mpi_err(rc, kind == ROWS_SEND ? "MPI_Isend(rows)" : "MPI_Irecv(rows)");
+    }
+    x->nmsg++;
+    return 0;
+}
+
+int halo_comm_rows_recv(halo_comm *c, halo_rows_xchg *x, void *base, const int64_t *disp,
+                        const int64_t *off, int64_t row_bytes)
+{
+    int P = c->size;
+    int64_t rb = row_bytes, n = 0;
+    for (int p = 0; p < P; p++) {
+        n += p != c->rank && rb > 0 ? rows_pieces(off[p + 1] - off[p], rb) : 0;
+    }
+    rows_reserve(x, n);
+    x->rbase = base;
+    x->rdisp = disp;
+    x->rrow = rb;
+    if (rb > INT_MAX) {
+        return halo_errorf(HALO_EMPI, "rows exchange: rows of %lld bytes", (long long)rb);
+    }
+    for (int p = 0; p < P; p++) {
+        if (p == c->rank) {
+            continue;
+        }
+        int k = 0;
+        for (int64_t a = off[p], b; a < off[p + 1]; a = b, k++) {
+            int64_t per = piece_rows(k, rb);
+            b = a + per < off[p + 1] ? a + per : off[p + 1];
+            if (rows_adjacent(disp, a, b, rb)) {
+                HALO_CHECK(rows_post(c, x, ROWS_RECV, (char *)base + disp[a], p, a, b,
+                                     (b - a) * rb));
+            } else {
+                if (off[P] * rb > x->rstage_cap) { /* by list entry; first scattered piece */
+                    halo_free(x->rstage);
+                    x->rstage_cap = off[P] * rb;
+                    x->rstage = halo_malloc((size_t)x->rstage_cap);
+                }
+                HALO_CHECK(rows_post(c, x, ROWS_RECV_STAGED, x->rstage + a * rb, p, a, b,
+                                     (b - a) * rb));
+            }
+            x->bytes_in += (b - a) * rb;
+        }
+    }
+    return 0;
+}
+
+int halo_comm_rows_send(halo_comm *c, halo_rows_xchg *x, const void *base, const int64_t *disp,
+                        const int64_t *off, int64_t row_bytes)
+{
+    int P = c->size;
+    int64_t rb = row_bytes, n = 0;
+    int64_t pmax = 0; /* most pieces of one peer */
+    for (int p = 0; p < P; p++) {
+        int64_t k = p != c->rank && rb > 0 ? rows_pieces(off[p + 1] - off[p], rb) : 0;
+        n += k;
+        pmax = k > pmax ? k : pmax;
+    }
+    if (rb > INT_MAX) {
+        return halo_errorf(HALO_EMPI, "rows exchange: rows of %lld bytes", (long long)rb);
+    }
+    rows_reserve(x, n);
+    x->t0 = halo_now();
+    const char *src = base;
+    /* piece k of every peer (peers in rank order starting after this rank), then piece k+1:
+     * each Isend starts moving its piece while the next one is gathered */
+    int64_t *cur = HALO_NEW(int64_t, P); /* next entry of each peer */
+    memcpy(cur, off, (size_t)P * sizeof *cur);
+    for (int k = 0; k < pmax; k++) {
+        int64_t per = piece_rows(k, rb);
+        for (int i = 1; i < P; i++) {
+            int p = (c->rank + i) % P;
+            int64_t a = cur[p];
+            if (a >= off[p + 1]) {
+                continue;
+            }
+            int64_t b = a + per < off[p + 1] ? a + per : off[p + 1];
+            cur[p] = b;
+            void *buf;
+            if (rows_adjacent(disp, a, b, rb)) {
+                buf = (void *)(uintptr_t)(src + disp[a]); /* MPI only reads it */
+            } else {
+                if (off[P] * rb > x->sstage_cap) { /* by list entry; first gathered piece */
+                    halo_free(x->sstage);
+                    x->sstage_cap = off[P] * rb;
+                    x->sstage = halo_malloc((size_t)x->sstage_cap);
+                }
+                buf = x->sstage + a * rb;
+                rows_gather(buf, src, disp, a, b, rb);
+            }
+            int rc = rows_post(c, x, ROWS_SEND, buf, p, a, b, (b - a) * rb);
+            rc = rc < 0 ? rc : rows_progress(x, 0);
+            if (rc < 0) {
+                halo_free(cur);
+                return rc;
+            }
+            x->bytes_out += (b - a) * rb;
+            c->stats.messages++;
+        }
+    }
+    halo_free(cur);
+    c->stats.exchanges++;
+    c->stats.bytes_sent += x->bytes_out;
+    c->stats.bytes_recv += x->bytes_in;
+    return 0;
+}
+
+int halo_comm_rows_wait(halo_comm *c, halo_rows_xchg *x)
+{
+    int rc = x->nmsg > 0 ? rows_progress(x, 1) : 0;
+    x->nmsg = 0;
+    HALO_CHECK(rc);
+    int64_t bytes = x->bytes_out > x->bytes_in ? x->bytes_out : x->bytes_in;
+    halo_comm_netem_wait(c, x->t0, halo_netem_delay(&c->netem, bytes));
+    return 0;
+}
+
+void halo_rows_xchg_free(halo_rows_xchg *x)
+{
+    halo_free(x->req);
+    halo_free(x->msg);
+    halo_free(x->done);
+    halo_free(x->status);
+    halo_free(x->rstage);
+    halo_free(x->sstage);
+    memset(x, 0, sizeof *x);
+}
+
 /* ---- collectives ---- */
 
 /* Netem for a ring allreduce of `bytes` bytes. */

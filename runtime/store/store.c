@@ -27,6 +27,8 @@ typedef struct buf {
 struct store_scratch {
     halo_xchg xreq;   /* request exchange */
     halo_xchg xrep;   /* reply exchange */
+    halo_rows_xchg xrows; /* replies of a pull: feature rows from owner to destination */
+    int64_t *row_off; /* [ranks+1] rows per peer, as offsets into dest / sdisp */
     int64_t *send_off;/* [ranks+1] request byte offsets */
     int64_t *rep_off; /* [ranks+1] reply byte offsets */
     int64_t *cnt;     /* [ranks] items per peer */
@@ -38,7 +40,8 @@ struct store_scratch {
     buf lrow, lkey, loff, lnbrs; /* local sampling: rows, keys, offsets, neighbours */
     buf srow, skey, soff;        /* serving a peer: rows, keys, offsets */
     buf moff, mnbrs;             /* merged offsets and neighbours of a layer */
-    buf dest;         /* int64 destination of each fetched row (>= 0 rows, < 0 extras) */
+    buf dest;         /* int64 byte displacement of each fetched row's destination */
+    buf sdisp;        /* int64 byte displacement in feat of each row served */
 };
 
 static void *buf_get(buf *b, int64_t bytes)
@@ -63,6 +66,7 @@ static store_scratch *scratch_new(int ranks)
     store_scratch *s = HALO_NEW(store_scratch, 1);
     s->send_off = HALO_NEW(int64_t, ranks + 1);
     s->rep_off = HALO_NEW(int64_t, ranks + 1);
+    s->row_off = HALO_NEW(int64_t, ranks + 1);
     s->cnt = HALO_NEW(int64_t, ranks);
     s->cur = HALO_NEW(int64_t, ranks);
     s->cur2 = HALO_NEW(int64_t, ranks);
@@ -130,13 +134,16 @@ void halo_store_close(halo_store *st)
     if (s != NULL) {
         halo_xchg_free(&s->xreq);
         halo_xchg_free(&s->xrep);
+        halo_rows_xchg_free(&s->xrows);
         halo_free(s->send_off);
         halo_free(s->rep_off);
+        halo_free(s->row_off);
         halo_free(s->cnt);
         halo_free(s->cur);
         halo_free(s->cur2);
         buf *bufs[] = {&s->send, &s->rep,  &s->owner, &s->lrow,  &s->lkey, &s->loff,
-                       &s->lnbrs, &s->srow, &s->skey, &s->soff, &s->moff, &s->mnbrs, &s->dest};
+                       &s->lnbrs, &s->srow, &s->skey, &s->soff, &s->moff, &s->mnbrs, &s->dest,
+                       &s->sdisp};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
             buf_free(bufs[i]);
         }
@@ -225,7 +232,8 @@ halo_store_memory halo_store_mem(const halo_store *st)
     const store_scratch *s = st->scr;
     m.heap_bytes = s->xreq.recv_cap + s->xrep.recv_cap + s->send.cap + s->rep.cap + s->owner.cap +
                    s->lrow.cap + s->lkey.cap + s->loff.cap + s->lnbrs.cap + s->srow.cap +
-                   s->skey.cap + s->soff.cap + s->moff.cap + s->mnbrs.cap + s->dest.cap;
+                   s->skey.cap + s->soff.cap + s->moff.cap + s->mnbrs.cap + s->dest.cap +
+                   s->sdisp.cap + s->xrows.rstage_cap + s->xrows.sstage_cap;
     m.process_heap = (int64_t)halo_mem_current();
     m.rss_peak = (int64_t)halo_mem_rss_peak();
     return m;
@@ -537,36 +545,40 @@ void halo_store_gather(const float *feat, int64_t base, int dim, const int32_t *
     }
 }
 
-/* Serves the row requests that arrived in x: replies hold the rows in the order asked. */
+/* Serves the row requests that arrived in x: for each peer a reply with the rows in the order
+ * asked, read from the mapped feature array by the rows exchange (gathered piece by piece while
+ * the previous piece travels; rows adjacent in feat go without a copy). */
 static int serve_rows(halo_store *st, const halo_xchg *x)
 {
     store_scratch *s = st->scr;
     int P = st->ranks;
-    size_t rb = (size_t)st->feat_dim * sizeof(float);
+    int64_t rb = (int64_t)st->feat_dim * (int64_t)sizeof(float);
     s->rep_off[0] = 0;
     for (int p = 0; p < P; p++) {
-        int64_t n = (x->recv_off[p + 1] - x->recv_off[p]) / 4;
-        s->rep_off[p + 1] = s->rep_off[p] + n * (int64_t)rb;
+        s->rep_off[p + 1] = s->rep_off[p] + (x->recv_off[p + 1] - x->recv_off[p]) / 4;
     }
-    char *rep = buf_get(&s->rep, s->rep_off[P] + 4);
-    const float *feat = st->part->feat;
+    int64_t *sdisp = buf_get(&s->sdisp, s->rep_off[P] * 8 + 8);
     for (int p = 0; p < P; p++) {
-        int64_t n = (x->recv_off[p + 1] - x->recv_off[p]) / 4;
+        int64_t n = s->rep_off[p + 1] - s->rep_off[p];
         const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p]);
+        int64_t *d = sdisp + s->rep_off[p];
         for (int64_t i = 0; i < n; i++) {
             if (ids[i] < st->start || ids[i] >= st->end) {
                 return halo_errorf(HALO_ESTATE, "pull: rank %d asked for node %d, owned "
                                    "elsewhere", p, ids[i]);
             }
+            d[i] = (ids[i] - st->start) * rb;
         }
-        halo_store_gather(feat, st->start, st->feat_dim, ids, n, (float *)(rep + s->rep_off[p]));
         st->stats.served_rows += n;
     }
-    return 0;
+    return halo_comm_rows_send(st->comm, &s->xrows, st->part->feat, sdisp, s->rep_off, rb);
 }
 
-/* Collective pull: requests (ids grouped by owner) go out, rows are served, local rows are copied
- * while the replies travel, then the replies are scattered to their destinations. */
+/* Collective pull. The requester lists, per owner, the ids it wants and where each row goes,
+ * posts the receives for the replies (into rows / extra_rows: a piece whose rows land back to
+ * back is received in place, the others are scattered as they arrive; no count exchange, the
+ * sizes are known), then sends the requests (one per peer); each owner answers with the rows of
+ * its feature array. Local and shared-memory rows are copied while the replies travel. */
 int halo_store_pull_exec(halo_store *st, halo_pull *p, float *rows)
 {
     store_scratch *s = st->scr;
@@ -604,30 +616,37 @@ int halo_store_pull_exec(halo_store *st, halo_pull *p, float *rows)
         }
     }
     s->send_off[0] = 0;
+    s->row_off[0] = 0;
     for (int q = 0; q < P; q++) {
         s->send_off[q + 1] = s->send_off[q] + 4 * s->cnt[q];
-        s->cur[q] = s->send_off[q] / 4; /* slot cursor */
+        s->row_off[q + 1] = s->row_off[q] + s->cnt[q];
+        s->cur[q] = s->row_off[q]; /* slot cursor */
     }
     int32_t *send = buf_get(&s->send, s->send_off[P] + 4);
+    /* destinations as byte displacements from rows (extras from p->extra_rows, a separate block:
+     * its displacement is taken as a difference of addresses, as MPI_Get_address would) */
+    char *base = rows != NULL ? (char *)rows : (char *)p->extra_rows;
+    int64_t xbase = (int64_t)((intptr_t)(void *)p->extra_rows - (intptr_t)(void *)base);
     int64_t *dest = buf_get(&s->dest, nf * 8 + 8);
     for (int64_t r = 0; r < p->num_remote; r++) {
         if (!p->skip[r] && (pf == NULL || pf[p->remote_owner[r]] == NULL)) {
             int64_t slot = s->cur[p->remote_owner[r]]++;
             send[slot] = p->remote_id[r];
-            dest[slot] = p->remote_pos[r];
+            dest[slot] = p->remote_pos[r] * (int64_t)rb;
         }
     }
     for (int64_t e = 0; e < p->num_extra; e++) {
         if (xowner[e] != me && xowner[e] >= 0) {
             int64_t slot = s->cur[xowner[e]]++;
             send[slot] = p->extra_id[e];
-            dest[slot] = -1 - e;
+            dest[slot] = xbase + e * (int64_t)rb;
         }
     }
+    /* the replies' receives are posted before any request goes out */
+    HALO_CHECK(halo_comm_rows_recv(st->comm, &s->xrows, base, dest, s->row_off, (int64_t)rb));
     HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xreq, send, s->send_off));
     HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xreq));
     HALO_CHECK(serve_rows(st, &s->xreq));
-    HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xrep, s->rep.p, s->rep_off));
     /* own rows while the replies travel */
     for (int64_t i = 0; i < p->n; i++) {
         int32_t id = p->ids[i];
@@ -649,23 +668,7 @@ int halo_store_pull_exec(halo_store *st, halo_pull *p, float *rows)
             memcpy(rows + p->remote_pos[r] * dim, pf[o] + (p->remote_id[r] - pstart[o]) * dim, rb);
         }
     }
-    HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xrep));
-    const halo_xchg *x = &s->xrep;
-    for (int q = 0; q < P; q++) {
-        int64_t n = s->cnt[q];
-        if (q == me || n == 0) {
-            continue;
-        }
-        if (x->recv_off[q + 1] - x->recv_off[q] != n * (int64_t)rb) {
-            return halo_errorf(HALO_ESTATE, "pull: reply of rank %d has the wrong size", q);
-        }
-        const char *src = x->recv + x->recv_off[q];
-        const int64_t *d = dest + s->send_off[q] / 4;
-        for (int64_t i = 0; i < n; i++) {
-            float *to = d[i] >= 0 ? rows + d[i] * dim : p->extra_rows + (-1 - d[i]) * dim;
-            memcpy(to, src + i * rb, rb);
-        }
-    }
+    HALO_CHECK(halo_comm_rows_wait(st->comm, &s->xrows));
     if (nd > 0) { /* the direct rows pay a round trip on the emulated network */
         halo_netem ne = halo_comm_netem(st->comm);
         double d = halo_netem_delay(&ne, nd * (int64_t)rb);

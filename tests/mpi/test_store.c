@@ -310,6 +310,152 @@ static void pulled_rows_equal_input_rows(void)
     report("pulled_rows_equal_input_rows_and_counts_are_kept");
 }
 
+/* Byte j of row r of rank q's rows in the rows-exchange test (an independent formula). */
+static uint8_t rows_pattern(int q, int64_t r, int64_t j)
+{
+    return (uint8_t)(q * 131 + r * 7 + j * 13 + (r >> 8));
+}
+
+/* Rank p asks rank q for rows (source index list and destination slot of each entry), the same
+ * on both sides: seeded by the pair. The first RX_SEQ sources are consecutive rows (the first
+ * pieces are sent in place, the one across the end of the run is gathered), and for half of the
+ * pairs the first RX_RUN destinations are consecutive slots (pieces inside them are received in
+ * place); the rest is random (gathered and scattered). */
+#define RX_ROWS 700 /* rows each rank asks of each other rank: pieces of 63, 127, 255, 255 rows */
+#define RX_RB 1028  /* bytes per row (not a power of two) */
+#define RX_OWN 900  /* rows each rank owns */
+#define RX_SEQ 300  /* consecutive source rows at the start of each list */
+#define RX_RUN 255  /* consecutive destination slots at the start, when in place */
+static void rows_lists(int p, int q, int64_t *src, int64_t *slot_of_piece0)
+{
+    halo_rng r;
+    halo_rng_init(&r, 7, HALO_RNG_TEST, (uint64_t)p, (uint64_t)q, 0);
+    int64_t base = (int64_t)halo_rng_below(&r, RX_OWN - RX_SEQ);
+    for (int64_t i = 0; i < RX_ROWS; i++) {
+        src[i] = i < RX_SEQ ? base + i : (int64_t)halo_rng_below(&r, RX_OWN);
+    }
+    *slot_of_piece0 = (int64_t)halo_rng_below(&r, 2); /* 0: a run of slots first; 1: none */
+}
+
+/* The rows exchange (comm/) that carries pull replies: replies of several pieces per peer, with
+ * pieces sent and received in place and gathered / scattered ones, land every row in its slot;
+ * the counters see one exchange and every byte. */
+static void rows_exchange_puts_rows_of_many_pieces_in_place(void)
+{
+    int P = ranks;
+    uint8_t *own = halo_malloc((size_t)RX_OWN * RX_RB);
+    for (int64_t r = 0; r < RX_OWN; r++) {
+        for (int64_t j = 0; j < RX_RB; j++) {
+            own[r * RX_RB + j] = rows_pattern(rank, r, j);
+        }
+    }
+    int64_t nslots = (int64_t)(P - 1) * RX_ROWS;
+    uint8_t *out = halo_calloc(1, (size_t)(nslots > 0 ? nslots : 1) * RX_RB);
+    int64_t *rdisp = HALO_NEW(int64_t, nslots + 1), *sdisp = HALO_NEW(int64_t, nslots + 1);
+    int64_t *src = HALO_NEW(int64_t, RX_ROWS), *rsrc = HALO_NEW(int64_t, nslots + 1);
+    int *rowner = HALO_NEW(int, nslots + 1);
+    int64_t *roff = HALO_NEW(int64_t, P + 1), *soff = HALO_NEW(int64_t, P + 1);
+    /* slots: a shuffled order of all slots; the runs at the start are taken first */
+    int64_t *perm = HALO_NEW(int64_t, nslots + 1);
+    for (int64_t i = 0; i < nslots; i++) {
+        perm[i] = i;
+    }
+    halo_rng r;
+    halo_rng_init(&r, 8, HALO_RNG_TEST, (uint64_t)rank, 0, 0);
+    for (int64_t i = nslots - 1; i > 0; i--) {
+        int64_t j = (int64_t)halo_rng_below(&r, (uint64_t)i + 1);
+        int64_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    int64_t n = 0, k = 0;
+    for (int q = 0; q < P; q++) {
+        roff[q] = n;
+        if (q == rank) {
+            continue;
+        }
+        int64_t mode;
+        rows_lists(rank, q, src, &mode);
+        for (int64_t i = 0; i < RX_ROWS; i++, n++) {
+            /* peer slot block k*RX_ROWS..: the block's first RX_RUN slots in order */
+            int64_t slot = mode == 0 && i < RX_RUN ? k * RX_ROWS + i : -1;
+            rsrc[n] = src[i];
+            rowner[n] = q;
+            rdisp[n] = slot;
+        }
+        k++;
+    }
+    roff[P] = n;
+    /* the other entries take the remaining slots in shuffled order */
+    uint8_t *used = halo_calloc(1, (size_t)nslots + 1);
+    for (int64_t i = 0; i < n; i++) {
+        if (rdisp[i] >= 0) {
+            used[rdisp[i]] = 1;
+        }
+    }
+    int64_t pi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (rdisp[i] < 0) {
+            while (used[perm[pi]]) {
+                pi++;
+            }
+            rdisp[i] = perm[pi++];
+        }
+    }
+    for (int64_t i = 0; i < n; i++) {
+        rdisp[i] *= RX_RB;
+    }
+    /* what this rank sends: the lists the others ask of it */
+    int64_t m = 0;
+    for (int p = 0; p < P; p++) {
+        soff[p] = m;
+        if (p == rank) {
+            continue;
+        }
+        int64_t mode;
+        rows_lists(p, rank, src, &mode);
+        for (int64_t i = 0; i < RX_ROWS; i++) {
+            sdisp[m++] = src[i] * RX_RB;
+        }
+    }
+    soff[P] = m;
+    halo_rows_xchg x;
+    memset(&x, 0, sizeof x);
+    for (int round = 0; round < 2; round++) { /* twice: buffers are reused */
+        memset(out, 0, (size_t)nslots * RX_RB);
+        halo_comm_stats c0 = halo_comm_get_stats(comm);
+        MUST(halo_comm_rows_recv(comm, &x, out, rdisp, roff, RX_RB));
+        MUST(halo_comm_barrier(comm)); /* the replies' receives are posted everywhere */
+        MUST(halo_comm_rows_send(comm, &x, own, sdisp, soff, RX_RB));
+        MUST(halo_comm_rows_wait(comm, &x));
+        halo_comm_stats c1 = halo_comm_get_stats(comm);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            const uint8_t *row = out + rdisp[i];
+            for (int64_t j = 0; j < RX_RB; j++) {
+                bad += row[j] != rows_pattern(rowner[i], rsrc[i], j);
+            }
+        }
+        EXPECT(bad == 0);
+        EXPECT(c1.exchanges - c0.exchanges == 1);
+        EXPECT(c1.bytes_recv - c0.bytes_recv == n * RX_RB);
+        EXPECT(c1.bytes_sent - c0.bytes_sent == m * RX_RB);
+    }
+    halo_rows_xchg_free(&x);
+    halo_free(used);
+    halo_free(perm);
+    halo_free(roff);
+    halo_free(soff);
+    halo_free(rowner);
+    halo_free(rsrc);
+    halo_free(src);
+    halo_free(sdisp);
+    halo_free(rdisp);
+    halo_free(out);
+    halo_free(own);
+    report("rows_exchange_puts_rows_of_many_pieces_in_place");
+}
+
 /* The cache hooks: the caller serves every other remote id itself (a hit) and adds prefetch ids
  * (remote and local) to the same request. */
 static void pull_plan_takes_cache_hits_and_prefetches(void)
@@ -573,6 +719,7 @@ int main(int argc, char **argv)
     distributed_blocks_equal_single_process_blocks();
     remote_seeds_are_sampled_by_their_owners();
     pulled_rows_equal_input_rows();
+    rows_exchange_puts_rows_of_many_pieces_in_place();
     pull_plan_takes_cache_hits_and_prefetches();
     direct_pull_reads_same_host_rows_without_messages();
     agree_names_the_failing_rank();
