@@ -153,4 +153,4 @@ install: $(BIN)
 clean:
 	rm -rf build build-asan bin
 
--include $(LIB_OBJ:%.o=%.d) $(CLI_OBJ:%.o=%.d)
+-include $(LIB_OBJ:%.o=%.d) $(CLI_OBJ:%.o=%.d) $(UNIT_BIN:%=%.d) $(MPI_BIN:%=%.d) $(BENCH_BIN:%=%.d) $(TEST_HOBJ:%.o=%.d)
