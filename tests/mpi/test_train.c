@@ -4,6 +4,7 @@
 // halo-mpi: -np 1
 // halo-mpi: -np 2
 // halo-mpi: -np 4
+#include "../common/mpitap.h"
 #include "comm/comm.h"
 #include "core/err.h"
 #include "core/mem.h"
@@ -18,51 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static halo_comm *comm;
-static int rank, ranks;
-static int failures; /* failed expectations on this rank in the current test */
-static char first_fail[512];
-static int test_no;
-static int total_failed;
 static char gdir[4096], pdir[4096];
-
-#define EXPECT(cond)                                                                               \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            if (failures++ == 0) {                                                                 \
-                snprintf(first_fail, sizeof first_fail, "%s:%d: %s", __FILE__, __LINE__, #cond);   \
-            }                                                                                      \
-        }                                                                                          \
-    } while (0)
-
-/* A library call that must succeed on every rank; on failure the job ends (invariant 5). */
-#define MUST(call)                                                                                 \
-    do {                                                                                           \
-        int must_rc_ = (call);                                                                     \
-        if (must_rc_ < 0) {                                                                        \
-            halo_error_prefix(must_rc_, "%s:%d: %s", __FILE__, __LINE__, #call);                   \
-            halo_comm_fail(comm, must_rc_);                                                        \
-        }                                                                                          \
-    } while (0)
-
-/* Combines the ranks' failures and prints one TAP line on rank 0. */
-static void report(const char *name)
-{
-    if (failures > 0) {
-        printf("# rank %d: %d failed, first: %s\n", rank, failures, first_fail);
-        fflush(stdout);
-    }
-    int64_t f = failures;
-    MUST(halo_comm_allreduce_sum_i64(comm, &f, 1));
-    test_no++;
-    if (rank == 0) {
-        printf("%s %d - %s\n", f == 0 ? "ok" : "not ok", test_no, name);
-        fflush(stdout);
-    }
-    total_failed += f > 0;
-    failures = 0;
-    first_fail[0] = '\0';
-}
 
 /* Rank 0 generates an sbm graph (8 classes, noisy features) and partitions it with METIS. */
 static void setup(void)
