@@ -26,7 +26,10 @@ static int sh(const char *cmd)
     return rc;
 }
 
-/* Replays one policy at one capacity; prints a table row; returns the hit rate. */
+/* Replays one policy at one capacity; prints a table row; returns the hit rate. The replay runs
+ * REPLAYS times (the results are identical, sampling being deterministic) and the policy cost is
+ * the quietest of them: the machine is shared, and a cost per batch is a minimum to compare. */
+enum { REPLAYS = 3 };
 static double row(const halo_trace *t, const char *name, const char *extra, double cap,
                   double belady, double *policy_us)
 {
@@ -36,12 +39,16 @@ static double row(const halo_trace *t, const char *name, const char *extra, doub
     const char *sets[2] = {capset, extra};
     halo_policy_opts po = {.path = path, .params = sets, .nparams = extra ? 2 : 1};
     halo_trace_result r;
-    if (halo_trace_replay(t, &po, 0, &r) != 0) {
-        fprintf(stderr, "bench_cache: %s: %s\n", name, halo_errmsg());
-        exit(1);
+    double us = 1e300;
+    for (int rep = 0; rep < REPLAYS; rep++) {
+        if (halo_trace_replay(t, &po, 0, &r) != 0) {
+            fprintf(stderr, "bench_cache: %s: %s\n", name, halo_errmsg());
+            exit(1);
+        }
+        double u = r.batches > 0 ? 1e6 * r.policy_s / (double)r.batches : 0;
+        us = u < us ? u : us;
     }
     double rate = halo_cache_hit_rate(&r.stats);
-    double us = r.batches > 0 ? 1e6 * r.policy_s / (double)r.batches : 0;
     char label[64];
     snprintf(label, sizeof label, "%s%s%s", name, extra ? " " : "", extra ? extra : "");
     printf("  %4.0f%%  %-24s %8.4f %9.3f %10.1f %8.3f %9lld %9.1f\n", cap * 100, label, rate,
@@ -227,21 +234,29 @@ int main(void)
            "batch pulls incl. prefetch; vs_none = remote_MB / no cache)\n");
     printf("  %5s  %-24s %8s %9s %10s %8s %9s %9s\n", "cap", "policy", "hit_rate", "of_belady",
            "remote_MB", "vs_none", "prefetch", "us/batch");
+    printf(
+        "  (us/batch: the policy's cache_batch hook per rank and batch, validation included; the "
+        "quietest of %d replays)\n",
+        REPLAYS);
     const double caps[] = {0.05, 0.1, 0.25, 0.5};
     const char *names[] = {"pagraph", "vip", "fifo", "lru", "lfu", "massivegnn"};
-    double mg_us = 0, mg_us_max = 0, us2 = 0;
+    /* worst cost per batch over the capacities of each per-batch policy (belady, names[2..5],
+     * massivegnn delta=2) */
+    const char *worst_name[] = {"belady", "fifo", "lru", "lfu", "massivegnn", "massivegnn delta=2"};
+    double worst_us[6] = {0};
     for (int ci = 0; ci < 4; ci++) {
-        double b = row(t, "belady", NULL, caps[ci], 0, NULL);
+        double us;
+        double b = row(t, "belady", NULL, caps[ci], 0, &us);
+        worst_us[0] = us > worst_us[0] ? us : worst_us[0];
         for (int p = 0; p < 6; p++) {
-            double us;
             row(t, names[p], NULL, caps[ci], b, &us);
-            if (strcmp(names[p], "massivegnn") == 0) {
-                mg_us = us > mg_us ? us : mg_us;
+            if (p >= 2) {
+                worst_us[p - 1] = us > worst_us[p - 1] ? us : worst_us[p - 1];
             }
         }
         /* MassiveGNN with evictions inside these short epochs (5 batches each) */
-        row(t, "massivegnn", "delta=2", caps[ci], b, &us2);
-        mg_us_max = us2 > mg_us_max ? us2 : mg_us_max;
+        row(t, "massivegnn", "delta=2", caps[ci], b, &us);
+        worst_us[5] = us > worst_us[5] ? us : worst_us[5];
     }
 
     double ns, ns_probe, rate;
@@ -266,10 +281,14 @@ int main(void)
     printf("\npolicy cost per batch vs a training step of %.1f ms (1 rank, 1 thread, batch 500: "
            "sample + gather + forward/backward + Adam):\n",
            ms);
-    printf("  massivegnn (alpha 0.05, delta 25), worst capacity: %7.1f us = %.2f%% of a step\n",
-           mg_us, 100 * mg_us / (1e3 * ms));
-    printf("  massivegnn delta=2 (evicts every 2nd batch), worst: %7.1f us = %.2f%% of a step\n",
-           mg_us_max, 100 * mg_us_max / (1e3 * ms));
+    double worst = 0;
+    for (int p = 0; p < 6; p++) {
+        printf("  %-20s worst capacity: %7.1f us = %.2f%% of a step\n", worst_name[p], worst_us[p],
+               100 * worst_us[p] / (1e3 * ms));
+        worst = worst_us[p] > worst ? worst_us[p] : worst;
+    }
+    printf("  every per-batch policy at every capacity: <= %.2f%% of a step (target 2%%)\n",
+           100 * worst / (1e3 * ms));
     halo_trace_free(t);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     sh(cmd);

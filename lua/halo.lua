@@ -65,6 +65,14 @@ function array:mul(x) end
 ---@param x number|halo.array
 ---@return halo.array self
 function array:div(x) end
+---self[i] = max(self[i], x) (a NaN in self stays, one in x is ignored).
+---@param x number|halo.array
+---@return halo.array self
+function array:maximum(x) end
+---self[i] = min(self[i], x).
+---@param x number|halo.array
+---@return halo.array self
+function array:minimum(x) end
 ---Scatter-add: self[idx[k]] += x (or x[k]); repeated indices accumulate.
 ---@param idx halo.array int32 or int64 positions
 ---@param x number|halo.array
@@ -74,6 +82,11 @@ function array:add_at(idx, x) end
 ---@param x number|halo.array
 ---@return halo.array self
 function array:scale_at(idx, x) end
+---self[idx[k]] /= x (or x[k]); float arrays only.
+---@param idx halo.array
+---@param x number|halo.array
+---@return halo.array self
+function array:div_at(idx, x) end
 ---@param idx halo.array
 ---@param x number|boolean|halo.array
 ---@return halo.array self
@@ -94,6 +107,11 @@ function array:filter(mask) end
 ---@return halo.array values
 ---@return halo.array positions
 function array:topk(k, smallest) end
+---Bool mask, true at the k positions topk(k, smallest) returns (the set only: cheaper).
+---@param k integer
+---@param smallest? boolean
+---@return halo.array mask
+function array:topk_mask(k, smallest) end
 ---Stable order of positions (int32).
 ---@param descending? boolean
 ---@return halo.array
@@ -195,6 +213,7 @@ function array:lnot() end
 ---@field last_hit halo.array int64[capacity] step of the last hit, -1 none (read-only)
 ---@field inserted halo.array int64[capacity] step the node entered (read-only)
 ---@field score halo.array float64[capacity], writable, owned by the policy
+---@field pos halo.array|nil int32[capacity] halo position of each slot's node, -1 empty (read-only; nil when the caller keeps none)
 
 ---@class halo.ctx
 ---@field rank integer

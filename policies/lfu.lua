@@ -19,14 +19,14 @@ return {
         local SC, HC = ctx.cache.score, ctx.halo.score
         SC:add_at(b.hit_slots, 1)
         HC:add_at(b.miss_halo, 1)
-        local d, slots = lib.keep_best(ctx, b, HC:gather(b.miss_halo), SC, false)
+        local d, slots, admit_pos = lib.keep_best(ctx, b, HC:gather(b.miss_halo), SC, false)
         if d == nil then
             return nil
         end
         if d.evict then   -- evicted nodes keep their count
-            HC:set_at(ctx.halo.ids:search(ctx.cache.id:gather(d.evict)), SC:gather(d.evict))
+            HC:set_at(lib.slot_pos(ctx, d.evict), SC:gather(d.evict))
         end
-        SC:set_at(slots, HC:gather(ctx.halo.ids:search(d.admit)))
+        SC:set_at(slots, HC:gather(admit_pos))
         return d
     end,
 }

@@ -14,9 +14,7 @@ return {
     end,
 
     cache_batch = function(ctx, b)
-        local recency = ctx.cache.last_hit:copy()
-        local older = recency:lt(ctx.cache.inserted):where()
-        recency:set_at(older, ctx.cache.inserted:gather(older))
+        local recency = ctx.cache.last_hit:copy():maximum(ctx.cache.inserted)
         return lib.demand_replace(ctx, b, recency)
     end,
 }

@@ -78,7 +78,7 @@ return {
         local d = 1 - p.alpha
         local SE, SN = ctx.cache.score, ctx.halo.score
         SE:scale(d)                                -- every slot decays ...
-        SE:set_at(b.hit_slots, SE:gather(b.hit_slots):div(d))  -- ... a hit undoes it (/= d)
+        SE:div_at(b.hit_slots, d)                  -- ... a hit undoes it (/= d)
         if p.delta > 0 and b.step % p.delta == 0 then
             local E = SE:lt(threshold(d, p.delta)):where()   -- candidates, in slot order
             if E:len() > 0 then
@@ -89,7 +89,8 @@ return {
                 if R:len() == 0 then
                     return nil
                 end
-                local out = ctx.halo.ids:search(ctx.cache.id:gather(E))
+                local pos = ctx.cache.pos          -- (nil where the caller gives no map)
+                local out = pos and pos:gather(E) or ctx.halo.ids:search(ctx.cache.id:gather(E))
                 SN:set_at(out, SE:gather(E))       -- evicted nodes keep their score as S_N
                 SE:set_at(E, SN:gather(R))         -- admitted nodes start with their miss count
                 SN:set_at(R, -1)

@@ -40,7 +40,7 @@ struct halo_cache {
     int64_t cap;    /* slots */
     int64_t used;   /* occupied slots */
     int32_t *sid;   /* [cap] global id, -1 empty */
-    int32_t *spos;  /* [cap] halo position of the node in each slot */
+    int32_t *spos;  /* [cap] halo position of the node in each slot, -1 empty */
     int64_t *shits; /* [cap] hits since the node entered */
     int64_t *slast; /* [cap] step of the last hit, -1 none */
     int64_t *sins;  /* [cap] step at which the node entered */
@@ -234,6 +234,19 @@ int halo_cache_policy_hint(halo_policy *pol)
     return hint;
 }
 
+/* ctx->halo_find: the id map, so that the engine validates a decision in O(1) per id; the map
+ * probes are prefetched ahead as in lookup (the ids are in no particular order). */
+static void find_cb(const void *arg, const int32_t *ids, int64_t n, int32_t *pos)
+{
+    const halo_cache *c = arg;
+    for (int64_t i = 0; i < n; i++) {
+        if (i + 8 < n && ids[i + 8] >= 0) {
+            __builtin_prefetch(&c->map_key[map_hash(ids[i + 8]) & c->map_mask]);
+        }
+        pos[i] = (int32_t)map_get(c, ids[i]);
+    }
+}
+
 static void set_views(halo_cache *c)
 {
     halo_policy_ctx *x = &c->ctx;
@@ -243,6 +256,10 @@ static void set_views(halo_cache *c)
     x->halo.owner = c->howner;
     x->halo.misses = c->hmiss;
     x->halo.score = c->hscore;
+    x->halo_find = find_cb;
+    x->halo_find_arg = c;
+    x->cache_slot_of = c->slot_of;
+    x->cache_pos = c->spos;
     x->cache.capacity = c->cap;
     x->cache.used = c->used;
     x->cache.id = c->sid;
@@ -360,6 +377,7 @@ int halo_cache_open2(const halo_cache_opts *o, halo_cache_future *future, halo_c
     c->sid = HALO_ALLOC(int32_t, cap1);
     memset(c->sid, 0xff, (size_t)cap1 * sizeof(int32_t));
     c->spos = HALO_ALLOC(int32_t, cap1);
+    memset(c->spos, 0xff, (size_t)cap1 * sizeof(int32_t));
     c->shits = HALO_NEW(int64_t, cap1);
     c->slast = HALO_ALLOC(int64_t, cap1);
     c->sins = HALO_NEW(int64_t, cap1);
@@ -571,6 +589,7 @@ int halo_cache_decide(halo_cache *c, const int32_t **extra, int64_t *n_extra)
         }
         c->slot_of[c->spos[s]] = -1;
         c->sid[s] = -1;
+        c->spos[s] = -1;
         c->used--;
     }
     c->st.evicted += d.n_evict;

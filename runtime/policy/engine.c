@@ -679,6 +679,14 @@ static const pfield cache_fields[] = {
           "int64[capacity] step at which the node entered (read-only)"),
     F_ARR(halo_policy_cache_view, "ctx.cache", score, HALO_PA_F64, 1, capacity, 0,
           "float64[capacity] policy-owned slot score, writable, kept between calls"),
+    /* ctx.cache.pos lives in halo_policy_ctx (cache_pos, after the cache view: the cache view's
+     * positional initialisers elsewhere stay complete); ctx.cache's base is &ctx->cache, so its
+     * offset is counted from there. cache_desc is only ever pushed as ctx.cache. */
+    {"pos", FK_ARR, HALO_PA_I32, 0, 0,
+     offsetof(halo_policy_ctx, cache_pos) - offsetof(halo_policy_ctx, cache),
+     offsetof(halo_policy_cache_view, capacity), NULL, "ctx.cache.pos",
+     "int32[capacity] halo position of the node in each slot, -1 = empty (read-only; nil when "
+     "the caller does not provide it)"},
     F_END,
 };
 static const pdesc cache_desc = {"ctx.cache", cache_fields};
@@ -1132,6 +1140,9 @@ void halo_policy_close(halo_policy *pol)
         halo_free(pol->params[i]);
     }
     halo_free(pol->params);
+    halo_free(pol->vstamp);
+    halo_free(pol->sstamp);
+    halo_free(pol->scratch);
     halo_free(pol);
 }
 
@@ -1732,11 +1743,59 @@ int halo_policy_cache_init(halo_policy *pol, const halo_policy_ctx *ctx,
     return rc;
 }
 
-/* Validates cache_batch's result (1): pushes the evict and admit lists (owned int32 arrays). */
+/* Halo positions of n ids into pos (-1: not a halo node): through the mechanism's id map when
+ * the context gives one (O(1) per id), else binary searches of the sorted ids. */
+static void halo_find(const halo_policy_ctx *ctx, const int32_t *ids, int64_t n, int32_t *pos)
+{
+    const halo_policy_halo_view *hv = &ctx->halo;
+    if (ctx->halo_find != NULL) {
+        ctx->halo_find(ctx->halo_find_arg, ids, n, pos);
+        for (int64_t i = 0; i < n; i++) {
+            pos[i] = pos[i] >= 0 && pos[i] < hv->n ? pos[i] : -1;
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        pos[i] = hv->ids ? (int32_t)halo_pos(hv, ids[i]) : -1;
+    }
+}
+
+/* Grows a stamp array to n entries; new entries are 0, which no validation uses as a stamp. */
+static uint32_t *grow_stamps(uint32_t *a, int64_t *have, int64_t n)
+{
+    if (n <= *have) {
+        return a;
+    }
+    a = halo_realloc(a, (size_t)n * sizeof *a);
+    memset(a + *have, 0, (size_t)(n - *have) * sizeof *a);
+    *have = n;
+    return a;
+}
+
+/* Starts the validation of one decision: scratch for nh halo positions and cap slots, kept in
+ * the policy between calls, and a fresh pair of stamps g (cached / evicted) and g + 1
+ * (admitted). Stamps replace clearing, so a validation costs O(decision), not O(halo set). */
+static uint32_t validation_begin(halo_policy *p, int64_t nh, int64_t cap)
+{
+    p->vstamp = grow_stamps(p->vstamp, &p->vstamp_n, nh + 1);
+    p->sstamp = grow_stamps(p->sstamp, &p->sstamp_n, cap + 1);
+    if (p->vgen >= UINT32_MAX - 4) { /* the stamps wrapped around: start from clean scratch */
+        memset(p->vstamp, 0, (size_t)p->vstamp_n * sizeof *p->vstamp);
+        memset(p->sstamp, 0, (size_t)p->sstamp_n * sizeof *p->sstamp);
+        p->vgen = 0;
+    }
+    p->vgen += 2;
+    return p->vgen;
+}
+
+/* Validates cache_batch's result (1): pushes the evict and admit lists (owned int32 arrays).
+ * Costs O(evict + admit) when the context carries the mechanism's maps (ctx->halo_find,
+ * ctx->cache_slot_of); without them, one search per occupied slot finds the cached nodes. */
 static int check_cache_batch(lua_State *L)
 {
     const halo_policy_ctx *ctx = lua_touserdata(L, 2);
     const halo_policy_cache_view *cv = &ctx->cache;
+    halo_policy *p = halo_policy_of(L);
     if (lua_isnil(L, 1)) {
         lua_pushnil(L);
         lua_pushnil(L);
@@ -1748,21 +1807,21 @@ static int check_cache_batch(lua_State *L)
     rawfield(L, 1, "evict");
     rawfield(L, 1, "admit");
     int ie = lua_absindex(L, -2), ia = lua_absindex(L, -1);
+    uint32_t g = validation_begin(p, ctx->halo.n, cv->capacity);
+    uint32_t *sst = p->sstamp, *vst = p->vstamp;
     halo_policy_array *ev = NULL, *ad = NULL;
     if (!lua_isnil(L, ie)) {
         ev = want_list(L, ie, "evict", cv->capacity, 0, cv->capacity - 1);
-        uint8_t *seen = halo_policy_new_array(L, HALO_PA_BOOL, cv->capacity)->data;
         const int32_t *q = ev->data;
         for (int64_t i = 0; i < ev->n; i++) {
-            if (seen[q[i]]) {
+            if (sst[q[i]] == g) {
                 luaL_error(L, "evict lists slot %d twice", q[i]);
             }
             if (cv->id != NULL && cv->id[q[i]] < 0) {
                 luaL_error(L, "evict lists slot %d, which is empty", q[i]);
             }
-            seen[q[i]] = 1;
+            sst[q[i]] = g;
         }
-        lua_pop(L, 1);
         lua_replace(L, ie);
     }
     if (!lua_isnil(L, ia)) {
@@ -1773,27 +1832,44 @@ static int check_cache_batch(lua_State *L)
             luaL_error(L, "admit has %I ids but only %I slots are free after evicting %I",
                        (lua_Integer)ad->n, (lua_Integer)(nev + free_slots), (lua_Integer)nev);
         }
-        uint8_t *mark = halo_policy_new_array(L, HALO_PA_BOOL, ctx->halo.n)->data;
-        if (cv->id != NULL && ctx->halo.ids != NULL && ad->n > 0) {
-            /* nodes that stay cached (in slots not evicted) cannot be admitted again */
-            const int32_t *evq = ev ? ev->data : NULL;
-            uint8_t *evs = ev ? halo_policy_new_array(L, HALO_PA_BOOL, cv->capacity)->data : NULL;
-            for (int64_t i = 0; i < nev; i++) {
-                evs[evq[i]] = 1;
-            }
+        /* nodes that stay cached (in slots not evicted) cannot be admitted again */
+        bool known = cv->id != NULL && ctx->halo.ids != NULL;
+        const int32_t *slot_of = known ? ctx->cache_slot_of : NULL;
+        if (known && slot_of == NULL && ad->n > 0) {
             for (int64_t s = 0; s < cv->capacity; s++) {
-                if (cv->id[s] >= 0 && !(evs && evs[s])) {
-                    int64_t pos = halo_pos(&ctx->halo, cv->id[s]);
+                if (cv->id[s] >= 0 && sst[s] != g) {
+                    int32_t pos;
+                    halo_find(ctx, &cv->id[s], 1, &pos);
                     if (pos >= 0) {
-                        mark[pos] = 2;
+                        vst[pos] = g;
                     }
                 }
             }
-            if (evs) {
-                lua_pop(L, 1);
-            }
         }
-        check_halo_ids(L, &ctx->halo, ad, "admit", mark);
+        const int32_t *q = ad->data;
+        int32_t *ps = halo_policy_new_array(L, HALO_PA_I32, ad->n)->data;
+        halo_find(ctx, q, ad->n, ps);
+        for (int64_t i = 0; i < ad->n; i++) {
+            if (i + 8 < ad->n && ps[i + 8] >= 0) { /* the stamps of a later id, ahead of time */
+                __builtin_prefetch(&vst[ps[i + 8]]);
+                if (slot_of != NULL) {
+                    __builtin_prefetch(&slot_of[ps[i + 8]]);
+                }
+            }
+            int64_t pos = ps[i];
+            if (pos < 0) {
+                luaL_error(L, "admit lists %d, which is not a halo node of this rank", q[i]);
+            }
+            if (vst[pos] == g + 1) {
+                luaL_error(L, "admit lists node %d twice", q[i]);
+            }
+            bool cached = slot_of != NULL ? slot_of[pos] >= 0 && sst[slot_of[pos]] != g
+                                          : known && vst[pos] == g;
+            if (cached) {
+                luaL_error(L, "admit lists %d, which is already in the cache", q[i]);
+            }
+            vst[pos] = g + 1;
+        }
         lua_pop(L, 1);
         lua_replace(L, ia);
     }

@@ -70,6 +70,14 @@ struct halo_policy {
     int cur_rank;         /* rank, -1 none */
     int cur_epoch;        /* epoch, -1 none */
     int64_t cur_batch;    /* batch, -1 none */
+    /* scratch of the cache_batch validation, kept between calls (stamps, never cleared) */
+    uint32_t *vstamp;     /* [vstamp_n] per halo position: vgen = cached, vgen + 1 = admitted */
+    int64_t vstamp_n;     /* entries of vstamp */
+    uint32_t *sstamp;     /* [sstamp_n] per slot: vgen = evicted by this decision */
+    int64_t sstamp_n;     /* entries of sstamp */
+    uint32_t vgen;        /* stamp of the current validation (even, grows by 2 per call) */
+    void *scratch;        /* temporary memory of the vector methods (topk), kept between calls */
+    size_t scratch_bytes; /* its size */
 };
 
 /* The policy that owns L. */
@@ -78,6 +86,9 @@ static inline halo_policy *halo_policy_of(lua_State *L)
     return *(halo_policy **)lua_getextraspace(L);
 }
 
+/* Scratch memory of at least bytes for the current method (valid until the next call; C heap,
+ * reused, so that a per-batch topk does not allocate and fault in fresh pages every time). */
+void *halo_policy_scratch(lua_State *L, size_t bytes);
 /* Charges n elements of vector work against the call's budget (one instruction per 16). */
 void halo_policy_charge(lua_State *L, int64_t n);
 /* Registers the array metatable and puts the module functions into the table on top. */

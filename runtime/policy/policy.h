@@ -142,6 +142,17 @@ typedef struct halo_policy_ctx {
     halo_policy_cache_view cache;    /* ctx.cache */
     halo_policy_stats last_batch;    /* ctx.last_batch */
     halo_policy_stats last_epoch;    /* ctx.last_epoch */
+    /* Optional maps of the cache mechanism, C only (Lua does not see them): with them the engine
+     * validates a cache_batch decision in O(1) per listed id instead of searching the halo ids
+     * and every occupied slot. NULL = not provided. */
+    /* halo positions of n global ids into pos (-1 = not a halo node): the mechanism's id map */
+    void (*halo_find)(const void *arg, const int32_t *ids, int64_t n, int32_t *pos);
+    const void *halo_find_arg;    /* first argument of halo_find */
+    const int32_t *cache_slot_of; /* [halo.n] slot of each halo node, -1 = not cached */
+    /* Optional, seen by Lua as ctx.cache.pos (nil when NULL): spares policies a search of the
+     * halo ids for the nodes of given slots. */
+    const int32_t *cache_pos; /* [cache.capacity] halo position of the node in each slot, -1 =
+                                 empty */
 } halo_policy_ctx;
 
 /* What partition(g) sees. */
