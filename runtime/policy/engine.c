@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #ifndef HALO_ROOT
@@ -1011,7 +1012,8 @@ static int finish_load(lua_State *L)
     return 0;
 }
 
-/* halo's lua/ directory: $HALO_LUA_DIR, the source tree's lua/, or the installed share/. */
+/* halo's lua/ directory: $HALO_LUA_DIR, the source tree's lua/, share/halo/lua beside the
+ * installed binary (PREFIX/bin/halo -> PREFIX/share/halo/lua), or /usr/local/share/halo/lua. */
 static void find_luadir(char *out, size_t size)
 {
     const char *env = getenv("HALO_LUA_DIR");
@@ -1019,11 +1021,25 @@ static void find_luadir(char *out, size_t size)
         snprintf(out, size, "%s", env);
         return;
     }
-    char probe[1100];
+    char probe[4200];
     snprintf(probe, sizeof probe, "%s/lua/halo.lua", HALO_ROOT);
     if (file_exists(probe)) {
         snprintf(out, size, "%s/lua", HALO_ROOT);
         return;
+    }
+    char exe[960]; /* fits luadir[1024] with "/../share/halo/lua" */
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash != NULL) {
+            *slash = '\0'; /* PREFIX/bin */
+            snprintf(probe, sizeof probe, "%s/../share/halo/lua/halo.lua", exe);
+            if (file_exists(probe)) {
+                snprintf(out, size, "%s/../share/halo/lua", exe);
+                return;
+            }
+        }
     }
     snprintf(out, size, "/usr/local/share/halo/lua");
 }
