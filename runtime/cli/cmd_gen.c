@@ -17,6 +17,8 @@ typedef struct gen_flags {
     const char *scale, *nodes, *edge_factor;   /* size */
     const char *a, *b, *c;                     /* rmat quadrants */
     const char *din, *dout, *skew;             /* sbm */
+    const char *hsd, *affinity, *label_noise;  /* sbm heterogeneity, label noise */
+    const char *twin_corr;                     /* twin classes' feature correlation */
     const char *classes, *feat_dim, *noise;    /* labels and features */
     const char *train, *valid, *test, *seed;   /* split, seed */
     bool directed;                             /* keep one direction */
@@ -85,8 +87,10 @@ static int gen_params_from_flags(const gen_flags *f, const char *model, halo_gen
     }
     HALO_CHECK(set_i64(f->nodes, "--nodes", &p->nodes));
     if (p->model == HALO_GEN_RMAT) {
-        if (f->din != NULL || f->dout != NULL || f->skew != NULL) {
-            return halo_errorf(HALO_EUSAGE, "--degree-in/--degree-out/--skew are sbm flags");
+        if (f->din != NULL || f->dout != NULL || f->skew != NULL || f->hsd != NULL ||
+            f->affinity != NULL) {
+            return halo_errorf(HALO_EUSAGE, "--degree-in/--degree-out/--skew/--homophily-sd/"
+                               "--affinity are sbm flags");
         }
         HALO_CHECK(set_f64(f->edge_factor, "--edge-factor", &p->degree));
         HALO_CHECK(set_f64(f->a, "--a", &p->a));
@@ -99,11 +103,15 @@ static int gen_params_from_flags(const gen_flags *f, const char *model, halo_gen
         HALO_CHECK(set_f64(f->din, "--degree-in", &p->degree_in));
         HALO_CHECK(set_f64(f->dout, "--degree-out", &p->degree_out));
         HALO_CHECK(set_f64(f->skew, "--skew", &p->skew));
+        HALO_CHECK(set_f64(f->hsd, "--homophily-sd", &p->homophily_sd));
+        HALO_CHECK(set_f64(f->affinity, "--affinity", &p->affinity));
         p->degree = p->degree_in + p->degree_out;
     }
     HALO_CHECK(set_int(f->classes, "--classes", &p->classes));
     HALO_CHECK(set_int(f->feat_dim, "--feat-dim", &p->feat_dim));
     HALO_CHECK(set_f64(f->noise, "--noise", &p->noise));
+    HALO_CHECK(set_f64(f->label_noise, "--label-noise", &p->label_noise));
+    HALO_CHECK(set_f64(f->twin_corr, "--twin-corr", &p->twin_corr));
     HALO_CHECK(set_f64(f->train, "--train", &p->train));
     HALO_CHECK(set_f64(f->valid, "--valid", &p->valid));
     HALO_CHECK(set_f64(f->test, "--test", &p->test));
@@ -140,10 +148,18 @@ int halo_cmd_gen(int argc, char **argv)
          "sbm: mean in-degree from other classes (5)"},
         {"skew", 0, HALO_OPT_STRING, &f.skew, "S",
          "sbm: degree spread, 0 uniform, 1 hubs (0; presets 1)"},
+        {"homophily-sd", 0, HALO_OPT_STRING, &f.hsd, "S",
+         "sbm: std. dev. of per-node homophily (Beta around degree-in/degree) (0; presets 0.3)"},
+        {"affinity", 0, HALO_OPT_STRING, &f.affinity, "P",
+         "sbm: share of other-class edges from the twin class c xor 1 (0; presets 0.8)"},
         {"classes", 'C', HALO_OPT_STRING, &f.classes, "C", "label classes (rmat 16, sbm 8)"},
         {"feat-dim", 'F', HALO_OPT_STRING, &f.feat_dim, "F", "feature width (32)"},
         {"noise", 0, HALO_OPT_STRING, &f.noise, "X",
-         "feature noise around the class mean (rmat 2.5, sbm 3)"},
+         "feature noise around the class mean (rmat 2.5, sbm 3, presets 1-1.6)"},
+        {"twin-corr", 0, HALO_OPT_STRING, &f.twin_corr, "T",
+         "correlation of the feature means of twin classes c, c xor 1 (0; presets 0.9)"},
+        {"label-noise", 0, HALO_OPT_STRING, &f.label_noise, "P",
+         "fraction of nodes given a uniform random label (0; presets 0.12-0.14)"},
         {"train", 0, HALO_OPT_STRING, &f.train, "FRAC", "fraction of nodes in train (0.6)"},
         {"valid", 0, HALO_OPT_STRING, &f.valid, "FRAC", "fraction of nodes in valid (0.2)"},
         {"test", 0, HALO_OPT_STRING, &f.test, "FRAC", "fraction of nodes in test (0.2)"},
@@ -158,8 +174,10 @@ int halo_cmd_gen(int argc, char **argv)
         "Generates a synthetic graph directory. rmat: Graph500-style power-law graph, labels from\n"
         "the high-order bits of the unpermuted node id. sbm: planted-partition graph with C\n"
         "classes. Presets are sbm graphs with the nodes, mean degree, feature width, classes and\n"
-        "split proportions of ogbn-arxiv, ogbn-products, ogbn-papers100M at any --scale.\n"
-        "Features are Gaussian around a per-class mean, so accuracy means something. Node ids\n"
+        "split proportions of ogbn-arxiv, ogbn-products, ogbn-papers100M at any --scale, and\n"
+        "per-node homophily, twin classes and label noise calibrated so that GraphSAGE and\n"
+        "features alone score about as on OGB (docs/graph.md). Features are Gaussian around a\n"
+        "per-class mean, so accuracy means something. Node ids\n"
         "are randomly permuted; self-loops and duplicate edges are removed. The same flags give\n"
         "byte-identical files. Defaults in parentheses.",
     };

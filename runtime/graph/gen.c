@@ -17,6 +17,8 @@
 
 #define GEN_CHUNK 4096 /* edge draws per RNG stream; the stream of chunk i is keyed by i */
 #define GEN_ROWS 4096  /* feature rows staged per write */
+#define GEN_HBITS 10   /* per-node homophily takes one of 2^GEN_HBITS Beta quantiles */
+#define GEN_TRIES 64   /* sbm: source candidates tried before the last one is taken anyway */
 
 /* A preset: the shape of an OGB node-property dataset. */
 typedef struct gen_preset {
@@ -24,7 +26,11 @@ typedef struct gen_preset {
     const char *alias;    /* second accepted name or NULL */
     int64_t nodes;        /* real node count */
     double degree;        /* mean in-degree of the symmetrised graph */
-    double homophily;     /* fraction of in-edges from the node's own class */
+    double homophily;     /* mean fraction of in-edges from the node's own class */
+    double homophily_sd;  /* its spread over nodes (see halo_gen_params.homophily_sd) */
+    double affinity;      /* share of other-class edges from the twin class (c xor 1) */
+    double label_noise;   /* fraction of nodes with a uniform random label */
+    double twin_corr;     /* correlation of twin classes' feature means */
     double skew;          /* degree spread (see halo_gen_params.skew) */
     int feat_dim;         /* feature width */
     int classes;          /* label classes */
@@ -33,16 +39,26 @@ typedef struct gen_preset {
     bool label_split_only; /* unlabelled outside the splits */
 } gen_preset;
 
-/* Sizes from ../shared/reference/distdgl.md and the OGB dataset pages. The noise is set so that
- * nearest-class-mean on features alone is right about half the time (a stand-in for the MLP
- * baselines of OGB: 55%, 61%, 47%) and clearly better after averaging over neighbours. */
+/* Sizes from ../shared/reference/distdgl.md and the OGB dataset pages. The noise, homophily
+ * spread, twin affinity, twin correlation and label noise are calibrated (docs/graph.md, "Accuracy") so that the
+ * 2-layer GraphSAGE of `halo train` and the same model on features alone (--fanouts 0,0) land
+ * near the OGB leaderboard figures of GraphSAGE and MLP: arxiv 0.71 / 0.55, products
+ * 0.79 / 0.61, papers100M 0.66 / 0.47. */
 static const gen_preset presets[] = {
-    {"arxiv", "ogbn-arxiv", 169343, 2.0 * 1166243 / 169343, 0.65, 1.0, 128, 40, 4.5, 90941,
-     29799, 48603, false},
-    {"products", "ogbn-products", 2449029, 2.0 * 61859140 / 2449029, 0.80, 1.0, 100, 47, 4.0,
-     196615, 39323, 2213091, false},
-    {"papers100M", "papers", 111059956, 2.0 * 1615685872 / 111059956, 0.60, 1.0, 128, 172, 2.5,
-     1207179, 125265, 214338, true},
+    {.name = "arxiv", .alias = "ogbn-arxiv", .nodes = 169343, .degree = 2.0 * 1166243 / 169343,
+     .homophily = 0.65, .homophily_sd = 0.3, .affinity = 0.8, .twin_corr = 0.9,
+     .label_noise = 0.12, .skew = 1.0, .feat_dim = 128, .classes = 40, .noise = 1.6,
+     .train = 90941, .valid = 29799, .test = 48603, .label_split_only = false},
+    {.name = "products", .alias = "ogbn-products", .nodes = 2449029,
+     .degree = 2.0 * 61859140 / 2449029, .homophily = 0.80, .homophily_sd = 0.3,
+     .affinity = 0.8, .twin_corr = 0.9, .label_noise = 0.14, .skew = 1.0, .feat_dim = 100,
+     .classes = 47, .noise = 1.0, .train = 196615, .valid = 39323, .test = 2213091,
+     .label_split_only = false},
+    {.name = "papers100M", .alias = "papers", .nodes = 111059956,
+     .degree = 2.0 * 1615685872 / 111059956, .homophily = 0.60, .homophily_sd = 0.3,
+     .affinity = 0.8, .twin_corr = 0.9, .label_noise = 0.12, .skew = 1.0, .feat_dim = 128,
+     .classes = 172, .noise = 1.15, .train = 1207179, .valid = 125265, .test = 214338,
+     .label_split_only = true},
 };
 
 const char *halo_gen_preset_names(void)
@@ -126,6 +142,10 @@ int halo_gen_preset(const char *preset, double scale, halo_gen_params *p)
     p->degree_in = ps->degree * ps->homophily;
     p->degree_out = ps->degree * (1 - ps->homophily);
     p->skew = ps->skew;
+    p->homophily_sd = ps->homophily_sd;
+    p->affinity = ps->affinity;
+    p->label_noise = ps->label_noise;
+    p->twin_corr = ps->twin_corr;
     p->feat_dim = ps->feat_dim;
     p->classes = ps->classes;
     p->noise = ps->noise;
@@ -156,6 +176,12 @@ int halo_gen_check(const halo_gen_params *p)
     if (!(p->noise >= 0) || p->noise > 1e6) {
         return halo_errorf(HALO_EUSAGE, "--noise: %g is not in [0, 1e6]", p->noise);
     }
+    if (!(p->twin_corr >= 0 && p->twin_corr <= 1)) {
+        return halo_errorf(HALO_EUSAGE, "--twin-corr: %g is not in [0, 1]", p->twin_corr);
+    }
+    if (!(p->label_noise >= 0 && p->label_noise <= 1)) {
+        return halo_errorf(HALO_EUSAGE, "--label-noise: %g is not in [0, 1]", p->label_noise);
+    }
     if (!(p->train >= 0 && p->valid >= 0 && p->test >= 0 &&
           p->train + p->valid + p->test <= 1 + 1e-9)) {
         return halo_errorf(HALO_EUSAGE, "--train/--valid/--test: fractions %g, %g, %g must be "
@@ -180,6 +206,16 @@ int halo_gen_check(const halo_gen_params *p)
         }
         if (!(p->skew >= 0) || p->skew > 10) {
             return halo_errorf(HALO_EUSAGE, "--skew: %g is not in [0, 10]", p->skew);
+        }
+        if (!(p->affinity >= 0 && p->affinity <= 1)) {
+            return halo_errorf(HALO_EUSAGE, "--affinity: %g is not in [0, 1]", p->affinity);
+        }
+        double m = p->degree_in / (p->degree_in + p->degree_out);
+        if (!(p->homophily_sd >= 0) ||
+            (p->homophily_sd > 0 && !(p->homophily_sd * p->homophily_sd < m * (1 - m)))) {
+            return halo_errorf(HALO_EUSAGE, "--homophily-sd: %g must be >= 0 and below "
+                               "sqrt(h(1-h)) = %.4g for mean homophily h = %.4g",
+                               p->homophily_sd, sqrt(m * (1 - m)), m);
         }
     }
     double draws = (double)p->nodes *
@@ -224,6 +260,10 @@ char *halo_gen_source_json(const halo_gen_params *p)
         halo_jw_f64(&w, p->degree_out);
         halo_jw_key(&w, "skew");
         halo_jw_f64(&w, p->skew);
+        halo_jw_key(&w, "homophily_sd");
+        halo_jw_f64(&w, p->homophily_sd);
+        halo_jw_key(&w, "affinity");
+        halo_jw_f64(&w, p->affinity);
     }
     halo_jw_key(&w, "classes");
     halo_jw_i64(&w, p->classes);
@@ -231,6 +271,10 @@ char *halo_gen_source_json(const halo_gen_params *p)
     halo_jw_i64(&w, p->feat_dim);
     halo_jw_key(&w, "noise");
     halo_jw_f64(&w, p->noise);
+    halo_jw_key(&w, "twin_corr");
+    halo_jw_f64(&w, p->twin_corr);
+    halo_jw_key(&w, "label_noise");
+    halo_jw_f64(&w, p->label_noise);
     int64_t tr, va, te;
     halo_gen_split_sizes(p, &tr, &va, &te);
     halo_jw_key(&w, "train");
@@ -274,6 +318,11 @@ typedef struct gen_ctx {
     int psh;                  /* xor-shift of the permutation rounds: (k + 1) / 2 */
     uint64_t pin;             /* sbm: P(intra-class edge) in 1/2^32 */
     double expo;              /* sbm: 1 + skew */
+    bool het;                 /* sbm: per-node homophily or twin affinity in use (sbm_draw_het) */
+    uint64_t ptwin;           /* sbm: P(other-class source from the twin class) in 1/2^32 */
+    uint64_t hkey;            /* sbm: hash key of the per-node homophily draws */
+    uint64_t *htab;           /* sbm: 2^GEN_HBITS Beta quantiles, as thresholds in 1/2^32
+                               * (halo_free), or NULL when every node has the same homophily */
     uint32_t pkey[3];         /* keys of the node-id permutation rounds */
     uint32_t pmul[3];         /* odd multipliers of the permutation rounds */
 } gen_ctx;
@@ -475,6 +524,79 @@ static inline void sbm_draw(const gen_ctx *g, halo_rng *r, uint32_t *src, uint32
     *src = sbm_pick(g, r, c);
 }
 
+/* Next 64 bits of the stream with one splitmix64 mix (halo_rng_next mixes twice; as rmat_draw
+ * does, still a pure function of (seed, chunk, draw)): the heterogeneous sbm draws several
+ * candidates per edge. */
+static inline uint64_t sbm_next(halo_rng *r)
+{
+    return halo_mix64(r->key + 0x9e3779b97f4a7c15ULL * ++r->ctr);
+}
+
+/* Uniform integer in [0, n) from 64 random bits (Lemire's multiply-shift). */
+static inline uint64_t sbm_below(uint64_t bits, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)bits * n) >> 64);
+}
+
+/* sbm_pick from given random bits. */
+static inline uint32_t sbm_pick_bits(const gen_ctx *g, uint64_t bits, int64_t c)
+{
+    int64_t lo = sbm_lo(g, c), size = sbm_lo(g, c + 1) - lo;
+    if (g->expo == 1.0) {
+        return (uint32_t)(lo + (int64_t)sbm_below(bits, (uint64_t)size));
+    }
+    double x = (double)(bits >> 11) * (1.0 / 9007199254740992.0);
+    double y = g->expo == 2.0 ? x * x : pow(x, g->expo);
+    int64_t pos = (int64_t)(y * (double)size);
+    return (uint32_t)(lo + (pos < size ? pos : size - 1));
+}
+
+/* Homophily threshold (in 1/2^32) of unpermuted node x: one of the Beta quantiles, chosen by a
+ * hash of (seed, x), so a pure function of the node that costs one mix and one small-table load
+ * (no per-node array). */
+static inline uint64_t sbm_hthr(const gen_ctx *g, uint32_t x)
+{
+    return g->htab[halo_mix64(g->hkey ^ x) >> (64 - GEN_HBITS)];
+}
+
+/* One SBM edge with per-node homophily and twin affinity. The destination v is drawn as in
+ * sbm_draw; the edge is intra-class with probability h_v (v's own homophily). The source class
+ * is v's, or for an other-class edge with probability `affinity` v's twin class c xor 1 (when
+ * it exists: not for the last class of an odd count), else uniform over the other classes. Within that class a candidate u is accepted with
+ * probability h_u (intra) or 1 - h_u (other-class), else redrawn: then u's expected share of
+ * intra edges as a source is h_u too, so in the symmetrised graph every node's expected
+ * same-class share is its own h and its expected degree is unchanged (Σ over u of w_u h_u /
+ * Σ w h = w_u h_u / (W mean h) per intra draw, see docs/graph.md). The GEN_TRIES-th candidate
+ * is kept whatever its draw (only reached when h_u is near 0 or 1 for many tries in a row). */
+static inline void sbm_draw_het(const gen_ctx *g, halo_rng *r, uint32_t *src, uint32_t *dst)
+{
+    int64_t classes = g->p->classes;
+    int64_t c = (int64_t)sbm_below(sbm_next(r), (uint64_t)classes);
+    uint32_t v = sbm_pick_bits(g, sbm_next(r), c);
+    *dst = v;
+    uint64_t coin = sbm_next(r) >> 32;
+    bool intra = classes == 1 || coin < (g->htab != NULL ? sbm_hthr(g, v) : g->pin);
+    if (!intra) {
+        if ((sbm_next(r) >> 32) < g->ptwin && (c ^ 1) < classes) {
+            c ^= 1;
+        } else {
+            int64_t o = (int64_t)sbm_below(sbm_next(r), (uint64_t)(classes - 1));
+            c = o >= c ? o + 1 : o;
+        }
+    }
+    uint32_t u = sbm_pick_bits(g, sbm_next(r), c);
+    if (g->htab != NULL) {
+        for (int t = 1; t < GEN_TRIES; t++) {
+            uint64_t hu = sbm_hthr(g, u), y = sbm_next(r) >> 32;
+            if (intra ? y < hu : y >= hu) {
+                break;
+            }
+            u = sbm_pick_bits(g, sbm_next(r), c);
+        }
+    }
+    *src = u;
+}
+
 /* Edges of chunk `chunk` of the stream, permuted, without self-loops; returns their count. */
 static int gen_chunk(const gen_ctx *gin, int64_t chunk, int32_t *src, int32_t *dst)
 {
@@ -505,7 +627,11 @@ static int gen_chunk(const gen_ctx *gin, int64_t chunk, int32_t *src, int32_t *d
     }
     for (int64_t i = 0; i < cnt; i++) {
         uint32_t u, v;
-        sbm_draw(g, &r, &u, &v);
+        if (g->het) {
+            sbm_draw_het(g, &r, &u, &v);
+        } else {
+            sbm_draw(g, &r, &u, &v);
+        }
         if (u == v) {
             continue;
         }
@@ -612,6 +738,83 @@ static void radix_sort_i32(int32_t *a, int64_t n, int bits, int32_t *tmp)
     }
 }
 
+/* Continued fraction of the regularised incomplete beta function (modified Lentz). */
+static double beta_cf(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double qab = a + b, qap = a + 1, qam = a - 1, c = 1, d = 1 - qab * x / qap;
+    d = 1 / (fabs(d) < tiny ? tiny : d);
+    double h = d;
+    for (int m = 1; m <= 1000; m++) {
+        int m2 = 2 * m;
+        double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1 + aa * d;
+        c = 1 + aa / c;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        h *= d * c;
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1 + aa * d;
+        c = 1 + aa / c;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        c = fabs(c) < tiny ? tiny : c;
+        double del = d * c;
+        h *= del;
+        if (fabs(del - 1) < 1e-13) {
+            break;
+        }
+    }
+    return h;
+}
+
+/* CDF of Beta(a, b) at x (the regularised incomplete beta function I_x(a, b)). */
+static double beta_cdf(double a, double b, double x)
+{
+    if (x <= 0) {
+        return 0;
+    }
+    if (x >= 1) {
+        return 1;
+    }
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1) / (a + b + 2)) {
+        return front * beta_cf(a, b, x) / a;
+    }
+    return 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+/* The 2^GEN_HBITS quantiles at (i + 1/2) / 2^GEN_HBITS of the Beta distribution with mean m and
+ * standard deviation sd (a = m k, b = (1 - m) k, k = m(1-m)/sd^2 - 1), by bisection, as
+ * thresholds in 1/2^32. Picking one at random is a draw from the Beta, quantised. */
+static uint64_t *beta_table(double m, double sd)
+{
+    int n = 1 << GEN_HBITS;
+    double k = m * (1 - m) / (sd * sd) - 1;
+    double a = m * k, b = (1 - m) * k;
+    uint64_t *t = HALO_ALLOC(uint64_t, n);
+    for (int i = 0; i < n; i++) {
+        double q = (i + 0.5) / n, lo = 0, hi = 1;
+        for (int it = 0; it < 64; it++) {
+            double mid = (lo + hi) / 2;
+            if (beta_cdf(a, b, mid) < q) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        t[i] = (uint64_t)llround((lo + hi) / 2 * 4294967296.0);
+    }
+    return t;
+}
+
+static void gen_ctx_free(gen_ctx *g)
+{
+    halo_free(g->tab);
+    halo_free(g->htab);
+    g->tab = NULL;
+    g->htab = NULL;
+}
+
 static int gen_ctx_init(const halo_gen_params *p, gen_ctx *g)
 {
     HALO_CHECK(halo_gen_check(p));
@@ -660,6 +863,12 @@ static int gen_ctx_init(const halo_gen_params *p, gen_ctx *g)
         g->draws = (int64_t)llround(deg * (double)g->n / (p->directed ? 1 : 2));
         g->pin = (uint64_t)llround(p->degree_in / deg * 4294967296.0);
         g->expo = 1.0 + p->skew;
+        g->het = p->homophily_sd > 0 || p->affinity > 0;
+        g->ptwin = (uint64_t)llround(p->affinity * 4294967296.0);
+        g->hkey = halo_hash5(p->seed, HALO_RNG_GEN_LABEL, 1, 0, 0);
+        if (p->homophily_sd > 0 && p->classes > 1) {
+            g->htab = beta_table(p->degree_in / deg, p->homophily_sd);
+        }
     }
     return 0;
 }
@@ -767,16 +976,23 @@ static void gen_csr(const gen_ctx *g, int64_t **indptr_out, int32_t **indices_ou
     *edges_out = w;
 }
 
-/* Class means: row c of a classes x feat_dim matrix, entries N(0, 1). */
+/* Class means: row c of a classes x feat_dim matrix, entries N(0, 1). With twin_corr t > 0,
+ * twin classes (c, c xor 1) share part of their mean: sqrt(1 - t) z_c + sqrt(t) z_pair, still
+ * N(0, 1) per entry, with correlation t between the twins (a class without twin keeps z_c). */
 static float *gen_means(const halo_gen_params *p)
 {
     size_t f = (size_t)p->feat_dim;
     float *mu = HALO_ALLOC(float, (size_t)p->classes * f + 1);
+    double t = p->twin_corr, own = sqrt(1 - t), shared = sqrt(t);
     for (int c = 0; c < p->classes; c++) {
-        halo_rng r;
+        halo_rng r, rp;
         halo_rng_init(&r, p->seed, HALO_RNG_GEN_FEAT, (uint64_t)c, 1, 0);
+        halo_rng_init(&rp, p->seed, HALO_RNG_GEN_FEAT, (uint64_t)(c / 2), 2, 0);
+        bool twin = t > 0 && (c ^ 1) < p->classes;
         for (size_t j = 0; j < f; j++) {
-            mu[(size_t)c * f + j] = (float)halo_rng_normal(&r);
+            double z = halo_rng_normal(&r);
+            mu[(size_t)c * f + j] = twin ? (float)(own * z + shared * halo_rng_normal(&rp))
+                                         : (float)z;
         }
     }
     return mu;
@@ -807,6 +1023,22 @@ static int32_t *gen_classes(const gen_ctx *g)
     int32_t *cls = HALO_ALLOC(int32_t, g->n);
     for (int64_t x = 0; x < g->n; x++) {
         cls[gen_perm(g, (uint32_t)x)] = gen_class(g, x);
+    }
+    return cls;
+}
+
+/* Observed label of node v of latent class cls: with probability label_noise a class drawn
+ * uniformly (it may be cls again), from a stream keyed by (seed, v) alone, so independent of
+ * the node's edges and features; else cls. */
+static int32_t gen_label(const halo_gen_params *p, int64_t v, int32_t cls)
+{
+    if (!(p->label_noise > 0)) {
+        return cls;
+    }
+    halo_rng r;
+    halo_rng_init(&r, p->seed, HALO_RNG_GEN_LABEL, 2, (uint64_t)v, 0);
+    if (halo_rng_uniform(&r) < p->label_noise) {
+        return (int32_t)halo_rng_below(&r, (uint64_t)p->classes);
     }
     return cls;
 }
@@ -846,7 +1078,7 @@ int halo_gen_graph(const halo_gen_params *p, halo_graph **out)
     int32_t *indices;
     int64_t edges;
     gen_csr(&g, &indptr, &indices, &edges);
-    halo_free(g.tab);
+    gen_ctx_free(&g);
     halo_graph *gr = halo_graph_alloc(p->nodes, 0, p->feat_dim, p->classes, 1);
     gen_fill_meta(p, edges, gr);
     halo_free(gr->indptr);
@@ -860,6 +1092,7 @@ int halo_gen_graph(const halo_gen_params *p, halo_graph **out)
     float *mu = gen_means(p);
     for (int64_t v = 0; v < p->nodes; v++) {
         gen_feat_row(p, mu, gr->label[v], v, gr->feat + (size_t)v * (size_t)p->feat_dim);
+        gr->label[v] = gen_label(p, v, gr->label[v]);
         if (p->label_split_only && gr->split[v] == HALO_SPLIT_NONE) {
             gr->label[v] = -1;
         }
@@ -903,7 +1136,8 @@ static int gen_write_nodes(const halo_gen_params *p, const char *tmp, const int3
         for (int64_t i = 0; i < cnt; i++) {
             int64_t v = v0 + i;
             gen_feat_row(p, mu, cls[v], v, rows + (size_t)i * f);
-            labels[i] = p->label_split_only && split[v] == HALO_SPLIT_NONE ? -1 : cls[v];
+            labels[i] = p->label_split_only && split[v] == HALO_SPLIT_NONE ? -1
+                                                                           : gen_label(p, v, cls[v]);
         }
         HALO_TRY(halo_writer_put(lw, labels, (size_t)cnt * sizeof *labels));
         HALO_TRY(halo_writer_put(fw, rows, (size_t)cnt * f * sizeof *rows));
@@ -940,14 +1174,14 @@ int halo_gen_write(const halo_gen_params *p, const char *dir)
     HALO_CHECK(gen_ctx_init(p, &g));
     rc = halo_outdir_begin(dir, tmp, sizeof tmp);
     if (rc < 0) {
-        halo_free(g.tab);
+        gen_ctx_free(&g);
         return rc;
     }
     int64_t *indptr;
     int32_t *indices;
     int64_t edges;
     gen_csr(&g, &indptr, &indices, &edges);
-    halo_free(g.tab);
+    gen_ctx_free(&g);
     rc = gen_put_file(tmp, HALO_GA_INDPTR, indptr, (uint64_t)(p->nodes + 1) * 8, crc, bytes);
     if (rc == 0) {
         rc = gen_put_file(tmp, HALO_GA_INDICES, indices, (uint64_t)edges * 4, crc, bytes);

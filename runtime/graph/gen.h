@@ -27,9 +27,20 @@ typedef struct halo_gen_params {
     double degree_out;     /* sbm: mean in-degree from other classes */
     double skew;           /* sbm: 0 picks nodes uniformly in a class; s > 0 makes low ranks hubs
                             * (position = size * x^(1+s)), a power-law-like degree spread */
+    double homophily_sd;   /* sbm: spread of per-node homophily: node v's share of same-class
+                            * neighbours is drawn from a Beta distribution with mean
+                            * degree_in / (degree_in + degree_out) and this standard deviation
+                            * (0: every node the same, the plain planted partition) */
+    double affinity;       /* sbm: share of other-class edges drawn from the node's twin class
+                            * c xor 1 rather than uniformly: a node with low homophily then has
+                            * the neighbourhood of its twin class (confusable classes) */
     int classes;           /* label classes, 1 .. 2^20 */
     int feat_dim;          /* feature width, 0 .. 65536 */
     double noise;          /* std. deviation of feature noise around the class mean (mean ~N(0,1)) */
+    double twin_corr;      /* correlation of the feature means of twin classes (c, c xor 1),
+                            * 0 .. 1: features alone then confuse mostly twins */
+    double label_noise;    /* fraction of nodes whose observed label is a uniform random class,
+                            * drawn independently of their edges and features (0 .. 1) */
     double train, valid, test; /* split fractions; round(fraction * nodes) nodes each, the rest
                                 * get split 0 */
     bool label_split_only; /* nodes outside every split get label -1 (papers100M-like) */

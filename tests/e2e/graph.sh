@@ -58,12 +58,35 @@ check_out "gen --preset products --scale 0.001" "2449 nodes, [0-9]+ edges, 100 f
     "$HALO" gen --preset products --scale 0.001 -o "$T/p"
 check_out "preset split sizes" "^split +train 197, valid 39, test 2213, none 0" "$HALO" info "$T/p"
 check "verify preset" "$HALO" verify "$T/p"
+check_out "preset records its heterogeneity" "homophily_sd=0.3 affinity=0.8 .*twin_corr=0.9 label_noise=0.14" \
+    "$HALO" info "$T/p"
+# Heterogeneous model: same flags, same files; the knobs change the graph.
+check "gen preset again" "$HALO" gen --preset products --scale 0.001 -o "$T/p2"
+same=1
+for f in meta.json indptr.i64 indices.i32 feat.f32 label.i32 split.u8; do
+    cmp -s "$T/p/$f" "$T/p2/$f" || same=0
+done
+if [ $same = 1 ]; then ok "a preset is byte-identical when made twice"
+else not_ok "a preset is byte-identical when made twice"; fi
+check "gen preset without heterogeneity" "$HALO" gen --preset products --scale 0.001 \
+    --homophily-sd 0 --affinity 0 -o "$T/p0"
+if cmp -s "$T/p/indices.i32" "$T/p0/indices.i32"; then not_ok "--homophily-sd/--affinity change the edges"
+else ok "--homophily-sd/--affinity change the edges"; fi
+if cmp -s "$T/p/feat.f32" "$T/p0/feat.f32"; then ok "edge knobs leave the features alone"
+else not_ok "edge knobs leave the features alone"; fi
+check "gen preset without label noise" "$HALO" gen --preset products --scale 0.001 --label-noise 0 -o "$T/pl"
+if cmp -s "$T/p/label.i32" "$T/pl/label.i32"; then not_ok "--label-noise changes labels"
+else ok "--label-noise changes labels"; fi
+if cmp -s "$T/p/indices.i32" "$T/pl/indices.i32"; then ok "--label-noise leaves the edges alone"
+else not_ok "--label-noise leaves the edges alone"; fi
 
 # Bad usage: exit 2, one line, no output directory.
 for args in "gen" "gen sbm" "gen mesh -o $T/x" "gen rmat --scale 2.5 -o $T/x" \
     "gen sbm --nodes 1 -o $T/x" "gen rmat --a 0.9 --b 0.2 -o $T/x" "gen --preset cora -o $T/x" \
     "gen sbm --edge-factor 3 -o $T/x" "gen sbm --train 0.9 --valid 0.3 -o $T/x" \
-    "gen sbm --nodes ten -o $T/x" "verify" "info"; do
+    "gen sbm --nodes ten -o $T/x" "gen sbm --homophily-sd 0.5 -o $T/x" \
+    "gen sbm --label-noise 1.5 -o $T/x" "gen sbm --affinity -0.1 -o $T/x" \
+    "gen rmat --homophily-sd 0.1 -o $T/x" "gen sbm --twin-corr 2 -o $T/x" "verify" "info"; do
     # shellcheck disable=SC2086
     "$HALO" $args >"$T/out" 2>"$T/err"
     rc=$?

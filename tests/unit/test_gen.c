@@ -349,6 +349,201 @@ static void sbm_neighbours_make_classes_learnable_but_not_trivially(void **state
     halo_graph_free(g);
 }
 
+/* Per-node homophily (homophily_sd > 0): in a directed graph a node's in-edges follow its h as a
+ * destination and its out-edges follow the same h through the source acceptance, so the
+ * covariance over nodes of the in-share and out-share of same-class edges is Var(h) = sd^2 (the
+ * binomial noise of the two sides is independent given h); the variance of the in-share is
+ * sd^2 + E[h(1-h)] E[1/deg] with E[h(1-h)] = m(1-m) - sd^2; out-degrees do not depend on h. */
+static void sbm_per_node_homophily_has_the_beta_mean_and_spread(void **state)
+{
+    (void)state;
+    halo_gen_params p;
+    halo_gen_defaults(HALO_GEN_SBM, &p);
+    p.nodes = 20000;
+    p.classes = 10;
+    p.degree_in = 24;
+    p.degree_out = 8;
+    p.homophily_sd = 0.2;
+    p.directed = true;
+    p.feat_dim = 0;
+    halo_graph *g = make(&p);
+    int64_t n = g->nodes;
+    int64_t *osame = calloc((size_t)n, sizeof *osame), *odeg = calloc((size_t)n, sizeof *odeg);
+    double *a = calloc((size_t)n, sizeof *a);
+    double sa = 0, sinv = 0;
+    for (int64_t v = 0; v < n; v++) {
+        int64_t same = 0, deg = g->indptr[v + 1] - g->indptr[v];
+        for (int64_t i = g->indptr[v]; i < g->indptr[v + 1]; i++) {
+            int32_t u = g->indices[i];
+            same += g->label[u] == g->label[v];
+            osame[u] += g->label[u] == g->label[v];
+            odeg[u]++;
+        }
+        assert_true(deg > 0);
+        a[v] = (double)same / (double)deg;
+        sa += a[v];
+        sinv += 1.0 / (double)deg;
+    }
+    double ma = sa / (double)n, minv = sinv / (double)n, sb = 0, sd = 0;
+    for (int64_t v = 0; v < n; v++) {
+        assert_true(odeg[v] > 0);
+        sb += (double)osame[v] / (double)odeg[v];
+        sd += (double)odeg[v];
+    }
+    double mb = sb / (double)n, mdeg = sd / (double)n;
+    double var_a = 0, cov = 0, cov_dh = 0, var_d = 0;
+    for (int64_t v = 0; v < n; v++) {
+        double b = (double)osame[v] / (double)odeg[v];
+        var_a += (a[v] - ma) * (a[v] - ma);
+        cov += (a[v] - ma) * (b - mb);
+        cov_dh += ((double)odeg[v] - mdeg) * (a[v] - ma);
+        var_d += ((double)odeg[v] - mdeg) * ((double)odeg[v] - mdeg);
+    }
+    var_a /= (double)n;
+    cov /= (double)n;
+    double corr_dh = cov_dh / (double)n / sqrt(var_d / (double)n * var_a);
+    double m = 0.75, s2 = 0.2 * 0.2;
+    double want_var = s2 + (m * (1 - m) - s2) * minv;
+    print_message("# in-share mean %.4f out-share mean %.4f (want %.2f); cov %.5f (want %.5f); "
+                  "in-share var %.5f (want %.5f); corr(out-degree, h) %.4f\n",
+                  ma, mb, m, cov, s2, var_a, want_var, corr_dh);
+    assert_true(fabs(ma - m) < 0.01);
+    assert_true(fabs(mb - m) < 0.01);
+    assert_true(fabs(cov - s2) < 0.15 * s2);
+    assert_true(fabs(var_a - want_var) < 0.15 * want_var);
+    assert_true(fabs(corr_dh) < 0.05);
+    assert_true(fabs(mdeg - 32) < 0.5);
+    free(osame);
+    free(odeg);
+    free(a);
+    halo_graph_free(g);
+    /* Same parameters, same graph. */
+    halo_graph *g1 = make(&p), *g2 = make(&p);
+    assert_true(graphs_equal(g1, g2));
+    halo_graph_free(g1);
+    halo_graph_free(g2);
+}
+
+/* With affinity r and an even class count C, an other-class edge joins twin classes
+ * (c' = c xor 1) with probability r + (1 - r) / (C - 1); the overall same-class share stays
+ * degree_in / (degree_in + degree_out). */
+static void sbm_affinity_sends_other_class_edges_to_the_twin_class(void **state)
+{
+    (void)state;
+    halo_gen_params p;
+    halo_gen_defaults(HALO_GEN_SBM, &p);
+    p.nodes = 20000;
+    p.classes = 10;
+    p.degree_in = 12;
+    p.degree_out = 12;
+    p.affinity = 0.6;
+    p.feat_dim = 0;
+    halo_graph *g = make(&p);
+    int64_t same = 0, other = 0, twin = 0;
+    for (int64_t v = 0; v < g->nodes; v++) {
+        for (int64_t i = g->indptr[v]; i < g->indptr[v + 1]; i++) {
+            int32_t cu = g->label[g->indices[i]], cv = g->label[v];
+            same += cu == cv;
+            other += cu != cv;
+            twin += cu / 2 == cv / 2 && cu != cv;
+        }
+    }
+    double want = 0.6 + 0.4 / 9.0, got = (double)twin / (double)other;
+    double h = (double)same / (double)(same + other);
+    print_message("# twin share of other-class edges %.4f (want %.4f), homophily %.4f\n", got,
+                  want, h);
+    assert_true(fabs(got - want) < 0.01);
+    assert_true(fabs(h - 0.5) < 0.01);
+    halo_graph_free(g);
+}
+
+/* Correlation over feature dimensions of the estimated means of classes a and b. */
+static double class_mean_corr(const halo_graph *g, int32_t a, int32_t b)
+{
+    int d = g->feat_dim;
+    double *ma = calloc((size_t)d, sizeof *ma), *mb = calloc((size_t)d, sizeof *mb);
+    int64_t na = 0, nb = 0;
+    for (int64_t v = 0; v < g->nodes; v++) {
+        double *m = g->label[v] == a ? ma : g->label[v] == b ? mb : NULL;
+        if (m == NULL) {
+            continue;
+        }
+        *(g->label[v] == a ? &na : &nb) += 1;
+        for (int j = 0; j < d; j++) {
+            m[j] += g->feat[(size_t)v * (size_t)d + (size_t)j];
+        }
+    }
+    double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+    for (int j = 0; j < d; j++) {
+        double x = ma[j] / (double)na, y = mb[j] / (double)nb;
+        sa += x;
+        sb += y;
+        saa += x * x;
+        sbb += y * y;
+        sab += x * y;
+    }
+    free(ma);
+    free(mb);
+    double cab = sab / d - sa / d * sb / d;
+    return cab / sqrt((saa / d - sa / d * sa / d) * (sbb / d - sb / d * sb / d));
+}
+
+/* twin_corr t makes the feature means of twin classes (c, c xor 1) correlate by t and leaves
+ * other pairs uncorrelated; a class without a twin (the last of an odd count) too. */
+static void twin_classes_have_correlated_feature_means(void **state)
+{
+    (void)state;
+    halo_gen_params p;
+    halo_gen_defaults(HALO_GEN_SBM, &p);
+    p.nodes = 9000;
+    p.classes = 9;
+    p.feat_dim = 512;
+    p.noise = 1;
+    p.twin_corr = 0.8;
+    halo_graph *g = make(&p);
+    double twin01 = class_mean_corr(g, 0, 1), twin67 = class_mean_corr(g, 6, 7);
+    double other02 = class_mean_corr(g, 0, 2), last = class_mean_corr(g, 8, 7);
+    print_message("# mean correlation: twins %.3f %.3f, others %.3f %.3f (want 0.8, 0)\n",
+                  twin01, twin67, other02, last);
+    assert_true(fabs(twin01 - 0.8) < 0.06 && fabs(twin67 - 0.8) < 0.06);
+    assert_true(fabs(other02) < 0.15 && fabs(last) < 0.15);
+    halo_graph_free(g);
+}
+
+/* label_noise e relabels each node with probability e to a uniform class, so a fraction
+ * e (C - 1) / C of labels change, to every class about equally often; edges and features do not
+ * change. */
+static void label_noise_relabels_the_given_fraction_uniformly(void **state)
+{
+    (void)state;
+    halo_gen_params p;
+    halo_gen_defaults(HALO_GEN_SBM, &p);
+    p.nodes = 40000;
+    p.classes = 8;
+    p.feat_dim = 4;
+    halo_graph *clean = make(&p);
+    p.label_noise = 0.3;
+    halo_graph *noisy = make(&p);
+    assert_int_equal(clean->edges, noisy->edges);
+    assert_memory_equal(clean->indices, noisy->indices, (size_t)clean->edges * 4);
+    assert_memory_equal(clean->feat, noisy->feat, (size_t)clean->nodes * 4 * sizeof(float));
+    int64_t changed = 0, to[8] = {0};
+    for (int64_t v = 0; v < clean->nodes; v++) {
+        if (clean->label[v] != noisy->label[v]) {
+            changed++;
+            to[noisy->label[v]]++;
+        }
+    }
+    double frac = (double)changed / (double)clean->nodes, want = 0.3 * 7.0 / 8.0;
+    print_message("# changed labels %.4f (want %.4f)\n", frac, want);
+    assert_true(fabs(frac - want) < 0.01);
+    for (int c = 0; c < 8; c++) {
+        assert_true(fabs((double)to[c] - (double)changed / 8) < 0.1 * (double)changed / 8);
+    }
+    halo_graph_free(clean);
+    halo_graph_free(noisy);
+}
+
 static void presets_have_the_shape_of_ogb_datasets(void **state)
 {
     (void)state;
@@ -550,6 +745,10 @@ int main(void)
         cmocka_unit_test(rmat_labels_follow_high_bits_so_low_classes_have_hubs),
         cmocka_unit_test(sbm_homophily_and_degree_match_parameters),
         cmocka_unit_test(sbm_neighbours_make_classes_learnable_but_not_trivially),
+        cmocka_unit_test(sbm_per_node_homophily_has_the_beta_mean_and_spread),
+        cmocka_unit_test(sbm_affinity_sends_other_class_edges_to_the_twin_class),
+        cmocka_unit_test(label_noise_relabels_the_given_fraction_uniformly),
+        cmocka_unit_test(twin_classes_have_correlated_feature_means),
         cmocka_unit_test(presets_have_the_shape_of_ogb_datasets),
         cmocka_unit_test(gen_check_rejects_bad_parameters),
         cmocka_unit_test(check_names_file_and_entry_of_each_broken_invariant),
