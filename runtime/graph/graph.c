@@ -37,6 +37,11 @@ static void **graph_slot(halo_graph *g, int which)
     }
 }
 
+const void *halo_graph_array(const halo_graph *g, int which)
+{
+    return *graph_slot((halo_graph *)g, which);
+}
+
 halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int classes, int ntypes)
 {
     halo_graph *g = HALO_NEW(halo_graph, 1);
@@ -183,6 +188,12 @@ int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_
 
 int halo_graph_write(const halo_graph *g, const char *dir, const char *source_json)
 {
+    return halo_graph_write_with(g, dir, source_json, NULL, NULL, 0);
+}
+
+int halo_graph_write_with(const halo_graph *g, const char *dir, const char *source_json,
+                          const char *extra_name, const void *extra, size_t extra_bytes)
+{
     char tmp[4096], path[4096];
     uint32_t crc[HALO_GA_COUNT] = {0};
     uint64_t bytes[HALO_GA_COUNT] = {0};
@@ -193,11 +204,15 @@ int halo_graph_write(const halo_graph *g, const char *dir, const char *source_js
         if (a == HALO_GA_NTYPE && n == 0) {
             continue;
         }
-        const void *data = *graph_slot((halo_graph *)g, a);
+        const void *data = halo_graph_array(g, a);
         HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[a]));
         HALO_TRY(halo_file_write_all(path, data, (size_t)n));
         crc[a] = halo_crc32(0, data, (size_t)n);
         bytes[a] = n;
+    }
+    if (extra_name != NULL) {
+        HALO_TRY(halo_path_join(path, sizeof path, tmp, extra_name));
+        HALO_TRY(halo_file_write_all(path, extra, extra_bytes));
     }
     HALO_TRY(halo_graph_write_meta(g, tmp, crc, bytes, source_json));
     HALO_TRY(halo_outdir_commit(tmp, dir));

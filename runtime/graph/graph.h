@@ -60,9 +60,17 @@ void halo_graph_free(halo_graph *g);
 /* Expected byte size of array `which` of g. */
 uint64_t halo_graph_array_bytes(const halo_graph *g, int which);
 
+/* The array of slot `which` (HALO_GA_*) of g; NULL when g does not have it. */
+const void *halo_graph_array(const halo_graph *g, int which);
+
 /* Writes g to dir atomically (temporary sibling, fsync, rename), with meta.json carrying sizes,
  * CRC-32 checksums and `source`, a JSON object describing how the graph was made (may be NULL). */
 int halo_graph_write(const halo_graph *g, const char *dir, const char *source_json);
+
+/* halo_graph_write with one more raw file beside the arrays (none when extra_name is NULL), so
+ * that it appears together with the graph (the id map of an edge-list import). */
+int halo_graph_write_with(const halo_graph *g, const char *dir, const char *source_json,
+                          const char *extra_name, const void *extra, size_t extra_bytes);
 
 /* Writes meta.json for arrays already written into tmpdir (used by streaming generators):
  * sizes and checksums are given per array (crc/bytes indexed by HALO_GA_*; absent arrays have

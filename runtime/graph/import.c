@@ -1,4 +1,4 @@
-/* Pieces shared by the importers: the edge list, the in-edge CSR builder, the atomic writer. */
+/* Pieces shared by the importers: the edge list, the in-edge CSR builder, the output check. */
 #include "graph/import.h"
 
 #include "core/err.h"
@@ -114,52 +114,6 @@ void halo_import_build_csr(halo_import_edges *e, int64_t nodes, bool directed, i
     stats->duplicates /= directed ? 1 : 2;
     *edges = w;
     *indices = halo_realloc(idx, (size_t)(w > 0 ? w : 1) * sizeof *idx);
-}
-
-/* The array of slot `which` of g. */
-static const void *graph_array(const halo_graph *g, int which)
-{
-    switch (which) {
-    case HALO_GA_INDPTR: return g->indptr;
-    case HALO_GA_INDICES: return g->indices;
-    case HALO_GA_FEAT: return g->feat;
-    case HALO_GA_LABEL: return g->label;
-    case HALO_GA_SPLIT: return g->split;
-    default: return g->ntype;
-    }
-}
-
-/* Same steps as halo_graph_write (temporary sibling, arrays, meta.json, rename), with room for
- * one more file, so the id map of an edge-list import appears together with the graph. */
-int halo_import_write(const halo_graph *g, const char *dir, const char *source_json,
-                      const char *extra_name, const void *extra, size_t extra_bytes)
-{
-    char tmp[4096], path[4096];
-    uint32_t crc[HALO_GA_COUNT] = {0};
-    uint64_t bytes[HALO_GA_COUNT] = {0};
-    int rc = 0;
-    HALO_CHECK(halo_outdir_begin(dir, tmp, sizeof tmp));
-    for (int a = 0; a < HALO_GA_COUNT; a++) {
-        uint64_t n = halo_graph_array_bytes(g, a);
-        if (a == HALO_GA_NTYPE && n == 0) {
-            continue;
-        }
-        const void *data = graph_array(g, a);
-        HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[a]));
-        HALO_TRY(halo_file_write_all(path, data, (size_t)n));
-        crc[a] = halo_crc32(0, data, (size_t)n);
-        bytes[a] = n;
-    }
-    if (extra_name != NULL) {
-        HALO_TRY(halo_path_join(path, sizeof path, tmp, extra_name));
-        HALO_TRY(halo_file_write_all(path, extra, extra_bytes));
-    }
-    HALO_TRY(halo_graph_write_meta(g, tmp, crc, bytes, source_json));
-    HALO_TRY(halo_outdir_commit(tmp, dir));
-    return 0;
-fail:
-    halo_outdir_abort(tmp);
-    return rc;
 }
 
 int halo_import_check_outdir(const char *dir)

@@ -63,11 +63,6 @@ void halo_import_build_csr(halo_import_edges *e, int64_t nodes, bool directed, i
  * writable, so a long parse is not wasted. */
 int halo_import_check_outdir(const char *dir);
 
-/* Writes g (and, when extra_name is not NULL, one more raw file beside its arrays) into dir
- * atomically: nothing appears at dir unless everything was written. */
-int halo_import_write(const halo_graph *g, const char *dir, const char *source_json,
-                      const char *extra_name, const void *extra, size_t extra_bytes);
-
 /* "name" for meta.json from a path: its last component, and with strip_ext without ".gz" and
  * one more extension ("data/web-Google.txt.gz" -> "web-Google"). */
 void halo_import_default_name(const char *path, bool strip_ext, char *out, size_t size);

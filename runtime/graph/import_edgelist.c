@@ -449,8 +449,8 @@ int halo_import_edgelist(const char *file, const char *dir, const halo_import_op
     }
     uint32_t crc = halo_crc32(0, ids.orig, (size_t)ids.n * sizeof *ids.orig);
     source = el_source_json(file, opts, &st, split_count, ids.n, crc);
-    HALO_TRY(halo_import_write(g, dir, source, HALO_IMPORT_ORIG_ID, ids.orig,
-                               (size_t)ids.n * sizeof *ids.orig));
+    HALO_TRY(halo_graph_write_with(g, dir, source, HALO_IMPORT_ORIG_ID, ids.orig,
+                                   (size_t)ids.n * sizeof *ids.orig));
     halo_info("imported %s: %lld nodes, %lld edges (%s), feat_dim %d, classes %d, "
               "train/valid/test %lld/%lld/%lld -> %s",
               file, (long long)g->nodes, (long long)g->edges,

@@ -396,7 +396,7 @@ int halo_import_ogb(const char *src, const char *dir, const halo_import_opts *op
         halo_notice("%s: not found; the graph has no node features", p_feat);
     }
     source = ogb_source_json(src, split, opts->directed, &st, split_count);
-    HALO_TRY(halo_import_write(g, dir, source, NULL, NULL, 0));
+    HALO_TRY(halo_graph_write(g, dir, source));
     halo_info("imported %s: %lld nodes, %lld edges (%s), feat_dim %d, classes %d, "
               "train/valid/test %lld/%lld/%lld -> %s",
               src, (long long)g->nodes, (long long)g->edges,
