@@ -138,6 +138,30 @@ static void idmap_rebuild(id_map *m)
     }
 }
 
+/* The next line of r that is not a comment or blank: 1, 0 at the end of the file, or an error. */
+static int el_next_line(halo_import_reader *r, char **line)
+{
+    int got;
+    do {
+        got = halo_import_reader_next(r, line);
+    } while (got == 1 && halo_import_is_comment(*line));
+    return got;
+}
+
+/* el_next_line for files of two fields a line; another count is an error that names the fields
+ * expected ("src dst"). */
+static int el_next_pair(halo_import_reader *r, const char *fields, char **line)
+{
+    int got = el_next_line(r, line);
+    if (got == 1) {
+        int nf = halo_import_count_fields(*line, 0);
+        if (nf != 2) {
+            return halo_import_fail(r, "%d fields, expected '%s'", nf, fields);
+        }
+    }
+    return got;
+}
+
 /* Reads the edge list: "src dst" per line, '#'/'%' comments and blank lines skipped. An edge
  * list without edges is an empty graph, an error. */
 static int el_read_edges(const char *path, id_map *ids, halo_import_edges *edges)
@@ -146,18 +170,10 @@ static int el_read_edges(const char *path, id_map *ids, halo_import_edges *edges
     char *line;
     int rc = 0, got;
     HALO_CHECK(halo_import_reader_open(path, &r));
-    while ((got = halo_import_reader_next(r, &line)) == 1) {
-        if (halo_import_is_comment(line)) {
-            continue;
-        }
+    while ((got = el_next_pair(r, "src dst", &line)) == 1) {
         char *cur = line, *f;
         uint64_t a, b;
         int32_t u = 0, v = 0;
-        int nf = halo_import_count_fields(line, 0);
-        if (nf != 2) {
-            rc = halo_import_fail(r, "%d fields, expected 'src dst'", nf);
-            goto fail;
-        }
         halo_import_next_field(&cur, 0, &f);
         HALO_TRY(halo_import_parse_u64(r, f, "source id", &a));
         halo_import_next_field(&cur, 0, &f);
@@ -206,17 +222,9 @@ static int el_read_labels(const char *path, const id_map *ids, int32_t *label, i
         halo_free(seen);
         return rc;
     }
-    while ((got = halo_import_reader_next(r, &line)) == 1) {
-        if (halo_import_is_comment(line)) {
-            continue;
-        }
+    while ((got = el_next_pair(r, "id label", &line)) == 1) {
         char *cur = line, *f;
         int32_t v = 0;
-        int nf = halo_import_count_fields(line, 0);
-        if (nf != 2) {
-            rc = halo_import_fail(r, "%d fields, expected 'id label'", nf);
-            goto fail;
-        }
         HALO_TRY(el_node(r, ids, &cur, &v));
         if (seen[v]) {
             rc = halo_import_fail(r, "node id %lld is labelled twice", (long long)ids->orig[v]);
@@ -249,10 +257,7 @@ static int el_read_feat(const char *path, const id_map *ids, float **feat, int *
         halo_free(seen);
         return rc;
     }
-    while ((got = halo_import_reader_next(r, &line)) == 1) {
-        if (halo_import_is_comment(line)) {
-            continue;
-        }
+    while ((got = el_next_line(r, &line)) == 1) {
         char *cur = line;
         int32_t v = 0;
         if (x == NULL) {
@@ -307,17 +312,9 @@ static int el_read_split(const char *path, const id_map *ids, uint8_t *split, in
     char *line;
     int rc = 0, got;
     HALO_CHECK(halo_import_reader_open(path, &r));
-    while ((got = halo_import_reader_next(r, &line)) == 1) {
-        if (halo_import_is_comment(line)) {
-            continue;
-        }
+    while ((got = el_next_pair(r, "id train|valid|test", &line)) == 1) {
         char *cur = line, *f;
         int32_t v = 0;
-        int nf = halo_import_count_fields(line, 0);
-        if (nf != 2) {
-            rc = halo_import_fail(r, "%d fields, expected 'id train|valid|test'", nf);
-            goto fail;
-        }
         HALO_TRY(el_node(r, ids, &cur, &v));
         halo_import_next_field(&cur, 0, &f);
         uint8_t s = HALO_SPLIT_NONE;
