@@ -1,4 +1,5 @@
-/* Pieces shared by the importers: the edge list, the in-edge CSR builder, the output check. */
+/* Pieces shared by the importers: the edge list, the in-edge CSR builder, the members of
+ * meta.json's "source" both write, the output check. */
 #include "graph/import.h"
 
 #include "core/err.h"
@@ -114,6 +115,27 @@ void halo_import_build_csr(halo_import_edges *e, int64_t nodes, bool directed, i
     stats->duplicates /= directed ? 1 : 2;
     *edges = w;
     *indices = halo_realloc(idx, (size_t)(w > 0 ? w : 1) * sizeof *idx);
+}
+
+const char *const halo_import_split_names[4] = {"none", "train", "valid", "test"};
+
+void halo_import_json_edges(halo_jw *w, bool directed, const halo_import_csr_stats *st,
+                            const int64_t *split_count)
+{
+    halo_jw_key(w, "directed");
+    halo_jw_bool(w, directed);
+    halo_jw_key(w, "symmetrised");
+    halo_jw_bool(w, !directed);
+    halo_jw_key(w, "input_edges");
+    halo_jw_i64(w, st->input_edges);
+    halo_jw_key(w, "self_loops_removed");
+    halo_jw_i64(w, st->self_loops);
+    halo_jw_key(w, "duplicates_removed");
+    halo_jw_i64(w, st->duplicates);
+    for (int s = HALO_SPLIT_TRAIN; s <= HALO_SPLIT_TEST; s++) {
+        halo_jw_key(w, halo_import_split_names[s]);
+        halo_jw_i64(w, split_count[s]);
+    }
 }
 
 int halo_import_check_outdir(const char *dir)

@@ -3,6 +3,7 @@
 #ifndef HALO_IMPORT_H
 #define HALO_IMPORT_H
 
+#include "core/json.h"
 #include "graph/graph.h"
 
 #include <stdbool.h>
@@ -58,6 +59,14 @@ typedef struct halo_import_csr_stats {
  * edge list (e is empty afterwards) before sorting, to keep the peak small. */
 void halo_import_build_csr(halo_import_edges *e, int64_t nodes, bool directed, int64_t *indptr,
                            int32_t **indices, int64_t *edges, halo_import_csr_stats *stats);
+
+/* Names of the split values, indexed by HALO_SPLIT_* ("none", "train", "valid", "test"). */
+extern const char *const halo_import_split_names[4];
+
+/* Writes the members of a meta.json "source" that both importers record: directed, symmetrised,
+ * the input edges and what building the CSR dropped, and the nodes of each split. */
+void halo_import_json_edges(halo_jw *w, bool directed, const halo_import_csr_stats *st,
+                            const int64_t *split_count);
 
 /* Fails early (HALO_EUSAGE) when dir could not be created: its parent is missing or not
  * writable, so a long parse is not wasted. */

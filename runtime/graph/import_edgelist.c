@@ -303,8 +303,6 @@ fail:
     return rc;
 }
 
-static const char *const split_names[4] = {"none", "train", "valid", "test"};
-
 /* Reads "id train|valid|test" lines; unlisted nodes are in no split. Counts each split. */
 static int el_read_split(const char *path, const id_map *ids, uint8_t *split, int64_t *count)
 {
@@ -319,7 +317,7 @@ static int el_read_split(const char *path, const id_map *ids, uint8_t *split, in
         halo_import_next_field(&cur, 0, &f);
         uint8_t s = HALO_SPLIT_NONE;
         for (uint8_t k = HALO_SPLIT_TRAIN; k <= HALO_SPLIT_TEST; k++) {
-            s = strcmp(f, split_names[k]) == 0 ? k : s;
+            s = strcmp(f, halo_import_split_names[k]) == 0 ? k : s;
         }
         if (s == HALO_SPLIT_NONE) {
             rc = halo_import_fail(r, "split '%.40s' is not train, valid or test", f);
@@ -327,7 +325,7 @@ static int el_read_split(const char *path, const id_map *ids, uint8_t *split, in
         }
         if (split[v] != HALO_SPLIT_NONE) {
             rc = halo_import_fail(r, "node id %lld is already in %s (a node belongs to one split)",
-                                  (long long)ids->orig[v], split_names[split[v]]);
+                                  (long long)ids->orig[v], halo_import_split_names[split[v]]);
             goto fail;
         }
         split[v] = s;
@@ -366,20 +364,7 @@ static char *el_source_json(const char *file, const halo_import_opts *o,
     json_path(&w, "labels", o->labels);
     json_path(&w, "feat", o->feat);
     json_path(&w, "split", o->split_file);
-    halo_jw_key(&w, "directed");
-    halo_jw_bool(&w, o->directed);
-    halo_jw_key(&w, "symmetrised");
-    halo_jw_bool(&w, !o->directed);
-    halo_jw_key(&w, "input_edges");
-    halo_jw_i64(&w, st->input_edges);
-    halo_jw_key(&w, "self_loops_removed");
-    halo_jw_i64(&w, st->self_loops);
-    halo_jw_key(&w, "duplicates_removed");
-    halo_jw_i64(&w, st->duplicates);
-    for (int s = HALO_SPLIT_TRAIN; s <= HALO_SPLIT_TEST; s++) {
-        halo_jw_key(&w, split_names[s]);
-        halo_jw_i64(&w, split_count[s]);
-    }
+    halo_import_json_edges(&w, o->directed, st, split_count);
     halo_jw_key(&w, "orig_id");
     halo_jw_obj_begin(&w);
     halo_jw_key(&w, "file");

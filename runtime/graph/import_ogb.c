@@ -267,8 +267,6 @@ fail:
     return rc;
 }
 
-static const char *const split_names[4] = {"none", "train", "valid", "test"};
-
 /* Reads one split file (node ids, one per line; blank lines skipped) and marks them `value`; a
  * node listed twice, in this or another split, is an error. Counts the nodes in *count. */
 static int ogb_read_split(const char *path, int64_t nodes, uint8_t value, uint8_t *split,
@@ -293,7 +291,7 @@ static int ogb_read_split(const char *path, int64_t nodes, uint8_t value, uint8_
         HALO_TRY(ogb_node_id(r, f, "node id", nodes, &v));
         if (split[v] != HALO_SPLIT_NONE) {
             rc = halo_import_fail(r, "node %d is already in %s (a node belongs to one split)", v,
-                                  split_names[split[v]]);
+                                  halo_import_split_names[split[v]]);
             goto fail;
         }
         split[v] = value;
@@ -319,20 +317,7 @@ static char *ogb_source_json(const char *src, const char *split, bool directed,
     halo_jw_str(&w, realpath(src, real) != NULL ? real : src);
     halo_jw_key(&w, "split");
     halo_jw_str(&w, split);
-    halo_jw_key(&w, "directed");
-    halo_jw_bool(&w, directed);
-    halo_jw_key(&w, "symmetrised");
-    halo_jw_bool(&w, !directed);
-    halo_jw_key(&w, "input_edges");
-    halo_jw_i64(&w, st->input_edges);
-    halo_jw_key(&w, "self_loops_removed");
-    halo_jw_i64(&w, st->self_loops);
-    halo_jw_key(&w, "duplicates_removed");
-    halo_jw_i64(&w, st->duplicates);
-    for (int s = HALO_SPLIT_TRAIN; s <= HALO_SPLIT_TEST; s++) {
-        halo_jw_key(&w, split_names[s]);
-        halo_jw_i64(&w, split_count[s]);
-    }
+    halo_import_json_edges(&w, directed, st, split_count);
     halo_jw_obj_end(&w);
     return w.sb.buf;
 }
@@ -363,7 +348,7 @@ int halo_import_ogb(const char *src, const char *dir, const halo_import_opts *op
     HALO_CHECK(ogb_path(src, "raw/node-feat", p_feat, sizeof p_feat));
     HALO_CHECK(ogb_pick_split(src, opts->split, split, sizeof split));
     for (int s = 0; s < 3; s++) {
-        snprintf(rel, sizeof rel, "split/%s/%s", split, split_names[s + 1]);
+        snprintf(rel, sizeof rel, "split/%s/%s", split, halo_import_split_names[s + 1]);
         HALO_CHECK(ogb_path(src, rel, p_split[s], sizeof p_split[s]));
     }
     HALO_CHECK(ogb_require(p_nodes));
