@@ -238,12 +238,7 @@ uint32_t halo_partition_graph_checksum(const halo_graph *g)
     crc = halo_crc32(0, &g->nodes, sizeof g->nodes);
     crc = halo_crc32(crc, &g->feat_dim, sizeof g->feat_dim);
     for (int a = 0; a < HALO_GA_COUNT; a++) {
-        const void *p = a == HALO_GA_INDPTR    ? (const void *)g->indptr
-                        : a == HALO_GA_INDICES ? (const void *)g->indices
-                        : a == HALO_GA_FEAT    ? (const void *)g->feat
-                        : a == HALO_GA_LABEL   ? (const void *)g->label
-                        : a == HALO_GA_SPLIT   ? (const void *)g->split
-                                               : (const void *)g->ntype;
+        const void *p = halo_graph_array(g, a);
         uint64_t n = halo_graph_array_bytes(g, a);
         if (p != NULL && n > 0) {
             crc = halo_crc32(crc, p, (size_t)n);
@@ -452,11 +447,9 @@ static void relabel_build(const halo_graph *g, const int32_t *a, int parts, int 
 
 /* Per-part figures gathered while writing. */
 typedef struct part_fig {
-    int64_t edges;      /* in-edges of owned nodes */
-    int64_t cut;        /* of those, edges from another part */
+    int64_t cut;        /* in-edges of owned nodes that come from another part */
     int64_t halo;       /* halo nodes */
-    int64_t train_own;  /* training nodes owned */
-    int64_t weight[3];  /* constraint columns: nodes, train, in-degree */
+    int64_t weight[3];  /* constraint columns: nodes, training nodes and in-edges owned */
 } part_fig;
 
 /* Writes the array files of part k into dir and its meta.json. mark is a zeroed bitmap over
@@ -528,8 +521,6 @@ static int write_part(const halo_graph *g, const relabel *r, int k, const char *
         fig->weight[1] += g->split[o] == HALO_SPLIT_TRAIN;
         fig->weight[2] += d;
     }
-    fig->edges = off;
-    fig->train_own = fig->weight[1];
     for (int i = 0; i < W_COUNT; i++) {
         rc = halo_writer_close(w[i], &crc[i], &bytes[i]);
         w[i] = NULL;
@@ -735,11 +726,11 @@ static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_
     }
     halo_jw_arr_end(j);
     for (int k = 0; k < P; k++) {
-        tmp[k] = fig[k].edges;
+        tmp[k] = fig[k].weight[2];
     }
     jw_i64_array(j, "edges_per_part", tmp, P);
     for (int k = 0; k < P; k++) {
-        tmp[k] = fig[k].train_own;
+        tmp[k] = fig[k].weight[1];
     }
     jw_i64_array(j, "train_owned_per_part", tmp, P);
     jw_i64_array(j, "train_borrowed_per_part", r->borrowed, P);
@@ -759,10 +750,11 @@ static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_
     halo_sb_putc(&j->sb, '\n');
 }
 
-/* halo_partition_write, with the seconds the assignment took (recorded in partition.json). */
+/* halo_partition_write, with the seconds the assignment took (recorded in partition.json) and
+ * the graph's checksum (halo_partition_graph_checksum, which may read every array). */
 static int partition_write(const halo_graph *g, const int32_t *assignment,
                            const halo_partition_opts *opts, const char *pdir, double assign_s,
-                           halo_partition_stats *stats)
+                           uint32_t checksum, halo_partition_stats *stats)
 {
     int P, M, G, rc = 0;
     char tmp[4096] = "", path[4096];
@@ -776,7 +768,6 @@ static int partition_write(const halo_graph *g, const int32_t *assignment,
         return halo_errorf(HALO_EUSAGE, "partition: no assignment");
     }
     HALO_CHECK(check_assignment(assignment, g->nodes, P, "assignment"));
-    uint32_t checksum = halo_partition_graph_checksum(g);
     HALO_CHECK(check_outdir(pdir, checksum, opts->force));
 
     relabel r;
@@ -803,7 +794,7 @@ static int partition_write(const halo_graph *g, const int32_t *assignment,
             halo_progress_end(&pg);
             goto fail;
         }
-        written += fig[k].edges;
+        written += fig[k].weight[2];
         halo_progress_update(&pg, (uint64_t)written);
     }
     halo_progress_end(&pg);
@@ -848,7 +839,8 @@ int halo_partition_write(const halo_graph *g, const int32_t *assignment,
                          const halo_partition_opts *opts, const char *pdir,
                          halo_partition_stats *stats)
 {
-    return partition_write(g, assignment, opts, pdir, 0.0, stats);
+    return partition_write(g, assignment, opts, pdir, 0.0, halo_partition_graph_checksum(g),
+                           stats);
 }
 
 int halo_partition_run(const halo_graph *g, const halo_partition_opts *opts, const char *pdir,
@@ -857,7 +849,8 @@ int halo_partition_run(const halo_graph *g, const halo_partition_opts *opts, con
     int P, M, G;
     HALO_CHECK(halo_partition_resolve(g, opts, &P, &M, &G));
     /* Refuse a foreign output directory before spending time on the assignment. */
-    HALO_CHECK(check_outdir(pdir, halo_partition_graph_checksum(g), opts->force));
+    uint32_t checksum = halo_partition_graph_checksum(g);
+    HALO_CHECK(check_outdir(pdir, checksum, opts->force));
     int32_t *a = HALO_ALLOC(int32_t, g->nodes > 0 ? g->nodes : 1);
     double t0 = halo_now();
     int rc = halo_partition_assign(g, opts, a);
@@ -866,7 +859,7 @@ int halo_partition_run(const halo_graph *g, const halo_partition_opts *opts, con
         halo_debug("partition: %s assignment of %lld nodes into %d parts in %.2f s",
                    halo_partition_method_name(opts->choice.method), (long long)g->nodes, P,
                    assign_s);
-        rc = partition_write(g, a, opts, pdir, assign_s, stats);
+        rc = partition_write(g, a, opts, pdir, assign_s, checksum, stats);
     }
     halo_free(a);
     return rc;
