@@ -3,6 +3,8 @@
 #ifndef HALO_CLI_H
 #define HALO_CLI_H
 
+#include "core/args.h"
+
 int halo_cmd_gen(int argc, char **argv);
 int halo_cmd_import(int argc, char **argv);
 int halo_cmd_info(int argc, char **argv);
@@ -18,5 +20,10 @@ int halo_cmd_info_partition(int argc, char **argv);
 
 /* Prints "halo: error: <last message>" and returns the exit status for rc. */
 int halo_cli_fail(int rc);
+
+/* halo_args_parse for a subcommand: -1 to go on, else the exit status to return at once (0 after
+ * --help was printed, halo_cli_fail's for a bad flag). */
+int halo_cli_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, char **argv,
+                   char **pos, int *npos);
 
 #endif

@@ -39,12 +39,9 @@ int halo_cmd_import(int argc, char **argv)
     if (argc > 256) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "import: too many arguments"));
     }
-    int rc = halo_args_parse(&help, opts, argc, argv, pos, &npos);
-    if (rc == 1) {
-        return 0;
-    }
-    if (rc < 0) {
-        return halo_cli_fail(rc);
+    int rc = halo_cli_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc >= 0) {
+        return rc;
     }
     if (npos != 2) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "import: expected 'ogb SRC' or 'edgelist "

@@ -32,12 +32,9 @@ static int policy_check(int argc, char **argv)
     if (argc > 64) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "policy check: too many arguments"));
     }
-    int rc = halo_args_parse(&help, opts, argc, argv, pos, &npos);
-    if (rc == 1) {
-        return 0;
-    }
-    if (rc < 0) {
-        return halo_cli_fail(rc);
+    int rc = halo_cli_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc >= 0) {
+        return rc;
     }
     if (npos != 1) {
         return halo_cli_fail(

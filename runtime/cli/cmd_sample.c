@@ -119,9 +119,9 @@ int halo_cmd_sample(int argc, char **argv)
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;
-    int rc = halo_args_parse(&help, opts, argc, argv, pos, &npos);
-    if (rc != 0) {
-        return rc > 0 ? 0 : halo_cli_fail(rc);
+    int rc = halo_cli_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc >= 0) {
+        return rc;
     }
     int fanouts[HALO_MAX_LAYERS];
     int layers = halo_sample_parse_fanouts(fanout_s, fanouts, HALO_MAX_LAYERS);

@@ -264,12 +264,9 @@ static int trace_record(int argc, char **argv)
     if (argc > 64) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace record: too many arguments"));
     }
-    int rc = halo_args_parse(&help, opts, argc, argv, pos, &npos);
-    if (rc == 1) {
-        return 0;
-    }
-    if (rc < 0) {
-        return halo_cli_fail(rc);
+    int rc = halo_cli_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc >= 0) {
+        return rc;
     }
     if (npos != 1 || out == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace record: usage: halo trace record "
@@ -374,12 +371,9 @@ static int trace_replay(int argc, char **argv)
     if (argc > 64) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace replay: too many arguments"));
     }
-    int rc = halo_args_parse(&help, opts, argc, argv, pos, &npos);
-    if (rc == 1) {
-        return 0;
-    }
-    if (rc < 0) {
-        return halo_cli_fail(rc);
+    int rc = halo_cli_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc >= 0) {
+        return rc;
     }
     if (npos != 1 || (policy == NULL) == (policies == NULL)) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace replay: usage: halo trace replay "

@@ -38,6 +38,16 @@ int halo_cli_fail(int rc)
     return halo_exit_code(rc);
 }
 
+int halo_cli_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, char **argv,
+                   char **pos, int *npos)
+{
+    int rc = halo_args_parse(help, opts, argc, argv, pos, npos);
+    if (rc == 1) {
+        return 0;
+    }
+    return rc < 0 ? halo_cli_fail(rc) : -1;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: halo <command> [flags]   (halo <command> --help for its flags)\n\n"
