@@ -5,9 +5,9 @@
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/mem.h"
+#include "core/sort.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,30 +28,6 @@ void halo_import_edges_free(halo_import_edges *e)
     halo_free(e->src);
     halo_free(e->dst);
     memset(e, 0, sizeof *e);
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Sorts a row ascending: insertion sort for the many short rows of a power-law graph, qsort for
- * the long ones. */
-static void sort_row(int32_t *a, int64_t n)
-{
-    if (n > 24) {
-        qsort(a, (size_t)n, sizeof *a, cmp_i32);
-        return;
-    }
-    for (int64_t i = 1; i < n; i++) {
-        int32_t x = a[i];
-        int64_t j = i;
-        for (; j > 0 && a[j - 1] > x; j--) {
-            a[j] = a[j - 1];
-        }
-        a[j] = x;
-    }
 }
 
 /* Counting pass (in-degrees, plus out-degrees when symmetrising) and a fill pass over the edge
@@ -95,7 +71,7 @@ void halo_import_build_csr(halo_import_edges *e, int64_t nodes, bool directed, i
     int64_t w = 0, begin = 0;
     for (int64_t v = 0; v < nodes; v++) {
         int64_t end = indptr[v + 1];
-        sort_row(idx + begin, end - begin);
+        halo_sort_i32(idx + begin, end - begin);
         if (directed) {
             w = end;
         } else {

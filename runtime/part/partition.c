@@ -6,6 +6,7 @@
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/progress.h"
+#include "core/sort.h"
 #include "core/timer.h"
 
 #include <dirent.h>
@@ -298,30 +299,6 @@ static int check_outdir(const char *pdir, uint32_t checksum, bool force)
     return rc;
 }
 
-/* Sorts a short int32 array ascending (insertion sort for short rows, qsort otherwise). */
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static void sort_i32(int32_t *a, int64_t n)
-{
-    if (n > 32) {
-        qsort(a, (size_t)n, sizeof *a, cmp_i32);
-        return;
-    }
-    for (int64_t i = 1; i < n; i++) {
-        int32_t x = a[i];
-        int64_t j = i;
-        while (j > 0 && a[j - 1] > x) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = x;
-    }
-}
-
 /* The relabelling and the force-even training split, shared by the write passes. */
 typedef struct relabel {
     int parts;             /* P */
@@ -506,7 +483,7 @@ static int write_part(const halo_graph *g, const relabel *r, int k, const char *
             }
         }
         if (r->sort_rows) {
-            sort_i32(row, d);
+            halo_sort_i32(row, d);
         }
         off += d;
         HALO_TRY(halo_writer_put(w[W_INDPTR], &off, sizeof off));
@@ -529,7 +506,7 @@ static int write_part(const halo_graph *g, const relabel *r, int k, const char *
         }
     }
     /* Halo: sorted, with each node's in-degree in the whole graph; clear the marks. */
-    sort_i32(halo, nhalo);
+    halo_sort_i32(halo, nhalo);
     hdeg = HALO_ALLOC(int32_t, nhalo > 0 ? nhalo : 1);
     for (int64_t i = 0; i < nhalo; i++) {
         int64_t o = r->orig[halo[i]];

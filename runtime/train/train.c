@@ -10,6 +10,7 @@
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/rng.h"
+#include "core/sort.h"
 #include "core/timer.h"
 #include "pipe/pipe.h"
 #include "policy/policy.h"
@@ -193,12 +194,6 @@ fail:
     return rc;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Labels of the training seeds this rank holds but does not own (DistDGL's force-even split
  * lends a few): pulled from their owners once, kept sorted for lookup. Collective. */
 static int borrow_labels(train_ctx *t)
@@ -217,7 +212,7 @@ static int borrow_labels(train_ctx *t)
             t->borrow_id[nb++] = pt->train[i];
         }
     }
-    qsort(t->borrow_id, (size_t)nb, sizeof(int32_t), cmp_i32);
+    halo_sort_i32(t->borrow_id, nb);
     return halo_train_fetch_rows(t->c, t->st, t->borrow_id, nb, pt->label, sizeof(int32_t),
                                  t->borrow_label);
 }
