@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../common/batch.h"
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -20,13 +21,12 @@
 
 /* ---------------------------------------------------------------- test mini-batches */
 
-/* A random mini-batch and the arrays behind it. */
-typedef struct test_batch {
-    halo_minibatch mb;          /* blocks point into the arrays below */
-    int64_t *indptr[HALO_MAX_LAYERS];
-    int32_t *indices[HALO_MAX_LAYERS];
-    int32_t *gid;               /* global ids of the input nodes; blocks share prefixes */
-} test_batch;
+/* 0..maxdeg in-neighbours, none for every 11th destination (the draw is made all the same). */
+static int batch_deg(halo_rng *r, int32_t i, int maxdeg)
+{
+    int deg = (int)halo_rng_below(r, (uint64_t)maxdeg + 1);
+    return i % 11 == 3 ? 0 : deg;
+}
 
 /* Builds `layers` blocks with nodes[l] sources and nodes[l+1] destinations in block l; each
  * destination gets 0..maxdeg random in-neighbours (some none), keyed by seed. */
@@ -39,43 +39,7 @@ static void batch_make(test_batch *t, int layers, const int32_t *nodes, int maxd
     for (int32_t i = 0; i < nodes[0]; i++) {
         t->gid[i] = 1000 + 7 * i + (int32_t)halo_rng_below(&r, 7);
     }
-    t->mb.layers = layers;
-    for (int l = 0; l < layers; l++) {
-        halo_block *b = &t->mb.blocks[l];
-        b->num_src = nodes[l];
-        b->num_dst = nodes[l + 1];
-        t->indptr[l] = HALO_ALLOC(int64_t, b->num_dst + 1);
-        t->indices[l] = HALO_ALLOC(int32_t, (size_t)b->num_dst * maxdeg + 1);
-        int64_t e = 0;
-        t->indptr[l][0] = 0;
-        for (int32_t i = 0; i < b->num_dst; i++) {
-            int deg = (int)halo_rng_below(&r, (uint64_t)maxdeg + 1);
-            if (i % 11 == 3) {
-                deg = 0;
-            }
-            for (int k = 0; k < deg; k++) {
-                t->indices[l][e++] = (int32_t)halo_rng_below(&r, (uint64_t)b->num_src);
-            }
-            t->indptr[l][i + 1] = e;
-        }
-        b->num_edges = e;
-        b->indptr = t->indptr[l];
-        b->indices = t->indices[l];
-        b->src_gid = t->gid;
-    }
-    t->mb.num_seeds = nodes[layers];
-    t->mb.seeds = t->gid;
-    t->mb.num_input = nodes[0];
-    t->mb.input = t->gid;
-}
-
-static void batch_free(test_batch *t)
-{
-    for (int l = 0; l < t->mb.layers; l++) {
-        halo_free(t->indptr[l]);
-        halo_free(t->indices[l]);
-    }
-    halo_free(t->gid);
+    test_batch_blocks(t, layers, nodes, maxdeg, &r, batch_deg);
 }
 
 static float *random_floats(size_t n, double scale, uint64_t key)
@@ -352,7 +316,7 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
     halo_free(x);
     halo_free(w);
     halo_free(y);
-    batch_free(&t);
+    test_batch_free(&t);
     halo_ops_cpu.close(ctx);
 }
 
@@ -561,7 +525,7 @@ static void check_model_gradient(int layers, int in, int hidden, int classes, in
     free(fd);
     halo_free(feat);
     halo_free(lab);
-    batch_free(&t);
+    test_batch_free(&t);
     halo_model_free(m);
 }
 
@@ -635,7 +599,7 @@ static void inference_matches_reference_and_layerwise_path(void **state)
     halo_free(h1);
     halo_free(feat);
     halo_free(lab);
-    batch_free(&t);
+    test_batch_free(&t);
     halo_model_free(m);
 }
 
@@ -681,7 +645,7 @@ static void training_step_is_bitwise_identical_across_thread_counts(void **state
     }
     halo_free(feat);
     halo_free(lab);
-    batch_free(&t);
+    test_batch_free(&t);
 }
 
 /* Adam: first step moves each weight by lr * sign(g) (hand-computed), later steps (with weight
@@ -845,7 +809,7 @@ static void model_learns_a_separable_toy_problem(void **state)
     halo_model_free(m);
     halo_free(feat);
     halo_free(cls);
-    batch_free(&t);
+    test_batch_free(&t);
 }
 
 /* --device: parsing; cpu stays cpu; auto falls back to the CPU without a GPU; gpu without one is
@@ -907,7 +871,7 @@ static void bad_input_is_reported(void **state)
     assert_int_equal(halo_model_create(&cfg, &bad), HALO_EUSAGE);
     assert_null(bad);
     halo_free(feat);
-    batch_free(&t);
+    test_batch_free(&t);
     halo_model_free(m);
 }
 

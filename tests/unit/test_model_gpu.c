@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../common/batch.h"
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -16,13 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A random mini-batch and the arrays behind it. */
-typedef struct test_batch {
-    halo_minibatch mb;                  /* blocks point into the arrays below */
-    int64_t *indptr[HALO_MAX_LAYERS];   /* per block */
-    int32_t *indices[HALO_MAX_LAYERS];  /* per block */
-    int32_t *gid;                       /* global ids; every block uses a prefix */
-} test_batch;
+/* 0..maxdeg in-neighbours, none (and no draw) for every 13th destination. */
+static int batch_deg(halo_rng *r, int32_t i, int maxdeg)
+{
+    return i % 13 == 5 ? 0 : (int)halo_rng_below(r, (uint64_t)maxdeg + 1);
+}
 
 static void batch_make(test_batch *t, int layers, const int32_t *nodes, int maxdeg, uint64_t seed)
 {
@@ -33,40 +32,7 @@ static void batch_make(test_batch *t, int layers, const int32_t *nodes, int maxd
     for (int32_t i = 0; i < nodes[0]; i++) {
         t->gid[i] = 3 * i + 5;
     }
-    t->mb.layers = layers;
-    for (int l = 0; l < layers; l++) {
-        halo_block *b = &t->mb.blocks[l];
-        b->num_src = nodes[l];
-        b->num_dst = nodes[l + 1];
-        t->indptr[l] = HALO_ALLOC(int64_t, b->num_dst + 1);
-        t->indices[l] = HALO_ALLOC(int32_t, (size_t)b->num_dst * maxdeg + 1);
-        int64_t e = 0;
-        t->indptr[l][0] = 0;
-        for (int32_t i = 0; i < b->num_dst; i++) {
-            int deg = i % 13 == 5 ? 0 : (int)halo_rng_below(&r, (uint64_t)maxdeg + 1);
-            for (int k = 0; k < deg; k++) {
-                t->indices[l][e++] = (int32_t)halo_rng_below(&r, (uint64_t)b->num_src);
-            }
-            t->indptr[l][i + 1] = e;
-        }
-        b->num_edges = e;
-        b->indptr = t->indptr[l];
-        b->indices = t->indices[l];
-        b->src_gid = t->gid;
-    }
-    t->mb.num_seeds = nodes[layers];
-    t->mb.seeds = t->gid;
-    t->mb.num_input = nodes[0];
-    t->mb.input = t->gid;
-}
-
-static void batch_free(test_batch *t)
-{
-    for (int l = 0; l < t->mb.layers; l++) {
-        halo_free(t->indptr[l]);
-        halo_free(t->indices[l]);
-    }
-    halo_free(t->gid);
+    test_batch_blocks(t, layers, nodes, maxdeg, &r, batch_deg);
 }
 
 /* Largest |a - b| / (|b| + 1e-2 max |b|) over n values. */
@@ -134,7 +100,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    batch_free(&f->t);
+    test_batch_free(&f->t);
     halo_free(f->feat);
     halo_free(f->labels);
     halo_free(f);
