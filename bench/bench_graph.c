@@ -86,7 +86,7 @@ int main(void)
      * deduplication, labels, split; no features) in CPU time of this thread, which other
      * processes on a shared machine inflate less than wall time. Best of `reps` runs, the median
      * beside it; every run must give the same graph. */
-    double best_cpu = 1e30, best_wall = 1e30, cpu[64];
+    double best_cpu = 1e30, best_wall = 1e30, cpu[64] = {0};
     int64_t edges = -1;
     reps = reps > 64 ? 64 : reps;
     for (int rep = 0; rep < reps; rep++) {

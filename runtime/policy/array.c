@@ -1127,7 +1127,7 @@ static inline uint64_t fkey(double x)
 {
     uint64_t u;
     memcpy(&u, &x, sizeof u);
-    uint64_t neg = (uint64_t)((int64_t)u >> 63); /* all ones for a negative sign */
+    uint64_t neg = 0 - (u >> 63); /* all ones for a negative sign */
     u ^= neg | (1ULL << 63);
     u = x == 0 ? (1ULL << 63) : u;  /* -0 and +0: the key of +0 */
     return x != x ? UINT64_MAX : u; /* branch-free selects */
