@@ -183,9 +183,9 @@ int halo_cmd_gen(int argc, char **argv)
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;
-    int rc = halo_args_parse(&help, opts, argc, argv, pos, &npos);
-    if (rc != 0) {
-        return rc > 0 ? 0 : halo_cli_fail(rc);
+    int rc = halo_cli_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc >= 0) {
+        return rc;
     }
     if (npos > 1) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "gen: one model expected, got '%s' too",
