@@ -51,7 +51,7 @@ int halo_cli_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, ch
 static void usage(FILE *f)
 {
     fprintf(f, "usage: halo <command> [flags]   (halo <command> --help for its flags)\n\n"
-               "halo: distributed hybrid CPU/GPU GNN training testbed and simulator\n\n"
+               "halo: distributed hybrid CPU/GPU GNN training testbed\n\n"
                "commands:\n");
     for (const cli_command *c = commands; c->name != NULL; c++) {
         fprintf(f, "  %-10s %s\n", c->name, c->summary);
