@@ -259,7 +259,6 @@ static void set_views(halo_cache *c)
     x->halo_find = find_cb;
     x->halo_find_arg = c;
     x->cache_slot_of = c->slot_of;
-    x->cache_pos = c->spos;
     x->cache.capacity = c->cap;
     x->cache.used = c->used;
     x->cache.id = c->sid;
@@ -267,6 +266,7 @@ static void set_views(halo_cache *c)
     x->cache.last_hit = c->slast;
     x->cache.inserted = c->sins;
     x->cache.score = c->sscore;
+    x->cache.pos = c->spos;
 }
 
 static int32_t *copy_i32(const int32_t *a, int64_t n)

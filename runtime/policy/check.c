@@ -133,7 +133,12 @@ static void world_init(world *w)
     c->graph = (halo_policy_graph_summary){CK_NODES, w->indptr[CK_NODES], 16, 8, CK_NODES / 2};
     c->part = (halo_policy_part_summary){CK_PARTS, 0, CK_NODES / CK_PARTS,
                                          w->indptr[CK_NODES / CK_PARTS], CK_NODES / CK_PARTS / 2};
-    c->halo = (halo_policy_halo_view){CK_HALO, w->ids, w->deg, w->owner, w->misses, w->hscore};
+    c->halo = (halo_policy_halo_view){.n = CK_HALO,
+                                      .ids = w->ids,
+                                      .deg = w->deg,
+                                      .owner = w->owner,
+                                      .misses = w->misses,
+                                      .score = w->hscore};
 }
 
 static void world_free(world *w)
@@ -206,8 +211,13 @@ static int check_hooks(halo_policy *pol, world *w, FILE *out)
     w->slot_last = HALO_NEW(int64_t, cap + 1);
     w->slot_ins = HALO_NEW(int64_t, cap + 1);
     w->slot_score = HALO_NEW(double, cap + 1);
-    c->cache = (halo_policy_cache_view){cap,          0,           w->slot_id,   w->slot_hits,
-                                        w->slot_last, w->slot_ins, w->slot_score};
+    c->cache = (halo_policy_cache_view){.capacity = cap,
+                                        .used = 0,
+                                        .id = w->slot_id,
+                                        .hits = w->slot_hits,
+                                        .last_hit = w->slot_last,
+                                        .inserted = w->slot_ins,
+                                        .score = w->slot_score};
     for (int64_t s = 0; s < cap; s++) {
         w->slot_id[s] = -1;
         w->slot_score[s] = plan.score;

@@ -680,14 +680,9 @@ static const pfield cache_fields[] = {
           "int64[capacity] step at which the node entered (read-only)"),
     F_ARR(halo_policy_cache_view, "ctx.cache", score, HALO_PA_F64, 1, capacity, 0,
           "float64[capacity] policy-owned slot score, writable, kept between calls"),
-    /* ctx.cache.pos lives in halo_policy_ctx (cache_pos, after the cache view: the cache view's
-     * positional initialisers elsewhere stay complete); ctx.cache's base is &ctx->cache, so its
-     * offset is counted from there. cache_desc is only ever pushed as ctx.cache. */
-    {"pos", FK_ARR, HALO_PA_I32, 0, 0,
-     offsetof(halo_policy_ctx, cache_pos) - offsetof(halo_policy_ctx, cache),
-     offsetof(halo_policy_cache_view, capacity), NULL, "ctx.cache.pos",
-     "int32[capacity] halo position of the node in each slot, -1 = empty (read-only; nil when "
-     "the caller does not provide it)"},
+    F_ARR(halo_policy_cache_view, "ctx.cache", pos, HALO_PA_I32, 0, capacity, 0,
+          "int32[capacity] halo position of the node in each slot, -1 = empty (read-only; nil when "
+          "the caller does not provide it)"),
     F_END,
 };
 static const pdesc cache_desc = {"ctx.cache", cache_fields};

@@ -124,6 +124,9 @@ typedef struct halo_policy_cache_view {
     const int64_t *last_hit; /* [capacity] step of the last hit, -1 = none */
     const int64_t *inserted; /* [capacity] step at which the node entered */
     double *score;           /* [capacity] policy-owned score (writable; MassiveGNN's S_E) */
+    /* Optional, spares policies a search of the halo ids for the nodes of given slots; Lua sees
+     * nil when NULL. */
+    const int32_t *pos; /* [capacity] halo position of each slot, -1 = empty, or NULL */
 } halo_policy_cache_view;
 
 /* Context of fanout, pipeline, cache_init, cache_batch and epoch_end (Lua: ctx). */
@@ -149,10 +152,6 @@ typedef struct halo_policy_ctx {
     void (*halo_find)(const void *arg, const int32_t *ids, int64_t n, int32_t *pos);
     const void *halo_find_arg;    /* first argument of halo_find */
     const int32_t *cache_slot_of; /* [halo.n] slot of each halo node, -1 = not cached */
-    /* Optional, seen by Lua as ctx.cache.pos (nil when NULL): spares policies a search of the
-     * halo ids for the nodes of given slots. */
-    const int32_t *cache_pos; /* [cache.capacity] halo position of the node in each slot, -1 =
-                                 empty */
 } halo_policy_ctx;
 
 /* What partition(g) sees. */

@@ -944,8 +944,8 @@ static void cache_pos_is_a_read_only_view_of_the_callers_map(void **state)
                                        .hits = hits,
                                        .last_hit = last,
                                        .inserted = ins,
-                                       .score = sscore};
-    c.cache_pos = pos;
+                                       .score = sscore,
+                                       .pos = pos};
     if (halo_policy_epoch_end(p, &c) != 0) {
         fail_msg("epoch_end with ctx.cache.pos: %s", halo_errmsg());
     }
@@ -953,7 +953,7 @@ static void cache_pos_is_a_read_only_view_of_the_callers_map(void **state)
     pos[1] = 3;                  /* the view shows C memory: the hook's check now fails */
     assert_int_equal(halo_policy_epoch_end(p, &c), HALO_ELUA);
     c.rank = 1;
-    c.cache_pos = NULL;
+    c.cache.pos = NULL;
     if (halo_policy_epoch_end(p, &c) != 0) {
         fail_msg("epoch_end without ctx.cache.pos: %s", halo_errmsg());
     }

@@ -47,8 +47,19 @@ static void fill(halo_policy_ctx *c)
     c->step = 57;
     c->graph.nodes = 6;
     c->part.parts = 4;
-    c->halo = (halo_policy_halo_view){6, halo_ids, halo_deg, halo_owner, halo_misses, halo_score};
-    c->cache = (halo_policy_cache_view){4, 2, slot_id, slot_hits, slot_last, slot_ins, slot_score};
+    c->halo = (halo_policy_halo_view){.n = 6,
+                                      .ids = halo_ids,
+                                      .deg = halo_deg,
+                                      .owner = halo_owner,
+                                      .misses = halo_misses,
+                                      .score = halo_score};
+    c->cache = (halo_policy_cache_view){.capacity = 4,
+                                        .used = 2,
+                                        .id = slot_id,
+                                        .hits = slot_hits,
+                                        .last_hit = slot_last,
+                                        .inserted = slot_ins,
+                                        .score = slot_score};
     c->last_batch.cache_hits = 11;
     c->last_epoch.loss = 0.5;
 }

@@ -147,7 +147,8 @@ static void run_case(double f, double alpha, int delta, int64_t *evictions)
     halo_policy_ctx c;
     memset(&c, 0, sizeof c);
     c.ranks = 2;
-    c.halo = (halo_policy_halo_view){NH, ids, deg, owner, misses, hscore};
+    c.halo = (halo_policy_halo_view){
+        .n = NH, .ids = ids, .deg = deg, .owner = owner, .misses = misses, .score = hscore};
     int32_t init[NH] = {0};
     halo_policy_cache_plan plan = {.ids = init};
     assert_int_equal(halo_policy_cache_init(pol, &c, &plan), 0);
@@ -170,7 +171,13 @@ static void run_case(double f, double alpha, int delta, int64_t *evictions)
         where[pos] = (int32_t)s;
         se[s] = plan.score;
     }
-    c.cache = (halo_policy_cache_view){cap, cap, slot_id, zeros, zeros, zeros, se};
+    c.cache = (halo_policy_cache_view){.capacity = cap,
+                                       .used = cap,
+                                       .id = slot_id,
+                                       .hits = zeros,
+                                       .last_hit = zeros,
+                                       .inserted = zeros,
+                                       .score = se};
     for (int v = 0; v < NH; v++) {
         assert_true(hscore[v] == r.sn[v]);
     }
