@@ -82,7 +82,7 @@ static void lookup_cost(const halo_trace *t, bool copy, double *ns, double *rate
                           .halo_ids = tr->halo_ids,
                           .halo_deg = tr->halo_deg,
                           .feat_dim = dim};
-    if (halo_cache_open(&co, &c) != 0) {
+    if (halo_cache_open(&co, NULL, &c) != 0) {
         fprintf(stderr, "bench_cache: %s\n", halo_errmsg());
         exit(1);
     }

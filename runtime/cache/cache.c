@@ -279,12 +279,7 @@ static int32_t *copy_i32(const int32_t *a, int64_t n)
     return b;
 }
 
-int halo_cache_open(const halo_cache_opts *o, halo_cache **out)
-{
-    return halo_cache_open2(o, NULL, out);
-}
-
-int halo_cache_open2(const halo_cache_opts *o, halo_cache_future *future, halo_cache **out)
+int halo_cache_open(const halo_cache_opts *o, halo_cache_future *future, halo_cache **out)
 {
     *out = NULL;
     if (o->num_halo < 0 || o->num_halo > INT32_MAX || (o->num_halo > 0 && o->halo_ids == NULL) ||

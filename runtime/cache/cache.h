@@ -95,27 +95,27 @@ typedef struct halo_cache_batch {
 
 typedef struct halo_cache halo_cache;
 
+/* The look-ahead for next-use hints (Belady): the rank's accesses of every future lookup, step
+ * by step, from a pre-sampled epoch (sampling is deterministic, invariant 1). Build it, give it
+ * to halo_cache_open, which takes ownership. Step k of the future is the k-th lookup. */
+typedef struct halo_cache_future halo_cache_future;
+
 /* Opens a cache for one rank and runs the policy's cache_init (no policy or no hook: capacity
  * 0). The initial contents are then pulled by the caller in one bulk pull:
  *   halo_cache_init_ids(c, &ids) -> n; pull rows[n * feat_dim]; halo_cache_init_fill(c, rows).
- * When the policy declares params.hint ("next_use" or "vip"), the mechanism fills the policy's
- * score arrays with that information before each hook (a look-ahead must then be given with
- * halo_cache_future_* and halo_cache_open2; "vip" needs opts.vip, see halo_cache_vip). */
-int halo_cache_open(const halo_cache_opts *o, halo_cache **out);
+ * future is the look-ahead or NULL; the cache owns it from here on, also on failure. When the
+ * policy declares params.hint ("next_use" or "vip"), the mechanism fills the policy's score
+ * arrays with that information before each hook (a look-ahead must then be given, built with
+ * halo_cache_future_*; "vip" needs opts.vip, see halo_cache_vip). */
+int halo_cache_open(const halo_cache_opts *o, halo_cache_future *future, halo_cache **out);
 void halo_cache_close(halo_cache *c);
 
-/* The look-ahead for next-use hints (Belady): the rank's accesses of every future lookup, step
- * by step, from a pre-sampled epoch (sampling is deterministic, invariant 1). Build it, give it
- * to halo_cache_open2, which takes ownership. Step k of the future is the k-th lookup. */
-typedef struct halo_cache_future halo_cache_future;
 halo_cache_future *halo_cache_future_new(void);
 /* Appends one step: the remote input ids of that batch (any order; ids outside the halo set and
  * repeats are ignored when the cache resolves them). */
 void halo_cache_future_add(halo_cache_future *f, const int32_t *ids, int64_t n);
 int64_t halo_cache_future_steps(const halo_cache_future *f);
 void halo_cache_future_free(halo_cache_future *f);
-/* halo_cache_open with a look-ahead (owned by the cache from here on, also on failure). */
-int halo_cache_open2(const halo_cache_opts *o, halo_cache_future *future, halo_cache **out);
 
 /* The initial contents the policy chose (halo ids, slot i gets ids[i]); returns their count. */
 int64_t halo_cache_init_ids(const halo_cache *c, const int32_t **ids);

@@ -435,7 +435,7 @@ static int replay_rank(const halo_trace *t, int r, const halo_policy_opts *popts
         .graph = {.nodes = t->nodes, .feat_dim = t->feat_dim},
         .part = {.parts = t->ranks, .id = r},
     };
-    HALO_TRY(halo_cache_open2(&co, fut, &c));
+    HALO_TRY(halo_cache_open(&co, fut, &c));
     int epoch = -1;
     for (int64_t k = 0; k < tr->batches; k++) {
         halo_trace_batch b;

@@ -1117,7 +1117,7 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
             .graph = pctx->graph,
             .part = pctx->part,
         };
-        rc = halo_cache_open2(&co, fut, &t->cache);
+        rc = halo_cache_open(&co, fut, &t->cache);
         fut = NULL; /* the cache owns it */
     }
 fail:

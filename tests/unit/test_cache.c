@@ -137,7 +137,7 @@ static void run_policy(const ttrace *t, const char *name, const char *const *set
                           .batches = t->nb,
                           .epochs = 1};
     halo_cache *c = NULL;
-    rc = halo_cache_open2(&co, f, &c);
+    rc = halo_cache_open(&co, f, &c);
     if (rc != 0) {
         fail_msg("cache open %s: %s", name, halo_errmsg());
     }
