@@ -25,6 +25,8 @@ static const cli_command commands[] = {
     {"partition", halo_cmd_partition, "partition a graph (metis, multilevel, random, stream)"},
     {"sample", halo_cmd_sample, "distributed sampling and feature pulls under mpirun (counts)"},
     {"train", halo_cmd_train, "train GraphSAGE on a partition under mpirun (one rank per part)"},
+    {"sim", halo_cmd_sim, "simulate a training run on a cluster profile (any size, one process)"},
+    {"calibrate", halo_cmd_calibrate, "measure this machine and write a cluster profile"},
     {"timeline", halo_cmd_timeline, "draw a --timeline file as a Gantt chart (gnuplot PNG)"},
     {"trace", halo_cmd_trace, "record an access trace; replay it through cache policies"},
     {"policy", halo_cmd_policy, "check a policy file or print the policy API"},

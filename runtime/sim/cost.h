@@ -1,0 +1,98 @@
+/* The simulator's time model: turns the counted work of every simulated rank and batch (what
+ * the runtime's sampler, cache and pulls would do, counted by sim/replay) into stage times on a
+ * discrete-event timeline, for a cluster profile (sim/profile.h). Plain C: no MPI, no Lua.
+ *
+ * The runtime's schedule that it models (runtime/train, runtime/pipe):
+ *   per batch b, on every rank:  sample(b) -> fetch(b) -> [copy(b), GPU only] -> compute(b)
+ *                                -> allreduce(b)
+ *   sample(b): layers from the output layer down (l = L-1 .. 0); each layer is two batched
+ *     exchanges (requests to the owners of remote frontier nodes, then replies), each starting
+ *     with an all-to-all of counts, so all ranks take part in every exchange of every batch;
+ *     local frontier nodes are sampled while the requests travel, the owner samples the nodes
+ *     asked of it when they arrive.
+ *   fetch(b): cache lookup of the remote input ids, the policy's cache_batch hook, then one
+ *     request exchange (4-byte ids per row asked) and one rows exchange (row_bytes per row);
+ *     local rows are copied while the replies travel; the owner gathers the rows it serves.
+ *   compute(b): forward + backward of GraphSAGE on the blocks, Adam after the allreduce.
+ *   allreduce(b): one ring allreduce of the gradients (+1 float); it ends with the slowest
+ *     rank, so every step ends with the slowest rank.
+ *   depth k = 0: the stages run one after the other on the trainer's thread. depth k >= 1:
+ *     sample runs on `sampler_threads` threads (batch b on thread b % T), fetch on one thread,
+ *     both up to k batches ahead of the compute (k + 1 batch slots in flight); a batch's stage
+ *     starts when its predecessor stage of that batch is done, its thread is free, and a slot
+ *     is free. The stages of one batch are collective: a batch's exchange completes on all
+ *     ranks together.
+ *   CPU contention: the threads of the trainers of one machine share its `cores`.
+ *   Links: ranks of one machine talk at shm rates; between machines flows share the NICs
+ *     (max-min fair); with netem set every exchange lasts at least its netem delay.
+ */
+#ifndef HALO_SIM_COST_H
+#define HALO_SIM_COST_H
+
+#include "pipe/pipe.h"
+#include "sample/block.h"
+#include "sim/profile.h"
+#include "train/metrics.h"
+
+#include <stdint.h>
+
+/* The work of one rank in one batch, as counted by the replay (exact, not modelled). Arrays of
+ * P = ranks entries are indexed by peer rank; the entry of the rank itself is 0. */
+typedef struct halo_sim_work {
+    int32_t seeds;                         /* this rank's seeds in the batch */
+    int layers;                            /* L */
+    /* blocks, input layer first (the model's sizes) */
+    int64_t num_dst[HALO_MAX_LAYERS];      /* destinations of block l */
+    int64_t num_src[HALO_MAX_LAYERS];      /* sources of block l */
+    int64_t num_edges[HALO_MAX_LAYERS];    /* sampled edges of block l */
+    /* sampling of layer l (the frontier of layer l = destinations of block l) */
+    int64_t local_nodes[HALO_MAX_LAYERS];  /* frontier nodes this rank sampled in place */
+    int64_t local_edges[HALO_MAX_LAYERS];  /* edges drawn for them */
+    int64_t served_nodes[HALO_MAX_LAYERS]; /* nodes this rank sampled for peers' requests */
+    int64_t served_edges[HALO_MAX_LAYERS]; /* edges drawn for them */
+    const int64_t *sample_req;  /* [L * P] request bytes this rank sends to peer p in layer l
+                                   (at [l * P + p]); the owner receives them */
+    const int64_t *sample_rep;  /* [L * P] reply bytes peer p sends to this rank in layer l */
+    /* feature fetch */
+    int64_t input_nodes;        /* input nodes (sources of block 0) */
+    int64_t local_rows;         /* rows copied from this rank's own part */
+    int64_t lookups;            /* remote ids looked up in the cache (0 without a cache) */
+    int64_t hits;               /* rows copied from the cache */
+    int64_t hook_calls;         /* cache_batch calls (0 or 1) */
+    const int64_t *pull_rows;   /* [P] rows fetched from peer p (misses + prefetched rows);
+                                   request bytes are 4 per row, reply bytes row_bytes per row */
+    int64_t served_rows;        /* rows this rank gathered and sent to peers */
+    int64_t row_bytes;          /* bytes of one feature row */
+} halo_sim_work;
+
+/* What the model needs besides the profile. */
+typedef struct halo_sim_cost_opts {
+    const halo_sim_profile *profile; /* the cluster (not owned); machines x trainers == ranks */
+    int ranks;                       /* simulated ranks; rank r runs on machine r / trainers */
+    int depth;                       /* pipeline depth (0 = synchronous) */
+    int sampler_threads;             /* sampling threads when depth > 0 (>= 1) */
+    int in_dim;                      /* feature width */
+    int hidden;                      /* hidden width */
+    int classes;                     /* output width */
+    int64_t grad_floats;             /* floats in the gradient allreduce */
+    halo_timeline *timeline;         /* if not NULL, every stage interval is appended */
+} halo_sim_cost_opts;
+
+typedef struct halo_sim_cost halo_sim_cost;
+
+int halo_sim_cost_new(const halo_sim_cost_opts *o, halo_sim_cost **out);
+void halo_sim_cost_free(halo_sim_cost *c);
+
+/* Starts an epoch (the pipeline is empty at an epoch's start, as in the runtime). */
+void halo_sim_cost_epoch_begin(halo_sim_cost *c, int epoch);
+/* Adds batch b of the epoch: w[P], every rank's work in that batch (batches in order, 0..). */
+int halo_sim_cost_batch(halo_sim_cost *c, int64_t batch, const halo_sim_work *w);
+/* Ends the epoch: out[P] gets each rank's times (time_s, sample_s, fetch_s, copy_s, compute_s,
+ * allreduce_s, wait_s, with the runtime's meaning: stage sums, wait = time the trainer waited
+ * for the pipeline, allreduce includes waiting for the slowest rank). Counts are not touched. */
+void halo_sim_cost_epoch_end(halo_sim_cost *c, halo_epoch_stats *out);
+
+/* GraphSAGE flops of one training step (forward + backward) on blocks of these sizes. */
+double halo_sim_cost_flops(const halo_sim_work *w, int in_dim, int hidden, int classes);
+
+#endif

@@ -1,0 +1,68 @@
+/* Cluster profiles of the simulator: machines, trainers per machine, cores, links and device
+ * rates, read from a Lua file (experiments/clusters/NAME.lua) or written by `halo calibrate`.
+ * Every rate is in base SI units here (seconds, bytes per second, flop per second); the file
+ * may use the units documented in docs/sim.md. No MPI, no Lua (the file is evaluated by
+ * policy/'s sandboxed data loader). */
+#ifndef HALO_SIM_PROFILE_H
+#define HALO_SIM_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Where a trainer computes. */
+enum { HALO_SIM_DEVICE_CPU = 0, HALO_SIM_DEVICE_GPU = 1 };
+
+/* One machine kind and how many of them; every field > 0 unless said otherwise. */
+typedef struct halo_sim_profile {
+    char name[64];             /* profile name (file's `name`, else its base name) */
+    char source[256];          /* file it came from ("" when built in code) */
+    /* the cluster */
+    int machines;              /* machines */
+    int trainers;              /* trainers (ranks, GPUs when device is GPU) per machine */
+    int cores;                 /* CPU cores per machine, shared by its trainers' threads */
+    /* CPU work, per core (one thread runs at this rate when it has a core to itself) */
+    double sample_edge_s;      /* seconds per sampled edge (draw + write) */
+    double sample_node_s;      /* seconds per frontier node sampled (row lookup, offsets) */
+    double block_node_s;       /* seconds per source node when building a block (dedup hash) */
+    double gather_bw;          /* bytes/s of a gather of random feature rows (local copy) */
+    double memcpy_bw;          /* bytes/s of a sequential copy */
+    double lookup_node_s;      /* seconds per remote id looked up in the cache */
+    double hook_s;             /* seconds per policy hook call (cache_batch), fixed part */
+    /* links */
+    double shm_lat_s;          /* one message between ranks of one machine, latency */
+    double shm_bw;             /* bytes/s between ranks of one machine (per flow) */
+    double net_lat_s;          /* one message between machines, latency */
+    int nics;                  /* NICs per machine (trainers share them evenly) */
+    double nic_bw;             /* bytes/s of one NIC, each direction */
+    double msg_overhead_s;     /* CPU seconds per message sent or received (software cost) */
+    /* emulated network (halo train --netem): every exchange between ranks lasts at least
+       lat + max(bytes sent, bytes received) / bw from its start, as the runtime enforces */
+    double netem_lat_s;        /* 0: off */
+    double netem_bw;           /* bytes/s, 0: infinite */
+    /* host-to-device copies (device GPU only) */
+    double pcie_bw_pinned;     /* bytes/s from pinned host memory */
+    double pcie_bw_pageable;   /* bytes/s from pageable host memory */
+    double pcie_lat_s;         /* per copy */
+    bool pinned;               /* the data path stages rows in pinned memory */
+    /* compute */
+    int device;                /* HALO_SIM_DEVICE_* */
+    double gemm_flops;         /* flop/s of the trainer's GEMMs (GPU: one GPU; CPU: one core) */
+    double agg_bw;             /* bytes/s of the sparse aggregation (GPU: one GPU; CPU: core) */
+    double step_overhead_s;    /* fixed seconds per training step (launches, optimiser, loss) */
+    double adam_bw;            /* bytes/s of the optimiser's pass over parameters */
+    /* collectives */
+    double allreduce_lat_s;    /* per ring step, added to the link latency */
+} halo_sim_profile;
+
+/* Loads a profile file: a Lua table (sandboxed). Errors are one line naming the file, the field
+ * and what is wrong (unknown field, wrong type, a zero or negative rate), HALO_EINPUT. */
+int halo_sim_profile_load(const char *path, halo_sim_profile *out);
+
+/* Checks every field (the same checks as load; `where` names the source in messages). */
+int halo_sim_profile_check(const halo_sim_profile *p, const char *where);
+
+/* Writes p as a profile file (Lua), atomically; `comment` goes at the top (may be NULL).
+ * halo_sim_profile_load reads it back to the same values. */
+int halo_sim_profile_write(const char *path, const halo_sim_profile *p, const char *comment);
+
+#endif
