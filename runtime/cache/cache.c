@@ -657,37 +657,6 @@ int halo_cache_admit(halo_cache *c, const float *rows, const float *extra_rows)
     return 0;
 }
 
-/* ---- adapters for the store's two-phase pull ---- */
-
-int halo_cache_lookup_pull(halo_cache *c, const halo_cache_batch *b, halo_pull *p, float *rows)
-{
-    return halo_cache_lookup(c, b, p->num_remote, p->remote_id, p->remote_pos, rows, p->skip);
-}
-
-int halo_cache_decide_pull(halo_cache *c, const halo_store *st, halo_pull *p)
-{
-    const int32_t *extra;
-    int64_t n_extra;
-    HALO_CHECK(halo_cache_decide(c, &extra, &n_extra));
-    if (n_extra > 0) {
-        HALO_CHECK(halo_pull_add_extra(p, st, extra, n_extra));
-    }
-    return 0;
-}
-
-int halo_cache_admit_pull(halo_cache *c, const halo_pull *p, const float *rows)
-{
-    /* this cache's extras are the last n_extra of the pull's extras */
-    const float *er = NULL;
-    if (c->n_extra > 0) {
-        if (p->num_extra < c->n_extra) {
-            return halo_errorf(HALO_ESTATE, "cache: the pull lost the cache's extra ids");
-        }
-        er = p->extra_rows + (p->num_extra - c->n_extra) * c->dim;
-    }
-    return halo_cache_admit(c, rows, er);
-}
-
 /* ---- context, statistics, accessors ---- */
 
 halo_policy_ctx *halo_cache_ctx(halo_cache *c)

@@ -6,13 +6,18 @@
  * on plain arrays (no MPI), so the trainer, `halo trace replay` and the simulator share it
  * (invariant 3).
  *
- * One training batch (the trainer's side; see docs/cache.md for the exact code):
+ * One training batch (the trainer's side, runtime/train; the simulator makes the same calls
+ * without rows; see docs/cache.md):
  *   halo_store_pull_plan(st, ids, n, &pull);              which inputs are remote
- *   halo_cache_lookup_pull(c, &bi, &pull, rows);         hits: rows copied, pull.skip[i] = 1
- *   halo_cache_decide_pull(c, st, &pull);                policy's cache_batch; admitted ids that
- *                                                        are not this batch's misses become extras
+ *   halo_cache_lookup(c, &bi, pull.num_remote, pull.remote_id, pull.remote_pos, rows, pull.skip);
+ *                                                        hits: rows copied, skip[i] = 1
+ *   halo_cache_decide(c, &extra, &n_extra);              policy's cache_batch; admitted ids that
+ *                                                        are not this batch's misses: extras
+ *   halo_pull_add_extra(&pull, st, extra, n_extra);
  *   halo_store_pull_exec(st, &pull, rows);               misses + extras in one request per peer
- *   halo_cache_admit_pull(c, &pull, rows);               admitted rows copied into their slots
+ *   halo_cache_admit(c, rows, extra_rows);               admitted rows copied into their slots
+ *
+ * This module depends on core/ and policy/ only (no store, no MPI).
  *
  * Rows: every row the cache holds is a byte copy of a row the store returned (a miss of this
  * batch, or an extra / initial row fetched for it); a hit copies that row back unchanged. The
@@ -25,7 +30,6 @@
 #define HALO_CACHE_H
 
 #include "policy/policy.h"
-#include "store/store.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -137,11 +141,6 @@ int halo_cache_decide(halo_cache *c, const int32_t **extra, int64_t *n_extra);
  * row_pos[i] * feat_dim (the arrays given to lookup), extras from extra_rows (n_extra rows in
  * the order decide returned). NULL rows when the cache keeps no rows. */
 int halo_cache_admit(halo_cache *c, const float *rows, const float *extra_rows);
-
-/* Adapters for the store's two-phase pull (the trainer's calls). */
-int halo_cache_lookup_pull(halo_cache *c, const halo_cache_batch *b, halo_pull *p, float *rows);
-int halo_cache_decide_pull(halo_cache *c, const halo_store *st, halo_pull *p);
-int halo_cache_admit_pull(halo_cache *c, const halo_pull *p, const float *rows);
 
 /* The context the hooks see (the caller may fill last_batch, last_epoch before decide). */
 halo_policy_ctx *halo_cache_ctx(halo_cache *c);

@@ -122,26 +122,27 @@ int halo_trace_put_batch(halo_trace_writer *w, int rank, int epoch, int64_t batc
     return put_padded(w, flags, n);
 }
 
-int halo_trace_put_pull(halo_trace_writer *w, int rank, int epoch, int64_t batch,
-                        const halo_pull *p, const halo_cache *c)
+int halo_trace_put_lookup(halo_trace_writer *w, int rank, int epoch, int64_t batch, int64_t n,
+                          const int32_t *ids, int64_t nr, const int32_t *remote_id,
+                          const int64_t *remote_pos, const uint8_t *served, const halo_cache *c)
 {
-    if (p->n > w->flags_cap) {
+    if (n > w->flags_cap) {
         halo_free(w->flags);
-        w->flags_cap = p->n + p->n / 2 + 64;
+        w->flags_cap = n + n / 2 + 64;
         w->flags = HALO_ALLOC(uint8_t, w->flags_cap);
     }
-    memset(w->flags, 0, (size_t)p->n);
-    for (int64_t k = 0; k < p->num_remote; k++) {
+    memset(w->flags, 0, (size_t)n);
+    for (int64_t k = 0; k < nr; k++) {
         uint8_t f = HALO_TRACE_F_REMOTE;
-        if (c != NULL && halo_cache_halo_pos(c, p->remote_id[k]) >= 0) {
+        if (c != NULL && halo_cache_halo_pos(c, remote_id[k]) >= 0) {
             f |= HALO_TRACE_F_HALO;
         }
-        if (p->skip != NULL && p->skip[k]) {
+        if (served != NULL && served[k]) {
             f |= HALO_TRACE_F_HIT;
         }
-        w->flags[p->remote_pos[k]] = f;
+        w->flags[remote_pos[k]] = f;
     }
-    return halo_trace_put_batch(w, rank, epoch, batch, p->n, p->ids, w->flags);
+    return halo_trace_put_batch(w, rank, epoch, batch, n, ids, w->flags);
 }
 
 int halo_trace_close(halo_trace_writer *w)

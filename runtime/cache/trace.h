@@ -18,7 +18,6 @@
 
 #include "cache/cache.h"
 #include "policy/policy.h"
-#include "store/store.h"
 
 #include <stdint.h>
 
@@ -45,10 +44,12 @@ int halo_trace_put_halo(halo_trace_writer *w, int rank, int64_t n, const int32_t
 /* One batch: its n input ids and their flags. */
 int halo_trace_put_batch(halo_trace_writer *w, int rank, int epoch, int64_t batch, int64_t n,
                          const int32_t *ids, const uint8_t *flags);
-/* One batch from a pull plan after the cache lookup (remote from the plan, halo from the
- * cache's halo set, hit from p->skip); c may be NULL (no halo flags). */
-int halo_trace_put_pull(halo_trace_writer *w, int rank, int epoch, int64_t batch,
-                        const halo_pull *p, const halo_cache *c);
+/* One batch after the cache lookup: its n input ids, of which nr are remote (remote_id[k] at
+ * position remote_pos[k] of ids), served[k] = 1 for a cache hit (served may be NULL); halo
+ * flags from the cache's halo set (c may be NULL: no halo flags). */
+int halo_trace_put_lookup(halo_trace_writer *w, int rank, int epoch, int64_t batch, int64_t n,
+                          const int32_t *ids, int64_t nr, const int32_t *remote_id,
+                          const int64_t *remote_pos, const uint8_t *served, const halo_cache *c);
 /* Flushes, fsyncs and renames into place. */
 int halo_trace_close(halo_trace_writer *w);
 /* Drops a trace being written (error path). */

@@ -52,7 +52,8 @@ void halo_metrics_epoch_json(halo_sb *out, const char *mode, const char *policy,
         {"batches", s->batches},           {"sampled_edges", s->sampled_edges},
         {"input_nodes", s->input_nodes},   {"remote_nodes", s->remote_nodes},
         {"cache_hits", s->cache_hits},     {"cache_misses", s->cache_misses},
-        {"bytes_remote", s->bytes_remote},
+        {"bytes_remote", s->bytes_remote}, {"bytes_sent", s->bytes_sent},
+        {"messages", s->messages},
     };
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
         halo_jw_key(&w, counts[i].k);

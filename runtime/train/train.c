@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "core/sort.h"
 #include "core/timer.h"
+#include "order/order.h"
 #include "pipe/pipe.h"
 #include "policy/policy.h"
 #include "train/checkpoint.h"
@@ -236,60 +237,29 @@ int32_t halo_train_seed_label(const train_ctx *t, int32_t gid)
 
 /* ---------------------------------------------------------------- epoch order */
 
-/* A training seed in the epoch's order: its shuffle key, input-graph id, global id, holder. */
-typedef struct seed_key {
-    uint64_t key; /* halo_hash5(seed, SHUFFLE, epoch, orig id) */
-    int64_t orig; /* input-graph id (tie break) */
-    int32_t gid;  /* global (partition) id */
-    int32_t rank; /* rank that holds it as a training seed */
-} seed_key;
-
-static int cmp_seed_key(const void *a, const void *b)
-{
-    const seed_key *x = a, *y = b;
-    if (x->key != y->key) {
-        return x->key < y->key ? -1 : 1;
-    }
-    return (x->orig > y->orig) - (x->orig < y->orig);
-}
-
-/* Epoch order: sorting by a hash of (seed, epoch, input-graph id) is a uniform shuffle that does
- * not depend on how the graph was partitioned or numbered. Local batching sorts this rank's
- * seeds; global batching sorts everybody's (orig ids gathered once in all_orig) and keeps this
+/* Epoch order (runtime/order, shared with the simulator): local batching orders this rank's
+ * seeds; global batching orders everybody's (orig ids gathered once in all_orig) and keeps this
  * rank's seeds of each global batch. Fills order[nt] and boff[nb+1] (batch b = order[boff[b] ..
- * boff[b+1])). */
-static void epoch_order(const train_ctx *t, int epoch, const int64_t *all_orig, seed_key *keys,
-                        int64_t nb, int32_t *order, int64_t *boff)
+ * boff[b+1])). keys is scratch of nt (local) or ranks * nt (global) entries. */
+static void epoch_order(const train_ctx *t, int epoch, const int64_t *all_orig,
+                        halo_order_key *keys, int32_t *order, int64_t *boff)
 {
     const halo_part *pt = t->st->part;
     const int64_t *orig = (const int64_t *)t->st->orig_map.data;
-    int64_t nt = pt->num_train, B = t->o->batch;
-    uint64_t seed = t->o->seed;
-    int64_t total = t->o->batching == HALO_TRAIN_BATCH_GLOBAL ? nt * t->ranks : nt;
-    for (int64_t i = 0; i < total; i++) {
-        seed_key *k = &keys[i];
-        if (t->o->batching == HALO_TRAIN_BATCH_GLOBAL) {
-            k->orig = all_orig[i];
-            k->rank = (int32_t)(i / (nt > 0 ? nt : 1));
-            k->gid = k->rank == t->rank ? pt->train[i - (int64_t)t->rank * nt] : -1;
-        } else {
-            k->gid = pt->train[i];
-            k->orig = orig[k->gid];
-            k->rank = t->rank;
+    int64_t nt = pt->num_train;
+    if (t->o->batching == HALO_TRAIN_BATCH_GLOBAL) {
+        int32_t *gid = HALO_ALLOC(int32_t, nt * t->ranks > 0 ? nt * t->ranks : 1);
+        memcpy(gid + (int64_t)t->rank * nt, pt->train, (size_t)nt * sizeof *gid);
+        halo_order_global(t->o->seed, epoch, t->ranks, nt, gid, all_orig, t->o->batch, t->rank,
+                          t->rank + 1, keys, order, boff);
+        halo_free(gid);
+    } else {
+        int64_t *torig = HALO_ALLOC(int64_t, nt > 0 ? nt : 1);
+        for (int64_t i = 0; i < nt; i++) {
+            torig[i] = orig[pt->train[i]];
         }
-        k->key = halo_hash5(seed, HALO_RNG_SHUFFLE, (uint64_t)epoch, (uint64_t)k->orig, 0);
-    }
-    qsort(keys, (size_t)total, sizeof *keys, cmp_seed_key);
-    memset(boff, 0, (size_t)(nb + 1) * sizeof *boff);
-    int64_t j = 0;
-    for (int64_t i = 0; i < total; i++) {
-        if (keys[i].rank == t->rank) {
-            order[j++] = keys[i].gid;
-            boff[i / B + 1]++;
-        }
-    }
-    for (int64_t b = 0; b < nb; b++) {
-        boff[b + 1] += boff[b];
+        halo_order_local(t->o->seed, epoch, nt, pt->train, torig, t->o->batch, keys, order, boff);
+        halo_free(torig);
     }
 }
 
@@ -341,6 +311,8 @@ typedef struct batch_slot {
     int64_t hits;       /* halo input nodes served by the cache */
     int64_t misses;     /* halo input nodes pulled */
     int64_t bytes;      /* bytes received by the sample and fetch stages for this batch */
+    int64_t sent;       /* bytes they sent */
+    int64_t messages;   /* messages they sent */
 } batch_slot;
 
 /* What the stages of one epoch read (fixed while the pipeline runs). */
@@ -400,7 +372,10 @@ static int stage_sample(void *arg, halo_pipe_item *it)
     for (int32_t i = 0; i < s->mb.num_seeds; i++) {
         s->labels[i] = halo_train_seed_label(t, s->mb.seeds[i]);
     }
-    s->bytes = halo_comm_get_stats(a->st->comm).bytes_recv - c0.bytes_recv;
+    halo_comm_stats c1 = halo_comm_get_stats(a->st->comm);
+    s->bytes = c1.bytes_recv - c0.bytes_recv;
+    s->sent = c1.bytes_sent - c0.bytes_sent;
+    s->messages = c1.messages - c0.messages;
     return 0;
 }
 
@@ -436,30 +411,44 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
     int prc = 0;
     halo_cache_stats h0;
     memset(&h0, 0, sizeof h0);
+    int64_t n_extra = 0;
     if (t->cache != NULL) {
         h0 = *halo_cache_stats_get(t->cache);
         halo_cache_batch cb = {pl->epoch, it->batch, (int64_t)(pl->step0 + (uint64_t)it->batch),
                                s->mb.num_input, s->mb.input};
-        prc = halo_cache_lookup_pull(t->cache, &cb, &s->pull, s->rows);
+        prc = halo_cache_lookup(t->cache, &cb, s->pull.num_remote, s->pull.remote_id,
+                                s->pull.remote_pos, s->rows, s->pull.skip);
     }
     if (t->trace != NULL && prc == 0) {
         /* the access trace (cache/trace.h), written by this thread alone, in batch order */
-        prc = halo_trace_put_pull(t->trace, t->rank, pl->epoch, it->batch, &s->pull, t->cache);
+        prc = halo_trace_put_lookup(t->trace, t->rank, pl->epoch, it->batch, s->pull.n,
+                                    s->pull.ids, s->pull.num_remote, s->pull.remote_id,
+                                    s->pull.remote_pos, s->pull.skip, t->cache);
     }
     if (t->cache != NULL && prc == 0) {
-        prc = halo_cache_decide_pull(t->cache, st, &s->pull);
+        /* the policy's cache_batch: admitted ids that are not this batch's misses are pulled
+         * with them (the extras of the plan are the cache's alone) */
+        const int32_t *extra = NULL;
+        prc = halo_cache_decide(t->cache, &extra, &n_extra);
+        if (prc == 0 && n_extra > 0) {
+            prc = halo_pull_add_extra(&s->pull, st, extra, n_extra);
+        }
     }
     rc = halo_store_pull_exec(st, &s->pull, s->rows);
     if (rc < 0) {
         halo_comm_fail(st->comm, rc);
     }
     if (t->cache != NULL && prc == 0) {
-        prc = halo_cache_admit_pull(t->cache, &s->pull, s->rows);
+        const float *er = n_extra > 0 ? s->pull.extra_rows : NULL;
+        prc = halo_cache_admit(t->cache, s->rows, er);
         const halo_cache_stats *h1 = halo_cache_stats_get(t->cache);
         s->hits = h1->hits - h0.hits;
         s->misses = h1->misses - h0.misses;
     }
-    s->bytes += halo_comm_get_stats(st->comm).bytes_recv - c0.bytes_recv;
+    halo_comm_stats c1 = halo_comm_get_stats(st->comm);
+    s->bytes += c1.bytes_recv - c0.bytes_recv;
+    s->sent += c1.bytes_sent - c0.bytes_sent;
+    s->messages += c1.messages - c0.messages;
     return prc;
 }
 
@@ -521,6 +510,8 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     acc->s.cache_hits += s->hits;
     acc->s.cache_misses += s->misses;
     acc->s.bytes_remote += s->bytes;
+    acc->s.bytes_sent += s->sent;
+    acc->s.messages += s->messages;
     acc->loss_sum += (double)ms.loss * n;
     acc->seeds += n;
     acc->correct += ms.correct;
@@ -1032,13 +1023,13 @@ static int presample_future(train_ctx *t, int start_epoch, halo_cache_future *f)
         rc = halo_comm_allgather(t->c, mine, nt * (int64_t)sizeof(int64_t), all_orig);
         halo_free(mine);
     }
-    seed_key *keys = HALO_ALLOC(seed_key, total > 0 ? total : 1);
+    halo_order_key *keys = HALO_ALLOC(halo_order_key, total > 0 ? total : 1);
     int32_t *order = HALO_ALLOC(int32_t, nt > 0 ? nt : 1);
     int64_t *boff = HALO_ALLOC(int64_t, nb + 1);
     int32_t *rid = NULL;
     int64_t cap = 0;
     for (int ep = start_epoch; rc == 0 && ep < t->o->epochs; ep++) {
-        epoch_order(t, ep, all_orig, keys, nb, order, boff);
+        epoch_order(t, ep, all_orig, keys, order, boff);
         for (int64_t b = 0; rc == 0 && b < nb; b++) {
             halo_sample_key k = {t->o->seed, ep, b};
             rc = halo_store_sample(t->st, t->smp, t->fanouts, t->layers, &k, order + boff[b],
@@ -1197,7 +1188,7 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
     memset(&pctx, 0, sizeof pctx);
     halo_metrics *mf = NULL;
     int64_t *all_orig = NULL;
-    seed_key *keys = NULL;
+    halo_order_key *keys = NULL;
     int32_t *order = NULL;
     int64_t *boff = NULL;
     halo_epoch_stats *all_stats = NULL;
@@ -1249,7 +1240,7 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
         halo_free(mine);
         HALO_TRY(rc);
     }
-    keys = HALO_ALLOC(seed_key, total);
+    keys = HALO_ALLOC(halo_order_key, total);
     order = HALO_ALLOC(int32_t, nt);
     boff = HALO_ALLOC(int64_t, nb + 1);
     all_stats = HALO_ALLOC(halo_epoch_stats, t.ranks);
@@ -1304,7 +1295,7 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
             last_depth = depth;
             last_threads = threads;
         }
-        epoch_order(&t, ep, all_orig, keys, nb, order, boff);
+        epoch_order(&t, ep, all_orig, keys, order, boff);
         halo_progress prog;
         bool bar = t.rank == 0 && o->table && isatty(2);
         if (bar) {
