@@ -421,27 +421,6 @@ typedef struct rows_msg {
 
 enum { ROWS_SEND, ROWS_RECV, ROWS_RECV_STAGED };
 
-/* Rows in piece k of a peer's list, rows of rb bytes: pieces grow from HALO_ROWS_PIECE_MIN
- * bytes, doubling, to HALO_ROWS_PIECE_MAX (at least one row), so that the first piece starts
- * moving soon and a large reply takes few messages. Both sides cut the same pieces. */
-static int64_t piece_rows(int k, int64_t rb)
-{
-    int64_t bytes = k < 20 ? (int64_t)HALO_ROWS_PIECE_MIN << k : HALO_ROWS_PIECE_MAX;
-    bytes = bytes < HALO_ROWS_PIECE_MAX ? bytes : HALO_ROWS_PIECE_MAX;
-    int64_t n = bytes / rb;
-    return n > 0 ? n : 1;
-}
-
-/* Pieces of a list of n rows of rb bytes. */
-static int64_t rows_pieces(int64_t n, int64_t rb)
-{
-    int64_t k = 0;
-    for (int64_t done = 0; done < n; k++) {
-        done += piece_rows((int)k, rb);
-    }
-    return k;
-}
-
 /* Whether list entries [a, b) lie back to back in memory. */
 static int rows_adjacent(const int64_t *disp, int64_t a, int64_t b, int64_t rb)
 {
@@ -577,7 +556,7 @@ int halo_comm_rows_recv(halo_comm *c, halo_rows_xchg *x, void *base, const int64
     int P = c->size;
     int64_t rb = row_bytes, n = 0;
     for (int p = 0; p < P; p++) {
-        n += p != c->rank && rb > 0 ? rows_pieces(off[p + 1] - off[p], rb) : 0;
+        n += p != c->rank && rb > 0 ? halo_comm_rows_pieces(off[p + 1] - off[p], rb) : 0;
     }
     rows_reserve(x, n);
     x->rbase = base;
@@ -592,7 +571,7 @@ int halo_comm_rows_recv(halo_comm *c, halo_rows_xchg *x, void *base, const int64
         }
         int k = 0;
         for (int64_t a = off[p], b; a < off[p + 1]; a = b, k++) {
-            int64_t per = piece_rows(k, rb);
+            int64_t per = halo_comm_piece_rows(k, rb);
             b = a + per < off[p + 1] ? a + per : off[p + 1];
             if (rows_adjacent(disp, a, b, rb)) {
                 HALO_CHECK(rows_post(c, x, ROWS_RECV, (char *)base + disp[a], p, a, b,
@@ -619,7 +598,7 @@ int halo_comm_rows_send(halo_comm *c, halo_rows_xchg *x, const void *base, const
     int64_t rb = row_bytes, n = 0;
     int64_t pmax = 0; /* most pieces of one peer */
     for (int p = 0; p < P; p++) {
-        int64_t k = p != c->rank && rb > 0 ? rows_pieces(off[p + 1] - off[p], rb) : 0;
+        int64_t k = p != c->rank && rb > 0 ? halo_comm_rows_pieces(off[p + 1] - off[p], rb) : 0;
         n += k;
         pmax = k > pmax ? k : pmax;
     }
@@ -634,7 +613,7 @@ int halo_comm_rows_send(halo_comm *c, halo_rows_xchg *x, const void *base, const
     int64_t *cur = HALO_NEW(int64_t, P); /* next entry of each peer */
     memcpy(cur, off, (size_t)P * sizeof *cur);
     for (int k = 0; k < pmax; k++) {
-        int64_t per = piece_rows(k, rb);
+        int64_t per = halo_comm_piece_rows(k, rb);
         for (int i = 1; i < P; i++) {
             int p = (c->rank + i) % P;
             int64_t a = cur[p];

@@ -100,6 +100,28 @@ void halo_xchg_free(halo_xchg *x);
 #define HALO_ROWS_PIECE_MIN (64 * 1024)
 #define HALO_ROWS_PIECE_MAX (1024 * 1024)
 
+/* Rows in piece k of a peer's list, rows of rb bytes: pieces grow from HALO_ROWS_PIECE_MIN
+ * bytes, doubling, to HALO_ROWS_PIECE_MAX (at least one row), so that the first piece starts
+ * moving soon and a large reply takes few messages. Both sides cut the same pieces (and the
+ * simulator counts the same messages). */
+static inline int64_t halo_comm_piece_rows(int k, int64_t rb)
+{
+    int64_t bytes = k < 20 ? (int64_t)HALO_ROWS_PIECE_MIN << k : HALO_ROWS_PIECE_MAX;
+    bytes = bytes < HALO_ROWS_PIECE_MAX ? bytes : HALO_ROWS_PIECE_MAX;
+    int64_t n = bytes / rb;
+    return n > 0 ? n : 1;
+}
+
+/* Pieces (messages) of a list of n rows of rb bytes. */
+static inline int64_t halo_comm_rows_pieces(int64_t n, int64_t rb)
+{
+    int64_t k = 0;
+    for (int64_t done = 0; done < n; k++) {
+        done += halo_comm_piece_rows((int)k, rb);
+    }
+    return k;
+}
+
 typedef struct halo_rows_xchg {
     void *req;          /* internal: [msg_cap] MPI requests, one per message */
     void *msg;          /* internal: [msg_cap] what each message carries */

@@ -1,0 +1,966 @@
+/* The simulator's replay: P ranks of a training run in one process, through the runtime's own
+ * epoch order, sampler, cache mechanism and policy hooks, counting every rank's work and traffic
+ * per batch exactly as the runtime's stores and channels would (see runtime/store/store.c and
+ * runtime/comm/comm.c for the wire formats mirrored here). */
+#include "sim/sim.h"
+
+#include "cache/cache.h"
+#include "comm/comm.h" /* halo_comm_rows_pieces only (inline; no MPI) */
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/progress.h"
+#include "order/order.h"
+#include "part/part.h"
+#include "pipe/pipe.h"
+#include "policy/policy.h"
+#include "sample/sample.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Bytes of the header of a sampling request (store.c's req_hdr). */
+#define SIM_REQ_HDR 32
+
+/* A growable scratch array (contents are not kept when it grows). */
+typedef struct sbuf {
+    void *p;     /* data */
+    int64_t cap; /* bytes allocated */
+} sbuf;
+
+static void *sbuf_get(sbuf *b, int64_t bytes)
+{
+    if (bytes > b->cap) {
+        halo_free(b->p);
+        b->cap = bytes + bytes / 2 + 64;
+        b->p = halo_malloc((size_t)b->cap);
+    }
+    return b->p;
+}
+
+/* One simulated rank. */
+typedef struct sim_rank {
+    halo_part *part;                /* its part (mapped) */
+    halo_policy *pol;               /* its own policy state, as each runtime rank has */
+    halo_policy_ctx pctx;           /* the context its hooks see */
+    halo_cache *cache;              /* remote-feature cache (NULL: the policy has none) */
+    int layers;                     /* layers of its fanouts */
+    int fanouts[HALO_MAX_LAYERS];   /* this epoch's fanouts, input layer first */
+    halo_minibatch mb;              /* current batch's blocks */
+    halo_sim_work w;                /* current batch's work */
+    int64_t *sample_req;            /* [L * P] request bytes to each peer per layer */
+    int64_t *sample_rep;            /* [L * P] reply bytes from each peer per layer */
+    int64_t *pull_rows;             /* [P] rows fetched from each peer */
+    int64_t remote;                 /* remote input nodes of the batch */
+    int64_t hits, misses;           /* halo input nodes served by the cache / pulled */
+    halo_epoch_stats acc;           /* this epoch's counts and times */
+    int64_t *train_orig;            /* [num_train] input-graph id of each training seed */
+} sim_rank;
+
+/* The whole simulation. */
+typedef struct sim {
+    const halo_sim_opts *o;    /* options */
+    halo_partinfo *info;       /* range table */
+    int P;                     /* ranks == parts */
+    halo_map orig_map;         /* orig_id.i64 */
+    const int64_t *orig;       /* [nodes] input-graph id of each global id */
+    sim_rank *r;               /* [P] */
+    halo_sim_work *works;      /* [P] copies handed to the time model */
+    halo_sampler *smp;         /* sampler scratch (one thread) */
+    int64_t nt;                /* training seeds per rank */
+    int64_t nb;                /* batches per epoch */
+    int64_t total;             /* seeds ordered per epoch (nt, or nt * P when global) */
+    int64_t row_bytes;         /* bytes of a feature row */
+    halo_order_key *keys;      /* order scratch */
+    int32_t *order;            /* [P * nt] every rank's seeds in epoch order */
+    int64_t *boff;             /* [P * (nb+1)] batch offsets of every rank */
+    int32_t *all_gid;          /* [P * nt] global batching: every rank's seeds */
+    int64_t *all_orig;         /* [P * nt] and their input-graph ids */
+    int32_t *owner;            /* sampling scratch: owner of each frontier node */
+    sbuf grow, gkey, goff, gnbr, moff, mnbr; /* sampling scratch: per-owner groups, merge */
+    sbuf rpos, rid;            /* fetch scratch: remote positions and ids */
+    sbuf served;               /* fetch scratch: cache hit flags */
+    int64_t *cnt, *gstart, *gcur, *nbase; /* [P] (P+1) per-owner counters of one layer */
+    halo_sim_cost *cost;       /* time model (NULL without profile) */
+    halo_timeline tl;          /* --timeline events */
+} sim;
+
+void halo_sim_opts_default(halo_sim_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->epochs = 3;
+    o->batch = 2000;
+    o->hidden = 16;
+    o->seed = 1;
+    o->depth = -1;
+}
+
+/* ---------------------------------------------------------------- sampling */
+
+/* One layer of rank r's distributed sampling (store.c's sample_layer): frontier nodes grouped
+ * by owner, each group drawn from its owner's CSR with the requester's keys, merged back in
+ * frontier order; then the block. Counts the requests and replies per peer and the owners'
+ * work. */
+static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, int fanout,
+                            const int32_t *dst, int32_t num_dst, halo_block *out)
+{
+    int P = S->P;
+    sim_rank *R = &S->r[r];
+    const int64_t *start = S->info->start;
+    S->owner = halo_realloc(S->owner, ((size_t)num_dst + 1) * sizeof *S->owner);
+    memset(S->cnt, 0, (size_t)P * sizeof *S->cnt);
+    for (int32_t i = 0; i < num_dst; i++) {
+        int o = halo_partinfo_owner(S->info, dst[i]);
+        if (o < 0) {
+            return halo_errorf(HALO_EUSAGE, "sim: node %d is not in the graph (%lld nodes)",
+                               dst[i], (long long)S->info->nodes);
+        }
+        S->owner[i] = o;
+        S->cnt[o]++;
+    }
+    S->gstart[0] = 0;
+    for (int p = 0; p < P; p++) {
+        S->gstart[p + 1] = S->gstart[p] + S->cnt[p];
+        S->gcur[p] = S->gstart[p];
+    }
+    int64_t *grow = sbuf_get(&S->grow, (int64_t)num_dst * 8 + 8);
+    int64_t *gkey = sbuf_get(&S->gkey, (int64_t)num_dst * 8 + 8);
+    for (int32_t i = 0; i < num_dst; i++) {
+        int o = S->owner[i];
+        int64_t j = S->gcur[o]++;
+        grow[j] = dst[i] - start[o];
+        gkey[j] = S->orig[dst[i]];
+    }
+    /* offsets of group p at goff + gstart[p] + p (cnt[p] + 1 entries) */
+    int64_t *goff = sbuf_get(&S->goff, ((int64_t)num_dst + P + 1) * 8);
+    int64_t edges = 0;
+    for (int p = 0; p < P; p++) {
+        S->nbase[p] = edges;
+        const halo_part *pt = S->r[p].part;
+        edges += halo_sample_rows_offsets(pt->indptr, grow + S->gstart[p], S->cnt[p], fanout,
+                                          goff + S->gstart[p] + p);
+    }
+    int32_t *gnbr = sbuf_get(&S->gnbr, edges * 4 + 4);
+    for (int p = 0; p < P; p++) {
+        if (S->cnt[p] == 0) {
+            continue;
+        }
+        const halo_part *pt = S->r[p].part;
+        int64_t *off = goff + S->gstart[p] + p;
+        halo_sample_rows(S->smp, pt->indptr, pt->indices, grow + S->gstart[p],
+                         gkey + S->gstart[p], S->cnt[p], fanout, k, layer, off,
+                         gnbr + S->nbase[p]);
+        int64_t e = off[S->cnt[p]];
+        if (p == r) {
+            R->w.local_nodes[layer] += S->cnt[p];
+            R->w.local_edges[layer] += e;
+        } else {
+            S->r[p].w.served_nodes[layer] += S->cnt[p];
+            S->r[p].w.served_edges[layer] += e;
+            R->sample_req[layer * P + p] = SIM_REQ_HDR + 4 * S->cnt[p];
+            R->sample_rep[layer * P + p] = 4 * S->cnt[p] + 4 * e;
+        }
+    }
+    /* merge in frontier order */
+    int64_t *moff = sbuf_get(&S->moff, ((int64_t)num_dst + 1) * 8);
+    int32_t *mnbr = sbuf_get(&S->mnbr, edges * 4 + 4);
+    for (int p = 0; p < P; p++) {
+        S->gcur[p] = 0;
+    }
+    moff[0] = 0;
+    for (int32_t i = 0; i < num_dst; i++) {
+        int o = S->owner[i];
+        const int64_t *off = goff + S->gstart[o] + o;
+        int64_t j = S->gcur[o]++;
+        int64_t c = off[j + 1] - off[j];
+        memcpy(mnbr + moff[i], gnbr + S->nbase[o] + off[j], (size_t)c * 4);
+        moff[i + 1] = moff[i] + c;
+    }
+    return halo_sample_block_build(S->smp, dst, num_dst, moff, mnbr, out);
+}
+
+/* Rank r's blocks of a batch (store.c's halo_store_sample). */
+static int sim_sample(sim *S, int r, const halo_sample_key *k, const int32_t *seeds, int32_t n)
+{
+    sim_rank *R = &S->r[r];
+    halo_sample_free(&R->mb);
+    R->mb.layers = R->layers;
+    const int32_t *dst = seeds;
+    int32_t num_dst = n;
+    for (int l = R->layers - 1; l >= 0; l--) {
+        int rc = sim_sample_layer(S, r, k, l, R->fanouts[l], dst, num_dst, &R->mb.blocks[l]);
+        if (rc < 0) {
+            halo_sample_free(&R->mb);
+            return rc;
+        }
+        dst = R->mb.blocks[l].src_gid;
+        num_dst = R->mb.blocks[l].num_src;
+    }
+    halo_sample_minibatch_finish(&R->mb);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- fetch */
+
+/* Rank r's feature pull of the batch (the trainer's stage_fetch and store.c's pull): remote ids
+ * in input order, the cache lookup and decision, rows counted per owner. */
+static int sim_fetch(sim *S, int r, int epoch, int64_t b, int64_t step)
+{
+    sim_rank *R = &S->r[r];
+    int P = S->P;
+    const halo_minibatch *mb = &R->mb;
+    int64_t lo = S->info->start[r], hi = S->info->start[r + 1];
+    int64_t n = mb->num_input;
+    int64_t *rpos = sbuf_get(&S->rpos, n * 8 + 8);
+    int32_t *rid = sbuf_get(&S->rid, n * 4 + 4);
+    uint8_t *served = sbuf_get(&S->served, n + 1);
+    int64_t nr = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t id = mb->input[i];
+        if (id < lo || id >= hi) {
+            rpos[nr] = i;
+            rid[nr] = id;
+            served[nr] = 0;
+            nr++;
+        }
+    }
+    R->remote = nr;
+    R->hits = 0;
+    R->misses = nr;
+    R->w.input_nodes = n;
+    R->w.local_rows = n - nr;
+    const int32_t *extra = NULL;
+    int64_t n_extra = 0;
+    if (R->cache != NULL) {
+        halo_cache_stats h0 = *halo_cache_stats_get(R->cache);
+        halo_cache_batch cb = {epoch, b, step, n, mb->input};
+        HALO_CHECK(halo_cache_lookup(R->cache, &cb, nr, rid, rpos, NULL, served));
+        HALO_CHECK(halo_cache_decide(R->cache, &extra, &n_extra));
+        for (int64_t e = 0; e < n_extra; e++) {
+            int o = halo_partinfo_owner(S->info, extra[e]);
+            if (o < 0) {
+                return halo_errorf(HALO_EUSAGE, "pull: prefetch id %d is not in the graph",
+                                   extra[e]);
+            }
+            if (o != r) {
+                R->pull_rows[o]++;
+            }
+        }
+        HALO_CHECK(halo_cache_admit(R->cache, NULL, NULL));
+        const halo_cache_stats *h1 = halo_cache_stats_get(R->cache);
+        R->hits = h1->hits - h0.hits;
+        R->misses = h1->misses - h0.misses;
+        R->w.lookups = nr;
+        R->w.hook_calls = halo_policy_hooks(R->pol) & (1u << HALO_POLICY_CACHE_BATCH) ? 1 : 0;
+    }
+    for (int64_t i = 0; i < nr; i++) {
+        if (!served[i]) {
+            R->pull_rows[halo_partinfo_owner(S->info, rid[i])]++;
+        }
+        R->w.hits += served[i];
+    }
+    for (int p = 0; p < P; p++) {
+        S->r[p].w.served_rows += R->pull_rows[p];
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- one batch */
+
+/* Traffic of rank r in the batch, from every rank's per-peer requests (the runtime's channel
+ * counters: payload bytes to and from other ranks, point-to-point messages sent). */
+static void sim_traffic(sim *S, int r, int64_t *recv, int64_t *sent, int64_t *msgs)
+{
+    int P = S->P;
+    sim_rank *R = &S->r[r];
+    int64_t in = 0, out = 0, m = 0;
+    for (int l = 0; l < R->layers; l++) {
+        for (int p = 0; p < P; p++) {
+            int64_t q = R->sample_req[l * P + p];
+            in += R->sample_rep[l * P + p];
+            out += q;
+            m += q > 0;
+        }
+    }
+    for (int p = 0; p < P; p++) {
+        in += S->row_bytes * R->pull_rows[p];
+        out += 4 * R->pull_rows[p];
+        m += R->pull_rows[p] > 0;
+    }
+    for (int q = 0; q < P; q++) {
+        if (q == r) {
+            continue;
+        }
+        const sim_rank *Q = &S->r[q];
+        for (int l = 0; l < Q->layers; l++) {
+            int64_t req = Q->sample_req[l * P + r];
+            in += req;
+            out += Q->sample_rep[l * P + r];
+            m += Q->sample_rep[l * P + r] > 0;
+        }
+        int64_t rows = Q->pull_rows[r];
+        in += 4 * rows;
+        out += S->row_bytes * rows;
+        m += rows > 0 && S->row_bytes > 0 ? halo_comm_rows_pieces(rows, S->row_bytes) : 0;
+    }
+    *recv = in;
+    *sent = out;
+    *msgs = m;
+}
+
+/* Clears every rank's work record for a new batch. */
+static void sim_work_reset(sim *S)
+{
+    int P = S->P;
+    for (int r = 0; r < P; r++) {
+        sim_rank *R = &S->r[r];
+        memset(R->sample_req, 0, (size_t)HALO_MAX_LAYERS * (size_t)P * sizeof(int64_t));
+        memset(R->sample_rep, 0, (size_t)HALO_MAX_LAYERS * (size_t)P * sizeof(int64_t));
+        memset(R->pull_rows, 0, (size_t)P * sizeof(int64_t));
+        memset(&R->w, 0, sizeof R->w);
+        R->w.layers = R->layers;
+        R->w.sample_req = R->sample_req;
+        R->w.sample_rep = R->sample_rep;
+        R->w.pull_rows = R->pull_rows;
+        R->w.row_bytes = S->row_bytes;
+    }
+}
+
+/* Batch b of an epoch on every rank: sample, fetch, count, then the time model. */
+static int sim_batch(sim *S, int epoch, int64_t b, int64_t step)
+{
+    int P = S->P;
+    sim_work_reset(S);
+    for (int r = 0; r < P; r++) {
+        sim_rank *R = &S->r[r];
+        const int64_t *bo = S->boff + (int64_t)r * (S->nb + 1);
+        const int32_t *ord = S->order + (int64_t)r * S->nt;
+        halo_sample_key k = {S->o->seed, epoch, b};
+        int32_t n = (int32_t)(bo[b + 1] - bo[b]);
+        HALO_CHECK(sim_sample(S, r, &k, ord + bo[b], n));
+        R->w.seeds = n;
+    }
+    for (int r = 0; r < P; r++) {
+        HALO_CHECK(sim_fetch(S, r, epoch, b, step));
+    }
+    for (int r = 0; r < P; r++) {
+        sim_rank *R = &S->r[r];
+        const halo_minibatch *mb = &R->mb;
+        for (int l = 0; l < mb->layers; l++) {
+            R->w.num_dst[l] = mb->blocks[l].num_dst;
+            R->w.num_src[l] = mb->blocks[l].num_src;
+            R->w.num_edges[l] = mb->blocks[l].num_edges;
+        }
+        int64_t in, out, msgs;
+        sim_traffic(S, r, &in, &out, &msgs);
+        R->acc.batches++;
+        R->acc.sampled_edges += halo_sample_edges(mb);
+        R->acc.input_nodes += mb->num_input;
+        R->acc.remote_nodes += R->remote;
+        R->acc.cache_hits += R->hits;
+        R->acc.cache_misses += R->misses;
+        R->acc.bytes_remote += in;
+        R->acc.bytes_sent += out;
+        R->acc.messages += msgs;
+        S->works[r] = R->w;
+    }
+    if (S->cost != NULL) {
+        HALO_CHECK(halo_sim_cost_batch(S->cost, b, S->works));
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+/* The policy context of rank r before training (train.c's setup). */
+static void sim_ctx(sim *S, int r)
+{
+    sim_rank *R = &S->r[r];
+    halo_policy_ctx *c = &R->pctx;
+    memset(c, 0, sizeof *c);
+    c->rank = r;
+    c->ranks = S->P;
+    c->epoch = 0;
+    c->epochs = S->o->epochs;
+    c->batch = -1;
+    c->batch_size = (int)S->o->batch;
+    c->graph.nodes = S->info->nodes;
+    c->graph.edges = S->info->edges;
+    c->graph.feat_dim = S->info->feat_dim;
+    c->graph.classes = S->info->classes;
+    c->graph.train_nodes = R->part->num_train * S->P;
+    c->part.parts = S->P;
+    c->part.id = r;
+    c->part.nodes = R->part->nodes;
+    c->part.edges = R->part->edges;
+    c->part.train_nodes = R->part->num_train;
+}
+
+/* Fanouts of rank r for an epoch: --fanouts, else its policy's fanout hook. */
+static int sim_fanouts(sim *S, int r, int *fanouts, int *layers)
+{
+    if (S->o->fanouts != NULL) {
+        int l = halo_sample_parse_fanouts(S->o->fanouts, fanouts, HALO_MAX_LAYERS);
+        if (l < 0) {
+            return halo_error_prefix(l, "--fanouts");
+        }
+        *layers = l;
+        return 0;
+    }
+    return halo_policy_fanout(S->r[r].pol, &S->r[r].pctx, fanouts, HALO_MAX_LAYERS, layers);
+}
+
+/* Every rank's epoch order. */
+static void sim_order(sim *S, int epoch)
+{
+    if (S->o->global_batching) {
+        halo_order_global(S->o->seed, epoch, S->P, S->nt, S->all_gid, S->all_orig, S->o->batch,
+                          0, S->P, S->keys, S->order, S->boff);
+        return;
+    }
+    for (int r = 0; r < S->P; r++) {
+        halo_order_local(S->o->seed, epoch, S->nt, S->r[r].part->train, S->r[r].train_orig,
+                         S->o->batch, S->keys, S->order + (int64_t)r * S->nt,
+                         S->boff + (int64_t)r * (S->nb + 1));
+    }
+}
+
+/* The look-ahead of rank r for next-use hints (train.c's presample_future): every batch of
+ * every epoch sampled with the first epoch's fanouts. Uses the work buffers (reset after). */
+static int sim_presample(sim *S, int r, halo_cache_future *f)
+{
+    sim_rank *R = &S->r[r];
+    int64_t lo = S->info->start[r], hi = S->info->start[r + 1];
+    int32_t *rid = NULL;
+    int64_t cap = 0;
+    for (int ep = 0; ep < S->o->epochs; ep++) {
+        sim_order(S, ep);
+        const int64_t *bo = S->boff + (int64_t)r * (S->nb + 1);
+        const int32_t *ord = S->order + (int64_t)r * S->nt;
+        for (int64_t b = 0; b < S->nb; b++) {
+            sim_work_reset(S);
+            halo_sample_key k = {S->o->seed, ep, b};
+            int rc = sim_sample(S, r, &k, ord + bo[b], (int32_t)(bo[b + 1] - bo[b]));
+            if (rc < 0) {
+                halo_free(rid);
+                return rc;
+            }
+            if (R->mb.num_input > cap) {
+                cap = R->mb.num_input + R->mb.num_input / 2 + 64;
+                halo_free(rid);
+                rid = HALO_ALLOC(int32_t, cap);
+            }
+            int64_t m = 0;
+            for (int32_t i = 0; i < R->mb.num_input; i++) {
+                if (R->mb.input[i] < lo || R->mb.input[i] >= hi) {
+                    rid[m++] = R->mb.input[i];
+                }
+            }
+            halo_cache_future_add(f, rid, m);
+        }
+    }
+    halo_free(rid);
+    return 0;
+}
+
+/* Rank r's cache (train.c's setup_cache), with its initial contents in place. */
+static int sim_cache(sim *S, int r)
+{
+    sim_rank *R = &S->r[r];
+    const halo_part *pt = R->part;
+    if (!(halo_policy_hooks(R->pol) & (1u << HALO_POLICY_CACHE_INIT))) {
+        return 0;
+    }
+    int rc = 0;
+    int hint = halo_cache_policy_hint(R->pol);
+    halo_cache_future *fut = NULL;
+    double *p = NULL, *vip = NULL;
+    int32_t *owner = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
+    for (int64_t h = 0; h < pt->num_halo; h++) {
+        owner[h] = halo_partinfo_owner(S->info, pt->halo[h]);
+    }
+    if (hint == HALO_CACHE_HINT_NEXT_USE) {
+        fut = halo_cache_future_new();
+        HALO_TRY(sim_presample(S, r, fut));
+    }
+    if (hint == HALO_CACHE_HINT_VIP) {
+        p = HALO_ALLOC(double, S->info->nodes + 1);
+        halo_cache_vip(S->info->nodes, pt->start, pt->end, pt->indptr, pt->indices, pt->train,
+                       pt->num_train, (int)S->o->batch, R->fanouts, R->layers, p);
+        vip = HALO_ALLOC(double, pt->num_halo > 0 ? pt->num_halo : 1);
+        for (int64_t h = 0; h < pt->num_halo; h++) {
+            vip[h] = p[pt->halo[h]];
+        }
+    }
+    halo_cache_opts co = {
+        .policy = R->pol,
+        .rank = r,
+        .ranks = S->P,
+        .num_halo = pt->num_halo,
+        .halo_ids = pt->halo,
+        .halo_deg = pt->halo_deg,
+        .halo_owner = owner,
+        .vip = vip,
+        .feat_dim = 0, /* counts only: no rows kept */
+        .row_bytes = S->row_bytes,
+        .epochs = S->o->epochs,
+        .batches = S->nb,
+        .batch_size = (int)S->o->batch,
+        .graph = R->pctx.graph,
+        .part = R->pctx.part,
+    };
+    rc = halo_cache_open(&co, fut, &R->cache);
+    fut = NULL;
+    if (rc == 0) {
+        const int32_t *ids = NULL;
+        if (halo_cache_init_ids(R->cache, &ids) > 0) {
+            rc = halo_cache_init_fill(R->cache, NULL);
+        }
+    }
+fail:
+    halo_cache_future_free(fut);
+    halo_free(vip);
+    halo_free(p);
+    halo_free(owner);
+    return rc;
+}
+
+/* Loads the partition and opens every rank's policy. */
+static int sim_open(sim *S)
+{
+    const halo_sim_opts *o = S->o;
+    HALO_CHECK(halo_partinfo_load(o->pdir, &S->info));
+    S->P = S->info->parts;
+    int P = S->P;
+    char path[4200];
+    HALO_CHECK(halo_path_join(path, sizeof path, o->pdir, "orig_id.i64"));
+    HALO_CHECK(halo_map_file(path, (size_t)S->info->nodes * sizeof(int64_t), &S->orig_map));
+    S->orig = (const int64_t *)S->orig_map.data;
+    S->r = HALO_NEW(sim_rank, P);
+    S->works = HALO_NEW(halo_sim_work, P);
+    S->cnt = HALO_NEW(int64_t, P);
+    S->gstart = HALO_NEW(int64_t, P + 1);
+    S->gcur = HALO_NEW(int64_t, P);
+    S->nbase = HALO_NEW(int64_t, P);
+    S->smp = halo_sampler_new();
+    S->row_bytes = 4 * (int64_t)S->info->feat_dim;
+    for (int r = 0; r < P; r++) {
+        sim_rank *R = &S->r[r];
+        HALO_CHECK(halo_part_load(o->pdir, r, &R->part));
+        if (R->part->start != S->info->start[r] || R->part->end != S->info->start[r + 1]) {
+            return halo_errorf(HALO_EINPUT, "%s/part-%d: range [%lld,%lld) disagrees with "
+                               "partition.json", o->pdir, r, (long long)R->part->start,
+                               (long long)R->part->end);
+        }
+        R->sample_req = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
+        R->sample_rep = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
+        R->pull_rows = HALO_NEW(int64_t, P);
+        halo_policy_opts po = {
+            .path = o->policy, .params = o->sets, .nparams = o->nsets, .rank = r};
+        HALO_CHECK(halo_policy_open(&po, &R->pol));
+    }
+    int64_t lo = S->r[0].part->num_train, hi = lo;
+    for (int r = 1; r < P; r++) {
+        int64_t n = S->r[r].part->num_train;
+        lo = n < lo ? n : lo;
+        hi = n > hi ? n : hi;
+    }
+    if (lo != hi) {
+        return halo_errorf(HALO_EINPUT,
+                           "%s: parts hold different numbers of training seeds (%lld to %lld); "
+                           "every rank must run the same number of batches",
+                           o->pdir, (long long)lo, (long long)hi);
+    }
+    if (hi == 0) {
+        return halo_errorf(HALO_EINPUT, "%s: no training seeds", o->pdir);
+    }
+    S->nt = hi;
+    S->total = o->global_batching ? S->nt * P : S->nt;
+    S->nb = halo_order_batches(S->total, o->batch);
+    S->keys = HALO_ALLOC(halo_order_key, S->total);
+    S->order = HALO_ALLOC(int32_t, S->nt * P);
+    S->boff = HALO_ALLOC(int64_t, (S->nb + 1) * P);
+    for (int r = 0; r < P; r++) {
+        sim_rank *R = &S->r[r];
+        R->train_orig = HALO_ALLOC(int64_t, S->nt);
+        for (int64_t i = 0; i < S->nt; i++) {
+            R->train_orig[i] = S->orig[R->part->train[i]];
+        }
+    }
+    if (o->global_batching) {
+        S->all_gid = HALO_ALLOC(int32_t, S->nt * P);
+        S->all_orig = HALO_ALLOC(int64_t, S->nt * P);
+        for (int r = 0; r < P; r++) {
+            memcpy(S->all_gid + (int64_t)r * S->nt, S->r[r].part->train,
+                   (size_t)S->nt * sizeof(int32_t));
+            memcpy(S->all_orig + (int64_t)r * S->nt, S->r[r].train_orig,
+                   (size_t)S->nt * sizeof(int64_t));
+        }
+    }
+    for (int r = 0; r < P; r++) {
+        sim_ctx(S, r);
+        S->r[r].pctx.batches = S->nb;
+        HALO_CHECK(sim_fanouts(S, r, S->r[r].fanouts, &S->r[r].layers));
+    }
+    for (int r = 0; r < P; r++) {
+        HALO_CHECK(sim_cache(S, r));
+    }
+    return 0;
+}
+
+static void sim_close(sim *S)
+{
+    if (S->r != NULL) {
+        for (int r = 0; r < S->P; r++) {
+            sim_rank *R = &S->r[r];
+            if (R->cache != NULL) {
+                halo_cache_close(R->cache);
+            }
+            if (R->pol != NULL) {
+                halo_policy_close(R->pol);
+            }
+            halo_sample_free(&R->mb);
+            halo_free(R->sample_req);
+            halo_free(R->sample_rep);
+            halo_free(R->pull_rows);
+            halo_free(R->train_orig);
+            halo_part_free(R->part);
+        }
+    }
+    if (S->cost != NULL) {
+        halo_sim_cost_free(S->cost);
+    }
+    halo_timeline_free(&S->tl);
+    sbuf *bufs[] = {&S->grow, &S->gkey, &S->goff, &S->gnbr, &S->moff,
+                    &S->mnbr, &S->rpos, &S->rid,  &S->served};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        halo_free(bufs[i]->p);
+    }
+    if (S->smp != NULL) {
+        halo_sampler_free(S->smp);
+    }
+    halo_free(S->r);
+    halo_free(S->works);
+    halo_free(S->cnt);
+    halo_free(S->gstart);
+    halo_free(S->gcur);
+    halo_free(S->nbase);
+    halo_free(S->owner);
+    halo_free(S->keys);
+    halo_free(S->order);
+    halo_free(S->boff);
+    halo_free(S->all_gid);
+    halo_free(S->all_orig);
+    halo_unmap(&S->orig_map);
+    if (S->info != NULL) {
+        halo_partinfo_free(S->info);
+    }
+}
+
+/* ---------------------------------------------------------------- the run */
+
+/* Depth and sampling threads of an epoch (train.c's epoch_pipeline): --depth, else the largest
+ * any rank's pipeline hook asks for. */
+static int sim_pipeline(sim *S, int *depth, int *threads)
+{
+    int d = 0, th = 1;
+    for (int r = 0; r < S->P; r++) {
+        int dr = 0, tr = 1;
+        HALO_CHECK(halo_policy_pipeline(S->r[r].pol, &S->r[r].pctx, &dr, &tr));
+        d = dr > d ? dr : d;
+        th = tr > th ? tr : th;
+    }
+    if (S->o->depth >= 0) {
+        d = S->o->depth;
+    }
+    if (S->o->sampler_threads > 0) {
+        th = S->o->sampler_threads;
+    }
+    d = d < HALO_PIPE_MAX_DEPTH ? d : HALO_PIPE_MAX_DEPTH;
+    th = th < HALO_PIPE_MAX_THREADS ? th : HALO_PIPE_MAX_THREADS;
+    *depth = d;
+    *threads = d == 0 ? 1 : th > d ? d : th;
+    return 0;
+}
+
+/* Floats of GraphSAGE's gradient allreduce (W = [W_self; W_neigh] and b per layer, plus the
+ * failure flag the trainer appends). */
+static int64_t sim_grad_floats(int layers, int in_dim, int hidden, int classes)
+{
+    int64_t n = 1;
+    for (int l = 0; l < layers; l++) {
+        int64_t in = l == 0 ? in_dim : hidden, out = l == layers - 1 ? classes : hidden;
+        n += 2 * in * out + out;
+    }
+    return n;
+}
+
+/* The metrics record lines of one epoch (every rank), and the eval-free summary at the end. */
+static int sim_write_epoch(halo_metrics *mf, const char *policy, const sim *S)
+{
+    halo_sb sb;
+    halo_sb_init(&sb);
+    int rc = 0;
+    for (int r = 0; rc == 0 && r < S->P; r++) {
+        sb.len = 0;
+        if (sb.buf != NULL) {
+            sb.buf[0] = 0;
+        }
+        halo_metrics_epoch_json(&sb, "sim", policy, &S->r[r].acc);
+        rc = halo_metrics_line(mf, sb.buf);
+    }
+    halo_sb_free(&sb);
+    return rc;
+}
+
+static int sim_write_summary(halo_metrics *mf, const sim *S, const halo_sim_result *res)
+{
+    halo_jw w;
+    halo_jw_init(&w, false);
+    halo_jw_obj_begin(&w);
+    halo_jw_key(&w, "type");
+    halo_jw_str(&w, "summary");
+    halo_jw_key(&w, "mode");
+    halo_jw_str(&w, "sim");
+    halo_jw_key(&w, "policy");
+    halo_jw_str(&w, res->policy);
+    halo_jw_key(&w, "profile");
+    halo_jw_str(&w, S->o->profile != NULL ? S->o->profile->name : "none");
+    halo_jw_key(&w, "ranks");
+    halo_jw_i64(&w, res->ranks);
+    halo_jw_key(&w, "epochs");
+    halo_jw_i64(&w, res->epochs);
+    halo_jw_key(&w, "batches_per_epoch");
+    halo_jw_i64(&w, res->batches);
+    halo_jw_key(&w, "depth");
+    halo_jw_i64(&w, res->depth);
+    halo_jw_key(&w, "mean_epoch_s");
+    halo_jw_f64(&w, res->mean_epoch_s);
+    halo_jw_key(&w, "sampled_edges");
+    halo_jw_i64(&w, res->total.sampled_edges);
+    halo_jw_key(&w, "bytes_remote");
+    halo_jw_i64(&w, res->total.bytes_remote);
+    halo_jw_key(&w, "cache_hits");
+    halo_jw_i64(&w, res->total.cache_hits);
+    halo_jw_key(&w, "cache_misses");
+    halo_jw_i64(&w, res->total.cache_misses);
+    halo_jw_key(&w, "peak_rss_bytes");
+    halo_jw_i64(&w, res->peak_rss);
+    halo_jw_obj_end(&w);
+    int rc = halo_metrics_line(mf, w.sb.buf);
+    halo_jw_free(&w);
+    return rc;
+}
+
+/* Adds one epoch's records into the run's totals. */
+static void sim_total_add(halo_epoch_stats *t, const halo_epoch_stats *s)
+{
+    t->sample_s += s->sample_s;
+    t->fetch_s += s->fetch_s;
+    t->copy_s += s->copy_s;
+    t->compute_s += s->compute_s;
+    t->allreduce_s += s->allreduce_s;
+    t->wait_s += s->wait_s;
+    t->batches += s->batches;
+    t->sampled_edges += s->sampled_edges;
+    t->input_nodes += s->input_nodes;
+    t->remote_nodes += s->remote_nodes;
+    t->cache_hits += s->cache_hits;
+    t->cache_misses += s->cache_misses;
+    t->bytes_remote += s->bytes_remote;
+    t->bytes_sent += s->bytes_sent;
+    t->messages += s->messages;
+}
+
+/* The epoch_end hooks of every rank with the epoch's counts (and simulated times). */
+static int sim_epoch_end(sim *S, int ep, int64_t step)
+{
+    for (int r = 0; r < S->P; r++) {
+        sim_rank *R = &S->r[r];
+        halo_policy_stats *le = &R->pctx.last_epoch;
+        const halo_epoch_stats *a = &R->acc;
+        memset(le, 0, sizeof *le);
+        le->epoch = ep;
+        le->batches = a->batches;
+        le->seeds = S->nt;
+        le->input_nodes = a->input_nodes;
+        le->sampled_edges = a->sampled_edges;
+        le->remote_nodes = a->remote_nodes;
+        le->cache_hits = a->cache_hits;
+        le->cache_misses = a->cache_misses;
+        le->bytes_remote = a->bytes_remote;
+        le->time_s = a->time_s;
+        le->sample_s = a->sample_s;
+        le->fetch_s = a->fetch_s;
+        le->compute_s = a->compute_s;
+        le->wait_s = a->wait_s;
+        R->pctx.step = step;
+        if (R->cache != NULL) {
+            halo_cache_ctx(R->cache)->last_epoch = *le;
+            HALO_CHECK(halo_cache_epoch_end(R->cache, ep));
+        } else {
+            HALO_CHECK(halo_policy_epoch_end(R->pol, &R->pctx));
+        }
+    }
+    return 0;
+}
+
+int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
+{
+    sim S;
+    memset(&S, 0, sizeof S);
+    memset(res, 0, sizeof *res);
+    S.o = o;
+    halo_metrics *mf = NULL;
+    int rc = 0;
+    if (o->batch < 1 || o->epochs < 1) {
+        return halo_errorf(HALO_EUSAGE, "sim: --batch and --epochs must be at least 1");
+    }
+    HALO_TRY(sim_open(&S));
+    int P = S.P;
+    if (o->profile != NULL && o->profile->machines * o->profile->trainers != P) {
+        rc = halo_errorf(HALO_EUSAGE,
+                         "%s: %d machines x %d trainers = %d ranks, but %s has %d parts "
+                         "(set machines in the profile or --machines)",
+                         o->profile->source[0] ? o->profile->source : o->profile->name,
+                         o->profile->machines, o->profile->trainers,
+                         o->profile->machines * o->profile->trainers, o->pdir, P);
+        goto fail;
+    }
+    for (int r = 1; r < P; r++) {
+        if (S.r[r].layers != S.r[0].layers) {
+            rc = halo_errorf(HALO_ELUA, "policy: rank %d has %d layers, rank 0 %d", r,
+                             S.r[r].layers, S.r[0].layers);
+            goto fail;
+        }
+    }
+    snprintf(res->policy, sizeof res->policy, "%s", halo_policy_name(S.r[0].pol));
+    res->ranks = P;
+    res->batches = S.nb;
+    if (o->metrics != NULL) {
+        HALO_TRY(halo_metrics_open(o->metrics, &mf));
+    }
+    halo_timeline_init(&S.tl, 0);
+    int64_t step = 0;
+    int cur_depth = -1, cur_threads = -1;
+    bool tty = o->progress && isatty(2);
+    for (int ep = 0; ep < o->epochs; ep++) {
+        for (int r = 0; r < P; r++) {
+            sim_rank *R = &S.r[r];
+            R->pctx.epoch = ep;
+            R->pctx.step = step;
+            int lay = R->layers;
+            HALO_TRY(sim_fanouts(&S, r, R->fanouts, &lay));
+            if (lay != R->layers) {
+                rc = halo_errorf(HALO_ELUA, "policy %s: fanout returned %d layers at epoch %d, "
+                                 "the model has %d", res->policy, lay, ep, R->layers);
+                goto fail;
+            }
+            memset(&R->acc, 0, sizeof R->acc);
+            R->acc.epoch = ep;
+            R->acc.rank = r;
+            R->acc.ranks = P;
+        }
+        int depth, threads;
+        HALO_TRY(sim_pipeline(&S, &depth, &threads));
+        res->depth = depth;
+        if (o->profile != NULL && (depth != cur_depth || threads != cur_threads)) {
+            if (S.cost != NULL) {
+                halo_sim_cost_free(S.cost);
+                S.cost = NULL;
+            }
+            halo_sim_cost_opts co = {
+                .profile = o->profile,
+                .ranks = P,
+                .depth = depth,
+                .sampler_threads = threads,
+                .in_dim = S.info->feat_dim,
+                .hidden = o->hidden,
+                .classes = S.info->classes,
+                .grad_floats = sim_grad_floats(S.r[0].layers, S.info->feat_dim, o->hidden,
+                                               S.info->classes),
+                .timeline = o->timeline != NULL ? &S.tl : NULL,
+            };
+            HALO_TRY(halo_sim_cost_new(&co, &S.cost));
+        }
+        cur_depth = depth;
+        cur_threads = threads;
+        sim_order(&S, ep);
+        if (S.cost != NULL) {
+            halo_sim_cost_epoch_begin(S.cost, ep);
+        }
+        halo_progress prog;
+        if (tty) {
+            char label[32];
+            snprintf(label, sizeof label, "sim epoch %d", ep);
+            halo_progress_begin(&prog, label, (uint64_t)S.nb);
+        }
+        for (int64_t b = 0; b < S.nb; b++) {
+            rc = sim_batch(&S, ep, b, step + b);
+            if (rc < 0) {
+                if (tty) {
+                    halo_progress_end(&prog);
+                }
+                goto fail;
+            }
+            if (tty) {
+                halo_progress_update(&prog, (uint64_t)b + 1);
+            } else if (o->progress && (b + 1) % 100 == 0) {
+                halo_info("sim: epoch %d, batch %lld of %lld", ep, (long long)b + 1,
+                          (long long)S.nb);
+            }
+        }
+        if (tty) {
+            halo_progress_end(&prog);
+        }
+        step += S.nb;
+        if (S.cost != NULL) {
+            halo_epoch_stats *times = HALO_NEW(halo_epoch_stats, P);
+            halo_sim_cost_epoch_end(S.cost, times);
+            double slowest = 0;
+            for (int r = 0; r < P; r++) {
+                halo_epoch_stats *a = &S.r[r].acc;
+                a->time_s = times[r].time_s;
+                a->sample_s = times[r].sample_s;
+                a->fetch_s = times[r].fetch_s;
+                a->copy_s = times[r].copy_s;
+                a->compute_s = times[r].compute_s;
+                a->allreduce_s = times[r].allreduce_s;
+                a->wait_s = times[r].wait_s;
+                slowest = a->time_s > slowest ? a->time_s : slowest;
+            }
+            halo_free(times);
+            res->total.time_s += slowest;
+        }
+        for (int r = 0; r < P; r++) {
+            sim_total_add(&res->total, &S.r[r].acc);
+        }
+        res->epochs = ep + 1;
+        if (mf != NULL) {
+            HALO_TRY(sim_write_epoch(mf, res->policy, &S));
+        }
+        HALO_TRY(sim_epoch_end(&S, ep, step));
+    }
+    res->mean_epoch_s = res->epochs > 0 ? res->total.time_s / res->epochs : 0;
+    res->peak_rss = (int64_t)halo_mem_rss_peak();
+    if (o->timeline != NULL) {
+        HALO_TRY(halo_timeline_write(o->timeline, S.tl.ev, S.tl.n));
+    }
+    if (mf != NULL) {
+        HALO_TRY(sim_write_summary(mf, &S, res));
+        rc = halo_metrics_close(mf);
+        mf = NULL;
+        if (rc < 0) {
+            goto fail;
+        }
+    }
+fail:
+    if (mf != NULL) {
+        halo_metrics_abort(mf);
+    }
+    sim_close(&S);
+    return rc;
+}

@@ -1,0 +1,224 @@
+/* Measured vs simulated metrics: counts checked field by field, times side by side. */
+#include "sim/validate.h"
+
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/json.h"
+#include "core/mem.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const time_keys[HALO_SIM_T_N] = {
+    "time_s", "sample_s", "fetch_s", "copy_s", "compute_s", "allreduce_s", "wait_s"};
+static const char *const time_names[HALO_SIM_T_N] = {
+    "epoch", "sample", "fetch", "copy", "compute", "allreduce", "wait"};
+/* The counts that must be equal (DESIGN invariant 3). */
+static const char *const count_keys[] = {"batches",      "sampled_edges", "input_nodes",
+                                         "remote_nodes", "cache_hits",    "cache_misses",
+                                         "bytes_remote", "bytes_sent",    "messages"};
+#define NCOUNT ((int)(sizeof count_keys / sizeof count_keys[0]))
+
+const char *halo_sim_time_name(int t)
+{
+    return t >= 0 && t < HALO_SIM_T_N ? time_names[t] : NULL;
+}
+
+/* The epoch records of one metrics file, as a dense [epochs x ranks] table. */
+typedef struct epoch_table {
+    int epochs, ranks;      /* table size */
+    double *t;              /* [epochs * ranks * HALO_SIM_T_N] times */
+    int64_t *n;             /* [epochs * ranks * NCOUNT] counts */
+    unsigned char *seen;    /* [epochs * ranks] a record was read */
+} epoch_table;
+
+static void table_free(epoch_table *tb)
+{
+    halo_free(tb->t);
+    halo_free(tb->n);
+    halo_free(tb->seen);
+    memset(tb, 0, sizeof *tb);
+}
+
+/* Reads the "epoch" records of path into tb (two passes: sizes, then values). */
+static int table_load(const char *path, epoch_table *tb)
+{
+    char *text = NULL;
+    size_t len = 0;
+    memset(tb, 0, sizeof *tb);
+    HALO_CHECK(halo_file_read_all(path, &text, &len));
+    int rc = 0;
+    for (int pass = 0; pass < 2 && rc == 0; pass++) {
+        if (pass == 1) {
+            if (tb->epochs == 0 || tb->ranks == 0) {
+                rc = halo_errorf(HALO_EINPUT, "%s: no epoch records", path);
+                break;
+            }
+            size_t cells = (size_t)tb->epochs * (size_t)tb->ranks;
+            tb->t = HALO_NEW(double, cells * HALO_SIM_T_N);
+            tb->n = HALO_NEW(int64_t, cells * NCOUNT);
+            tb->seen = HALO_NEW(unsigned char, cells);
+        }
+        size_t at = 0;
+        int line = 0;
+        while (at < len && rc == 0) {
+            size_t end = at;
+            while (end < len && text[end] != '\n') {
+                end++;
+            }
+            line++;
+            char where[4200];
+            snprintf(where, sizeof where, "%s:%d", path, line);
+            if (end > at) {
+                halo_json *v = NULL;
+                rc = halo_json_parse(text + at, end - at, where, &v);
+                const halo_json *ty = rc == 0 ? halo_json_get(v, "type") : NULL;
+                if (rc == 0 && ty != NULL && ty->type == HALO_JSON_STRING &&
+                    strcmp(ty->string, "epoch") == 0) {
+                    int64_t ep = 0, rank = 0, ranks = 0;
+                    rc = halo_json_get_i64(v, "epoch", where, &ep);
+                    rc = rc < 0 ? rc : halo_json_get_i64(v, "rank", where, &rank);
+                    rc = rc < 0 ? rc : halo_json_get_i64(v, "ranks", where, &ranks);
+                    if (rc == 0 && (ep < 0 || ep > 100000 || ranks < 1 || ranks > 1 << 20 ||
+                                    rank < 0 || rank >= ranks)) {
+                        rc = halo_errorf(HALO_EINPUT, "%s: epoch %lld, rank %lld of %lld out of "
+                                         "range", where, (long long)ep, (long long)rank,
+                                         (long long)ranks);
+                    }
+                    if (rc == 0 && pass == 0) {
+                        tb->epochs = (int)ep + 1 > tb->epochs ? (int)ep + 1 : tb->epochs;
+                        if (tb->ranks != 0 && tb->ranks != ranks) {
+                            rc = halo_errorf(HALO_EINPUT, "%s: %lld ranks, earlier records %d",
+                                             where, (long long)ranks, tb->ranks);
+                        }
+                        tb->ranks = (int)ranks;
+                    } else if (rc == 0) {
+                        size_t cell = (size_t)ep * (size_t)tb->ranks + (size_t)rank;
+                        for (int k = 0; rc == 0 && k < HALO_SIM_T_N; k++) {
+                            rc = halo_json_get_f64(v, time_keys[k], where,
+                                                   &tb->t[cell * HALO_SIM_T_N + k]);
+                        }
+                        for (int k = 0; rc == 0 && k < NCOUNT; k++) {
+                            rc = halo_json_get_i64(v, count_keys[k], where,
+                                                   &tb->n[cell * NCOUNT + k]);
+                        }
+                        tb->seen[cell] = 1;
+                    }
+                }
+                halo_json_free(v);
+            }
+            at = end + 1;
+        }
+    }
+    halo_free(text);
+    if (rc == 0) {
+        for (int64_t c = 0; c < (int64_t)tb->epochs * tb->ranks; c++) {
+            if (!tb->seen[c]) {
+                rc = halo_errorf(HALO_EINPUT, "%s: no record for epoch %lld, rank %lld", path,
+                                 (long long)(c / tb->ranks), (long long)(c % tb->ranks));
+                break;
+            }
+        }
+    }
+    if (rc < 0) {
+        table_free(tb);
+    }
+    return rc;
+}
+
+/* Mean over epochs [first, epochs) of the slowest rank's time and of each stage per rank. */
+static void table_times(const epoch_table *tb, int first, double *out)
+{
+    memset(out, 0, HALO_SIM_T_N * sizeof *out);
+    int n = tb->epochs - first;
+    for (int e = first; e < tb->epochs; e++) {
+        double slow = 0;
+        for (int r = 0; r < tb->ranks; r++) {
+            const double *t = &tb->t[((size_t)e * tb->ranks + r) * HALO_SIM_T_N];
+            slow = t[0] > slow ? t[0] : slow;
+            for (int k = 1; k < HALO_SIM_T_N; k++) {
+                out[k] += t[k] / ((double)n * tb->ranks);
+            }
+        }
+        out[0] += slow / n;
+    }
+}
+
+int halo_sim_compare_files(const char *measured, const char *simulated, halo_sim_comparison *out)
+{
+    memset(out, 0, sizeof *out);
+    epoch_table a, b;
+    HALO_CHECK(table_load(measured, &a));
+    int rc = table_load(simulated, &b);
+    if (rc < 0) {
+        table_free(&a);
+        return rc;
+    }
+    if (a.ranks != b.ranks || a.epochs != b.epochs) {
+        rc = halo_errorf(HALO_EINPUT, "%s has %d ranks x %d epochs, %s %d x %d: not the same "
+                         "configuration", measured, a.ranks, a.epochs, simulated, b.ranks,
+                         b.epochs);
+        goto done;
+    }
+    out->epochs = a.epochs;
+    out->ranks = a.ranks;
+    out->first_epoch = a.epochs > 1 ? 1 : 0;
+    for (int e = 0; e < a.epochs; e++) {
+        for (int r = 0; r < a.ranks; r++) {
+            size_t cell = (size_t)e * a.ranks + r;
+            out->records++;
+            for (int k = 0; k < NCOUNT; k++) {
+                int64_t x = a.n[cell * NCOUNT + k], y = b.n[cell * NCOUNT + k];
+                if (x != y) {
+                    if (out->mismatches == 0) {
+                        snprintf(out->first_mismatch, sizeof out->first_mismatch,
+                                 "epoch %d rank %d %s: measured %lld, simulated %lld", e, r,
+                                 count_keys[k], (long long)x, (long long)y);
+                    }
+                    out->mismatches++;
+                }
+            }
+        }
+    }
+    table_times(&a, out->first_epoch, out->measured);
+    table_times(&b, out->first_epoch, out->simulated);
+done:
+    table_free(&a);
+    table_free(&b);
+    return rc;
+}
+
+void halo_sim_comparison_print(const halo_sim_comparison *c, FILE *out)
+{
+    if (c->mismatches == 0) {
+        fprintf(out, "counts: equal (%lld records x %d fields: %d ranks x %d epochs)\n",
+                (long long)c->records, NCOUNT, c->ranks, c->epochs);
+    } else {
+        fprintf(out, "counts: %lld fields differ; first: %s\n", (long long)c->mismatches,
+                c->first_mismatch);
+    }
+    fprintf(out, "%-10s %12s %12s %8s   (epochs %d..%d)\n", "stage", "measured_s", "simulated_s",
+            "error", c->first_epoch, c->epochs - 1);
+    for (int k = 0; k < HALO_SIM_T_N; k++) {
+        double m = c->measured[k], s = c->simulated[k];
+        if (m > 0) {
+            fprintf(out, "%-10s %12.4f %12.4f %+7.1f%%\n", time_names[k], m, s,
+                    100.0 * (s - m) / m);
+        } else {
+            fprintf(out, "%-10s %12.4f %12.4f %8s\n", time_names[k], m, s, "-");
+        }
+    }
+}
+
+int halo_sim_compare(const char *measured, const char *simulated, FILE *out)
+{
+    halo_sim_comparison c;
+    HALO_CHECK(halo_sim_compare_files(measured, simulated, &c));
+    halo_sim_comparison_print(&c, out);
+    if (c.mismatches > 0) {
+        return halo_errorf(HALO_EINPUT, "sim: %lld counts differ from %s (%s)",
+                           (long long)c.mismatches, measured, c.first_mismatch);
+    }
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* Measured vs simulated: reads the metrics of a real run (halo train --metrics) and of a
+ * simulation of the same configuration (halo sim --metrics), checks that every count is equal
+ * per rank and epoch (invariant 3), and sets the times side by side. No MPI. */
+#ifndef HALO_SIM_VALIDATE_H
+#define HALO_SIM_VALIDATE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Stages compared, in this order: the epoch time (slowest rank) then the per-rank stage sums. */
+enum { HALO_SIM_T_EPOCH, HALO_SIM_T_SAMPLE, HALO_SIM_T_FETCH, HALO_SIM_T_COPY,
+       HALO_SIM_T_COMPUTE, HALO_SIM_T_ALLREDUCE, HALO_SIM_T_WAIT, HALO_SIM_T_N };
+
+/* Name of a HALO_SIM_T_* ("epoch", "sample", ...). */
+const char *halo_sim_time_name(int t);
+
+typedef struct halo_sim_comparison {
+    int epochs;                     /* epochs present in both files */
+    int ranks;                      /* ranks of both */
+    int first_epoch;                /* first epoch timed (epoch 0 is warm-up when epochs > 1) */
+    int64_t records;                /* (epoch, rank) records compared */
+    int64_t mismatches;             /* count fields that differ */
+    char first_mismatch[256];       /* the first of them, in words ("" when none) */
+    double measured[HALO_SIM_T_N];  /* seconds: epoch = mean over timed epochs of the slowest
+                                       rank's time; stages = mean per rank and timed epoch */
+    double simulated[HALO_SIM_T_N]; /* the same for the simulation */
+} halo_sim_comparison;
+
+/* Compares two metrics files. Errors: a file that cannot be read or parsed (file:line), files
+ * of different rank or epoch counts (HALO_EINPUT). Count mismatches are not errors: they are
+ * reported in out->mismatches. */
+int halo_sim_compare_files(const char *measured, const char *simulated, halo_sim_comparison *out);
+
+/* Prints the comparison: counts equal or the first mismatch, then per stage measured,
+ * simulated and the relative error. */
+void halo_sim_comparison_print(const halo_sim_comparison *c, FILE *out);
+
+/* compare_files + print; returns HALO_EINPUT after printing when counts differ. */
+int halo_sim_compare(const char *measured, const char *simulated, FILE *out);
+
+#endif
