@@ -2,6 +2,8 @@
 #ifndef HALO_COMM_H
 #define HALO_COMM_H
 
+#include "core/netem.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -9,13 +11,6 @@
  * channel per thread; make more with halo_comm_dup (all ranks, same order). */
 typedef struct halo_comm halo_comm;
 
-/* An emulated network: every exchange that moves bytes between different ranks takes at least
- * lat_s + bytes * 8 / bw_bits seconds (bytes: the larger of what this rank sends and receives
- * from other ranks), the rest waited out with clock_nanosleep. Off when both are 0. */
-typedef struct halo_netem {
-    double lat_s;   /* one-way latency per exchange, seconds */
-    double bw_bits; /* bandwidth in bits/s (0: infinite) */
-} halo_netem;
 
 /* Counters of one channel (since creation or the last halo_comm_stats_reset). */
 typedef struct halo_comm_stats {
@@ -67,13 +62,9 @@ void halo_comm_fail(halo_comm *c, int rc) __attribute__((noreturn));
  * failing rank keeps its own message). */
 int halo_comm_agree(halo_comm *c, int rc);
 
-/* Netem: parses "lat=50us,bw=10Gbit" (lat units ns/us/ms/s; bw units bit/Kbit/Mbit/Gbit (x1000)
- * or B/KB/MB/GB per second; "off" = none) and sets it on a channel. */
-int halo_netem_parse(const char *spec, halo_netem *out);
+/* Netem (core/netem.h) on a channel. */
 void halo_comm_set_netem(halo_comm *c, const halo_netem *ne);
 halo_netem halo_comm_netem(const halo_comm *c);
-/* The delay netem charges for an exchange moving `bytes` (0 when netem is off or bytes is 0). */
-double halo_netem_delay(const halo_netem *ne, int64_t bytes);
 /* Sleeps until t0 + delay (halo_now() clock) and counts it in the channel's netem_wait_s: for
  * data moved without messages (the shared-memory pull path) so that netem applies the same. */
 void halo_comm_netem_wait(halo_comm *c, double t0, double delay);

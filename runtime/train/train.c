@@ -877,6 +877,40 @@ static void summary_json(halo_sb *out, const train_ctx *t, const halo_train_resu
     halo_jw_str(&w, halo_train_eval_name(o->eval));
     halo_jw_key(&w, "train_seeds");
     halo_jw_i64(&w, train_seeds);
+    /* enough of the command line to replay this run in the simulator (halo calibrate
+       --from-metrics) */
+    halo_jw_key(&w, "pdir");
+    halo_jw_str(&w, o->pdir);
+    halo_jw_key(&w, "policy_file");
+    if (o->policy != NULL) {
+        halo_jw_str(&w, o->policy);
+    } else {
+        halo_jw_null(&w);
+    }
+    halo_jw_key(&w, "sets");
+    halo_jw_arr_begin(&w);
+    for (int i = 0; i < o->nsets; i++) {
+        halo_jw_str(&w, o->sets[i]);
+    }
+    halo_jw_arr_end(&w);
+    halo_jw_key(&w, "fanouts_flag");
+    if (o->fanouts != NULL) {
+        halo_jw_str(&w, o->fanouts);
+    } else {
+        halo_jw_null(&w);
+    }
+    halo_jw_key(&w, "depth");
+    halo_jw_i64(&w, o->depth);
+    halo_jw_key(&w, "sampler_threads");
+    halo_jw_i64(&w, o->sampler_threads);
+    halo_jw_key(&w, "netem");
+    if (o->netem != NULL) {
+        halo_jw_str(&w, o->netem);
+    } else {
+        halo_jw_null(&w);
+    }
+    halo_jw_key(&w, "threads");
+    halo_jw_i64(&w, halo_model_config_of(t->m)->threads);
     halo_jw_obj_end(&w);
     halo_jw_obj_end(&w);
     halo_sb_puts(out, w.sb.buf);

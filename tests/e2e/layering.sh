@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Layering (runtime/README.md): only comm/ includes MPI, only policy/ includes Lua, only *.cu
+# include CUDA; the deciding modules link into a program without MPI (the simulator's promise).
+cd "$(dirname "$0")/../.."
+. tests/e2e/lib.sh
+B=${BUILD:-build}
+
+bad=$(grep -lE '#include <mpi\.h>|#include "mpi\.h"' runtime/*/*.c runtime/*/*.h | grep -v '^runtime/comm/')
+if [ -z "$bad" ]; then ok "only comm/ includes mpi.h"; else not_ok "only comm/ includes mpi.h: $bad"; fi
+bad=$(grep -lE '#include [<"](lua|lauxlib|lualib)\.h' runtime/*/*.c runtime/*/*.h | grep -v '^runtime/policy/')
+if [ -z "$bad" ]; then ok "only policy/ includes Lua"; else not_ok "only policy/ includes Lua: $bad"; fi
+bad=$(grep -lE '#include [<"](cuda_runtime|cublas_v2|cuda)\.h' runtime/*/*.c runtime/*/*.h)
+if [ -z "$bad" ]; then ok "no C file includes CUDA"; else not_ok "no C file includes CUDA: $bad"; fi
+
+# The objects of the deciding modules and what they use: no MPI symbol in any of them.
+objs=$(ls "$B"/runtime/{core,graph,part,sample,cache,policy,order,sim,pipe}/*.o "$B"/runtime/train/metrics.o 2>/dev/null)
+if [ -z "$objs" ]; then
+    not_ok "objects of the deciding modules exist in $B"
+else
+    mpi=$(nm -A $objs 2>/dev/null | grep -E ' [UT] (P?MPI_|ompi_)' | head -n 5)
+    if [ -z "$mpi" ]; then ok "no MPI symbol in sample/ cache/ part/ policy/ order/ sim/ objects"
+    else not_ok "no MPI symbol in the deciding modules' objects"; echo "$mpi" | sed 's/^/# /'; fi
+    if [ -n "$(nm -A "$B"/runtime/comm/comm.o | grep -E ' U MPI_' | head -n 1)" ]; then
+        ok "the check sees MPI symbols where they are (comm.o)"
+    else not_ok "the check sees MPI symbols where they are (comm.o)"; fi
+    rm -f "$T/libdecide.a"
+    ar rcs "$T/libdecide.a" $objs
+    if gcc -std=gnu11 -O1 -Iruntime -o "$T/sim_nompi" tests/link/sim_nompi.c "$T/libdecide.a" \
+        -llua5.4 -lmetis -lz -lm -lpthread 2>"$T/link.err"; then
+        ok "sim links without -lmpi"
+    else
+        not_ok "sim links without -lmpi"; sed 's/^/# /' "$T/link.err" | head -n 20
+    fi
+    if [ -x "$T/sim_nompi" ] && ! ldd "$T/sim_nompi" 2>/dev/null | grep -q libmpi; then
+        ok "sim_nompi does not load libmpi"
+    else not_ok "sim_nompi does not load libmpi"; fi
+    "$HALO" gen sbm --nodes 3000 --seed 3 -o "$T/g" >/dev/null 2>&1
+    "$HALO" partition "$T/g" --parts 3 -o "$T/p" >/dev/null 2>&1
+    check_out "the MPI-free program simulates a 3-part run" "sim_nompi: 3 ranks, [1-9][0-9]* sampled edges" \
+        "$T/sim_nompi" "$T/p" policies/massivegnn.lua
+fi
+done_testing
