@@ -1,11 +1,506 @@
-/* halo calibrate: measures this machine and writes a cluster profile (placeholder until built). */
+/* halo calibrate: measures this machine (sim/calibrate.c) and the MPI links between two local
+ * ranks (a ping-pong through comm/, run under mpirun as child processes), writes a profile. */
 #include "cli/cli.h"
 
+#include "comm/comm.h"
+#include "core/args.h"
 #include "core/err.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/timer.h"
+#include "sim/calibrate.h"
+#include "sim/fit.h"
+#include "sim/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* What one MPI probe measured between two ranks. */
+typedef struct mpi_figs {
+    double lat_s;       /* half the round trip of an 8-byte ping-pong */
+    double bw;          /* bytes/s of a 4 MiB ping-pong (both directions counted) */
+    double overhead_s;  /* seconds per 8-byte message streamed one way */
+    double allreduce_s; /* seconds per allreduce of one float */
+} mpi_figs;
+
+/* ---- the probe (runs under mpirun, two ranks) ---- */
+
+/* Blocks of a probe measurement: each figure is the best block, so that a moment when the
+ * other rank's core was busy (a loaded machine) does not count as the link's latency. */
+#define PROBE_BLOCKS 10
+
+/* Ping-pong of n-byte messages in PROBE_BLOCKS blocks of iters round trips; *rt gets the
+ * seconds per round trip of the best block (rank 0's clock). */
+static int pingpong(halo_comm *c, char *buf, int64_t n, int iters, double *rt)
+{
+    int me = halo_comm_rank(c);
+    *rt = 1e30;
+    for (int b = 0; b < PROBE_BLOCKS; b++) {
+        HALO_CHECK(halo_comm_barrier(c));
+        double t0 = halo_now();
+        for (int i = 0; i < iters; i++) {
+            if (me == 0) {
+                HALO_CHECK(halo_comm_send(c, buf, n, 1, 1));
+                HALO_CHECK(halo_comm_recv(c, buf, n, 1, 2));
+            } else {
+                HALO_CHECK(halo_comm_recv(c, buf, n, 0, 1));
+                HALO_CHECK(halo_comm_send(c, buf, n, 0, 2));
+            }
+        }
+        double t = (halo_now() - t0) / iters;
+        *rt = t < *rt ? t : *rt;
+    }
+    return 0;
+}
+
+/* A stream of iters 8-byte messages from rank 0 to rank 1 and one acknowledgement, in
+ * PROBE_BLOCKS blocks; *per gets the best block's seconds per message. */
+static int stream(halo_comm *c, char *buf, int iters, double *per)
+{
+    int me = halo_comm_rank(c);
+    *per = 1e30;
+    for (int b = 0; b < PROBE_BLOCKS; b++) {
+        HALO_CHECK(halo_comm_barrier(c));
+        double t0 = halo_now();
+        for (int i = 0; i < iters; i++) {
+            HALO_CHECK(me == 0 ? halo_comm_send(c, buf, 8, 1, 3) : halo_comm_recv(c, buf, 8, 0, 3));
+        }
+        HALO_CHECK(me == 0 ? halo_comm_recv(c, buf, 8, 1, 4) : halo_comm_send(c, buf, 8, 0, 4));
+        double t = (halo_now() - t0) / iters;
+        *per = t < *per ? t : *per;
+    }
+    return 0;
+}
+
+/* Allreduces of one float in PROBE_BLOCKS blocks of iters; *per: the best block's seconds. */
+static int allreduces(halo_comm *c, int iters, double *per)
+{
+    float x = 1.0f;
+    *per = 1e30;
+    for (int b = 0; b < PROBE_BLOCKS; b++) {
+        HALO_CHECK(halo_comm_barrier(c));
+        double t0 = halo_now();
+        for (int i = 0; i < iters; i++) {
+            HALO_CHECK(halo_comm_allreduce_sum_f32(c, &x, 1));
+        }
+        double t = (halo_now() - t0) / iters;
+        *per = t < *per ? t : *per;
+    }
+    return 0;
+}
+
+/* The measurements of one probe (collective over the two ranks); figures valid on rank 0. */
+static int probe_measure(halo_comm *c, bool quick, mpi_figs *f)
+{
+    const int64_t big = 4 << 20;
+    char *buf = HALO_NEW(char, big);
+    int small = quick ? 200 : 2000, large = quick ? 2 : 6, msgs = quick ? 500 : 5000;
+    double rt = 0;
+    int rc = 0;
+    HALO_TRY(pingpong(c, buf, 8, small, &rt));
+    f->lat_s = rt / 2;
+    HALO_TRY(pingpong(c, buf, big, large, &rt));
+    f->bw = 2.0 * (double)big / rt;
+    HALO_TRY(stream(c, buf, msgs, &f->overhead_s));
+    HALO_TRY(allreduces(c, small, &f->allreduce_s));
+fail:
+    halo_free(buf);
+    return rc;
+}
+
+/* `halo calibrate --probe-mpi FILE`: rank 0 writes "key value" lines to FILE. */
+static int probe_main(int argc, char **argv, const char *file, bool quick)
+{
+    halo_comm *c;
+    int rc = halo_comm_init(&argc, &argv, &c);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    if (halo_comm_size(c) != 2) {
+        halo_comm_fail(c, halo_errorf(HALO_EUSAGE,
+                                      "calibrate --probe-mpi: run it with 2 ranks, "
+                                      "not %d",
+                                      halo_comm_size(c)));
+    }
+    mpi_figs f = {0, 0, 0, 0};
+    rc = probe_measure(c, quick, &f);
+    if (rc == 0 && halo_comm_rank(c) == 0) {
+        char text[256];
+        int n = snprintf(text, sizeof text,
+                         "lat_s %.9g\nbw_Bps %.9g\noverhead_s %.9g\nallreduce_s %.9g\n", f.lat_s,
+                         f.bw, f.overhead_s, f.allreduce_s);
+        rc = halo_file_write_atomic(file, text, (size_t)n);
+    }
+    if (rc < 0) {
+        halo_comm_fail(c, rc);
+    }
+    halo_comm_finalize(c);
+    return 0;
+}
+
+/* ---- the parent side ---- */
+
+/* Full path of an executable found on $PATH into out; false when there is none. */
+static bool find_on_path(const char *name, char *out, size_t size)
+{
+    const char *path = getenv("PATH");
+    for (const char *s = path ? path : ""; *s;) {
+        const char *e = strchr(s, ':');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n > 0 && (size_t)snprintf(out, size, "%.*s/%s", (int)n, s, name) < size &&
+            access(out, X_OK) == 0) {
+            return true;
+        }
+        s = e ? e + 1 : s + n;
+    }
+    return false;
+}
+
+/* The last non-empty line of a file (for a child's failure), into out. */
+static void last_line(const char *path, char *out, size_t size)
+{
+    out[0] = '\0';
+    FILE *f = fopen(path, "r");
+    char line[512];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        line[strcspn(line, "\r\n")] = '\0';
+        size_t l = strlen(line);
+        if (l > 0) {
+            l = l < size ? l : size - 1;
+            memcpy(out, line, l);
+            out[l] = '\0';
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+}
+
+/* Runs the probe under `mpirun -np 2` (TCP only when tcp) and reads its figures. */
+static int run_probe(const char *mpirun, const char *exe, const char *dir, bool tcp, bool quick,
+                     mpi_figs *f)
+{
+    char file[600], log[600];
+    snprintf(file, sizeof file, "%s/%s.txt", dir, tcp ? "tcp" : "shm");
+    snprintf(log, sizeof log, "%s/%s.log", dir, tcp ? "tcp" : "shm");
+    const char *what = tcp ? "TCP (--mca btl tcp,self)" : "shared memory";
+    char *args[24];
+    int n = 0;
+    const char *fixed[] = {"mpirun", "--timeout", "60", "--oversubscribe", "--bind-to", "none",
+                           "-np",    "2",         NULL};
+    for (int i = 0; fixed[i] != NULL; i++) {
+        args[n++] = (char *)fixed[i];
+    }
+    if (tcp) {
+        const char *t[] = {"--mca", "pml", "ob1", "--mca", "btl", "tcp,self", NULL};
+        for (int i = 0; t[i] != NULL; i++) {
+            args[n++] = (char *)t[i];
+        }
+    }
+    args[n++] = (char *)exe;
+    args[n++] = (char *)"calibrate";
+    args[n++] = (char *)"--probe-mpi";
+    args[n++] = file;
+    if (quick) {
+        args[n++] = (char *)"--quick";
+    }
+    args[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    pid_t pid;
+    int e = posix_spawn(&pid, mpirun, &fa, NULL, args, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e != 0) {
+        return halo_errorf(HALO_EIO, "calibrate: cannot start %s: %s", mpirun, strerror(e));
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char line[300];
+        last_line(log, line, sizeof line);
+        return halo_errorf(HALO_EMPI,
+                           "calibrate: the MPI probe over %s failed (mpirun %s %d)%s%s (or give "
+                           "--no-mpi)",
+                           what, WIFEXITED(status) ? "exit" : "signal",
+                           WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+                           line[0] ? ": " : "", line);
+    }
+    FILE *in = fopen(file, "r");
+    int got = 0;
+    char key[32];
+    double v;
+    while (in != NULL && fscanf(in, "%31s %lf", key, &v) == 2) {
+        double *dst = strcmp(key, "lat_s") == 0         ? &f->lat_s
+                      : strcmp(key, "bw_Bps") == 0      ? &f->bw
+                      : strcmp(key, "overhead_s") == 0  ? &f->overhead_s
+                      : strcmp(key, "allreduce_s") == 0 ? &f->allreduce_s
+                                                        : NULL;
+        if (dst != NULL && v > 0) {
+            *dst = v;
+            got++;
+        }
+    }
+    if (in != NULL) {
+        fclose(in);
+    }
+    if (got != 4) {
+        return halo_errorf(HALO_EMPI, "calibrate: the MPI probe over %s wrote no figures", what);
+    }
+    return 0;
+}
+
+/* x rounded to 4 significant digits. */
+static double sig4(double x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.4g", x);
+    return strtod(buf, NULL);
+}
+
+/* Refuses an output path that cannot be written before minutes of measuring. */
+static int check_out(const char *path)
+{
+    if (halo_is_dir(path)) {
+        return halo_errorf(HALO_EIO, "calibrate: -o %s is a directory, expected a file name", path);
+    }
+    const char *slash = strrchr(path, '/');
+    if (slash != NULL && slash != path) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+        if (!halo_is_dir(dir)) {
+            return halo_errorf(HALO_EIO, "calibrate: -o %s: no directory %s", path, dir);
+        }
+        if (access(dir, W_OK) != 0) {
+            return halo_errorf(HALO_EIO, "calibrate: -o %s: directory %s is not writable", path,
+                               dir);
+        }
+    }
+    return 0;
+}
+
+/* The "model name" line of /proc/cpuinfo into out ("unknown CPU" when absent). */
+static void cpu_model(char *out, size_t size)
+{
+    snprintf(out, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':') != NULL) {
+            const char *v = strchr(line, ':') + 1;
+            v += strspn(v, " \t");
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(out, size, "%s", v);
+            break;
+        }
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+}
+
+/* Measures the links with two probes (shared memory, TCP) into p. */
+static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
+{
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        return halo_errorf(HALO_EIO, "calibrate: cannot find this binary (/proc/self/exe)");
+    }
+    exe[n] = '\0';
+    const char *tmp = getenv("TMPDIR");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/halo-calib.XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+        return halo_errorf(HALO_EIO, "calibrate: cannot create a temporary directory: %s",
+                           strerror(errno));
+    }
+    double t0 = halo_now();
+    mpi_figs shm = {0, 0, 0, 0}, tcp = {0, 0, 0, 0};
+    int rc = run_probe(mpirun, exe, dir, false, quick, &shm);
+    if (rc == 0) {
+        halo_info("calibrate: MPI over shared memory: latency %.3g us, %.4g GB/s, %.3g us per "
+                  "message, allreduce %.3g us (%.1f s)",
+                  shm.lat_s * 1e6, shm.bw / 1e9, shm.overhead_s * 1e6, shm.allreduce_s * 1e6,
+                  halo_now() - t0);
+        rc = run_probe(mpirun, exe, dir, true, quick, &tcp);
+    }
+    if (rc == 0) {
+        halo_info("calibrate: MPI over TCP: latency %.3g us, %.4g GB/s (%.1f s)", tcp.lat_s * 1e6,
+                  tcp.bw / 1e9, halo_now() - t0);
+    }
+    halo_rmtree(dir);
+    HALO_CHECK(rc);
+    p->shm_lat_s = sig4(shm.lat_s);
+    p->shm_bw = sig4(shm.bw);
+    p->net_lat_s = sig4(tcp.lat_s);
+    p->nic_bw = sig4(tcp.bw);
+    p->nics = 1;
+    p->msg_overhead_s = sig4(shm.overhead_s);
+    /* two ranks: the allreduce is one exchange; what it adds beyond the latency, per step */
+    double ar = shm.allreduce_s / 2 - shm.lat_s;
+    p->allreduce_lat_s = sig4(ar > 0 ? ar : 0);
+    return 0;
+}
+
+/* halo calibrate --from-metrics M --base B -o OUT: B fitted to the run M (sim/fit.h). */
+static int fit_main(const char *from, const char *basef, int rounds, const char *out)
+{
+    if (from == NULL || basef == NULL || rounds < 1 || rounds > 20) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: --from-metrics and --base go "
+                                         "together, --rounds in 1..20"));
+    }
+    int rc = check_out(out);
+    halo_sim_profile p;
+    rc = rc < 0 ? rc : halo_sim_profile_load(basef, &p);
+    rc = rc < 0 ? rc : halo_sim_fit(from, rounds, &p, stderr);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    char comment[9000];
+    snprintf(comment, sizeof comment,
+             "%s fitted by `halo calibrate --from-metrics %s --base %s --rounds %d`: the\n"
+             "stage constants were scaled so that halo sim reproduces that measured run; one\n"
+             "machine of %d trainers as it ran (override with halo sim --machines/--trainers).",
+             p.name, from, basef, rounds, p.trainers);
+    size_t nl = strlen(p.name);
+    if (nl + 7 < sizeof p.name && (nl < 7 || strcmp(p.name + nl - 7, "-fitted") != 0)) {
+        strcat(p.name, "-fitted");
+    }
+    rc = halo_sim_profile_write(out, &p, comment);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    printf("%s: profile %s fitted to %s\n", out, p.name, from);
+    return 0;
+}
 
 int halo_cmd_calibrate(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: not built yet"));
+    const char *out = NULL, *name = NULL, *probe = NULL, *from = NULL, *basef = NULL;
+    int rounds = 4;
+    bool quick = false, no_mpi = false;
+    const halo_opt opts[] = {
+        {"out", 'o', HALO_OPT_STRING, &out, "PROFILE.lua", "profile file to write (required)"},
+        {"quick", 0, HALO_OPT_FLAG, &quick, NULL, "measure for about 30 s instead of 1-3 min"},
+        {"no-mpi", 0, HALO_OPT_FLAG, &no_mpi, NULL,
+         "skip the MPI probes (links get defaults, marked as not measured in the file)"},
+        {"name", 0, HALO_OPT_STRING, &name, "NAME", "profile name (default: the file's base name)"},
+        {"from-metrics", 0, HALO_OPT_STRING, &from, "M.jsonl",
+         "fit the stage constants of --base to the measured run M.jsonl (halo train --metrics)"},
+        {"base", 0, HALO_OPT_STRING, &basef, "PROFILE.lua",
+         "with --from-metrics: the profile to start from (e.g. written by halo calibrate)"},
+        {"rounds", 0, HALO_OPT_INT, &rounds, "N", "with --from-metrics: fitting rounds (4)"},
+        {"probe-mpi", 0, HALO_OPT_STRING, &probe, "FILE",
+         "internal: the two-rank ping-pong run under mpirun; writes its figures to FILE"},
+        {NULL, 0, 0, NULL, NULL, NULL},
+    };
+    const halo_cmd_help help = {
+        "halo calibrate -o PROFILE.lua [--quick] [--no-mpi]\n"
+        "       halo calibrate --from-metrics M.jsonl --base PROFILE.lua -o FITTED.lua",
+        "Measures this machine on one core (sampler, row gathers, copies, cache lookups, policy\n"
+        "hooks, sgemm, aggregation, training-step overhead, Adam) and the MPI links between two\n"
+        "local ranks (mpirun -np 2 over shared memory, then over TCP), and writes a cluster\n"
+        "profile for halo sim: one machine, one trainer, device cpu (docs/profiles.md). Needs\n"
+        "mpirun on PATH unless --no-mpi is given. Progress goes to stderr.\n"
+        "With --from-metrics, replays the measured run in the simulator (its summary record\n"
+        "names the partition and flags) and scales each stage's constants of --base by\n"
+        "measured / simulated time, --rounds times, so that the model reproduces that run.",
+    };
+    char *pos[argc > 0 ? argc : 1];
+    int npos;
+    int rc = halo_cli_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc >= 0) {
+        return rc;
+    }
+    if (npos > 0) {
+        return halo_cli_fail(
+            halo_errorf(HALO_EUSAGE, "calibrate: unexpected argument '%s'", pos[0]));
+    }
+    if (probe != NULL) {
+        return probe_main(argc, argv, probe, quick);
+    }
+    if (out == NULL) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: -o PROFILE.lua is required"));
+    }
+    if (from != NULL || basef != NULL) {
+        return fit_main(from, basef, rounds, out);
+    }
+    rc = check_out(out);
+    char mpirun[1024] = "";
+    if (rc == 0 && !no_mpi && !find_on_path("mpirun", mpirun, sizeof mpirun)) {
+        rc = halo_errorf(HALO_EIO, "calibrate: mpirun not found on PATH (install Open MPI, or "
+                                   "give --no-mpi to skip the link measurements)");
+    }
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    double t0 = halo_now();
+    halo_sim_profile p;
+    memset(&p, 0, sizeof p);
+    halo_sim_calib_opts co = {.seconds = quick ? 0.5 : 5.0, .quick = quick, .progress = true};
+    halo_info("calibrate: measuring this machine%s (one core at a time)",
+              quick ? " (--quick)" : "");
+    rc = halo_sim_calibrate_host(&co, &p);
+    if (rc == 0 && !no_mpi) {
+        rc = measure_links(mpirun, quick, &p);
+    } else if (rc == 0) {
+        /* not measured: round figures of a small Ethernet cluster, said so in the file */
+        p.shm_lat_s = 1e-6;
+        p.shm_bw = 10e9;
+        p.net_lat_s = 20e-6;
+        p.nics = 1;
+        p.nic_bw = 1.25e9;
+        p.msg_overhead_s = 1e-6;
+        p.allreduce_lat_s = 2e-6;
+    }
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    /* the profile's name: --name, else the file's base name */
+    const char *slash = strrchr(out, '/');
+    const char *base = name != NULL ? name : slash ? slash + 1 : out;
+    size_t bl = strlen(base);
+    if (name == NULL && bl > 4 && strcmp(base + bl - 4, ".lua") == 0) {
+        bl -= 4;
+    }
+    snprintf(p.name, sizeof p.name, "%.*s", (int)(bl < sizeof p.name ? bl : sizeof p.name - 1),
+             base);
+    char host[256] = "unknown host", cpu[256], when[64], comment[1400];
+    gethostname(host, sizeof host - 1);
+    cpu_model(cpu, sizeof cpu);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    snprintf(comment, sizeof comment,
+             "Measured by `halo calibrate%s` on %s (%s, %d cores online) on %s.\n"
+             "CPU and device figures: one core (one thread), device cpu; halo sim scales\n"
+             "machines and trainers. network.shm_*: 2 local ranks over MPI shared memory;\n"
+             "network.net_lat_us / nic_GBps: 2 local ranks over MPI TCP (--mca btl tcp,self),\n"
+             "a stand-in for a NIC on a one-machine profile.%s",
+             quick ? " --quick" : "", host, cpu, p.cores, when,
+             no_mpi ? "\nNOT MEASURED (--no-mpi): every network field is a default "
+                      "(1 us / 10 GB/s shm, 20 us / 1.25 GB/s net)."
+                    : "");
+    rc = halo_sim_profile_write(out, &p, comment);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    printf("%s: profile %s written (%.1f s)\n", out, p.name, halo_now() - t0);
+    return 0;
 }

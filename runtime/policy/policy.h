@@ -282,4 +282,17 @@ void halo_policy_doc(FILE *out);
 const char *halo_policy_method_name(int method);
 const char *halo_policy_constraint_name(int constraint);
 
+/* ---- data files ---- */
+
+struct halo_json;
+/* Evaluates a Lua data file (cluster profiles, experiment files) in the policy sandbox, with the
+ * default instruction budget and memory limit, and converts the table it returns into a JSON
+ * tree (core/json.h; halo_json_free it): a table whose keys are exactly 1..n becomes an array
+ * (an empty table an empty array), one with string keys an object with its keys sorted,
+ * numbers, strings and booleans stay as they are. Anything else (functions, mixed keys,
+ * non-finite numbers, integers beyond 2^53, cycles, nesting deeper than 32) is HALO_EINPUT
+ * naming the file and the key path ("x.lua: field network.nic_GBps: a function, ..."); syntax
+ * and runtime errors are HALO_ELUA with file:line; an unreadable file is HALO_EIO. */
+int halo_policy_load_data(const char *path, struct halo_json **out);
+
 #endif

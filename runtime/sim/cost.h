@@ -76,6 +76,10 @@ typedef struct halo_sim_cost_opts {
     int classes;                     /* output width */
     int64_t grad_floats;             /* floats in the gradient allreduce */
     halo_timeline *timeline;         /* if not NULL, every stage interval is appended */
+    double t_start;                  /* seconds from the run's start at which the first epoch
+                                        begins (0; a model made mid-run, e.g. for a new depth,
+                                        continues the timeline: pass the sum of the slowest
+                                        rank's time_s of the epochs before) */
 } halo_sim_cost_opts;
 
 typedef struct halo_sim_cost halo_sim_cost;

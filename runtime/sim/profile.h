@@ -1,7 +1,7 @@
 /* Cluster profiles of the simulator: machines, trainers per machine, cores, links and device
  * rates, read from a Lua file (experiments/clusters/NAME.lua) or written by `halo calibrate`.
  * Every rate is in base SI units here (seconds, bytes per second, flop per second); the file
- * may use the units documented in docs/sim.md. No MPI, no Lua (the file is evaluated by
+ * may use the units documented in docs/profiles.md. No MPI, no Lua (the file is evaluated by
  * policy/'s sandboxed data loader). */
 #ifndef HALO_SIM_PROFILE_H
 #define HALO_SIM_PROFILE_H
@@ -12,7 +12,8 @@
 /* Where a trainer computes. */
 enum { HALO_SIM_DEVICE_CPU = 0, HALO_SIM_DEVICE_GPU = 1 };
 
-/* One machine kind and how many of them; every field > 0 unless said otherwise. */
+/* One machine kind and how many of them; every field > 0 unless said otherwise (latencies and
+ * fixed overheads may be 0; the pcie fields are 0 on a cpu profile that leaves them out). */
 typedef struct halo_sim_profile {
     char name[64];             /* profile name (file's `name`, else its base name) */
     char source[256];          /* file it came from ("" when built in code) */

@@ -883,6 +883,7 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
                 .grad_floats = sim_grad_floats(S.r[0].layers, S.info->feat_dim, o->hidden,
                                                S.info->classes),
                 .timeline = o->timeline != NULL ? &S.tl : NULL,
+                .t_start = res->total.time_s,
             };
             HALO_TRY(halo_sim_cost_new(&co, &S.cost));
         }

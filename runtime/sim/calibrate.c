@@ -1,0 +1,575 @@
+/* halo calibrate's MPI-free measurements of this machine (sampler, copies, lookups, hooks, GEMM,
+ * aggregation, optimiser), each on one core, for the cluster profile of `halo calibrate`. */
+#include "sim/calibrate.h"
+
+#include "cache/cache.h"
+#include "core/err.h"
+#include "core/log.h"
+#include "core/mem.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "graph/graph.h"
+#include "model/model.h"
+#include "policy/policy.h"
+#include "sample/sample.h"
+#include "store/store.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Most repetitions of one measurement. */
+#define CALIB_MAX_REPS 64
+
+/* One repetition of a measured operation; returns 0 or a negative HALO_E*. */
+typedef int (*calib_fn)(void *arg);
+
+/* Runs fn once to warm up, then repeatedly for about `seconds` (at least 3, at most
+ * CALIB_MAX_REPS times); *t gets the seconds of the fastest repetition: the machine's rate
+ * when nothing else runs on it (another process on the core only ever makes a run slower). */
+static int best_time(calib_fn fn, void *arg, double seconds, double *t)
+{
+    HALO_CHECK(fn(arg));
+    int n = 0;
+    double best = 1e30, start = halo_now();
+    while (n < CALIB_MAX_REPS && (n < 3 || halo_now() - start < seconds)) {
+        double t0 = halo_now();
+        HALO_CHECK(fn(arg));
+        double d = halo_now() - t0;
+        best = d < best ? d : best;
+        n++;
+    }
+    *t = best > 0 ? best : 1e-9; /* below the clock's resolution */
+    return 0;
+}
+
+/* x rounded to 4 significant digits (the figures are not more precise than that). */
+static double sig4(double x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.4g", x);
+    return strtod(buf, NULL);
+}
+
+/* i-th element of a scattered permutation of [0, n), n a power of two (an odd multiplier). */
+static int64_t scatter(int64_t i, int64_t n)
+{
+    return (int64_t)(((uint64_t)i * 2654435761ULL) & (uint64_t)(n - 1));
+}
+
+/* A random graph in memory: n nodes (a power of two), in-degree uniform in [1, 63] (mean 32),
+ * uniform sources. */
+static halo_graph *random_graph(int64_t n)
+{
+    halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca1, 0, 0);
+    int64_t *deg = HALO_ALLOC(int64_t, n);
+    int64_t m = 0;
+    for (int64_t v = 0; v < n; v++) {
+        deg[v] = 1 + (int64_t)halo_rng_below(&r, 63);
+        m += deg[v];
+    }
+    halo_graph *g = halo_graph_alloc(n, m, 0, 2, 0);
+    g->indptr[0] = 0;
+    for (int64_t v = 0; v < n; v++) {
+        g->indptr[v + 1] = g->indptr[v] + deg[v];
+    }
+    for (int64_t e = 0; e < m; e++) {
+        g->indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)n);
+    }
+    halo_free(deg);
+    return g;
+}
+
+/* ---- sampler ---- */
+
+/* One sampling pass over a frontier: offsets and draws (the per-node and per-edge work). */
+typedef struct sample_job {
+    const halo_graph *g; /* graph */
+    halo_sampler *s;     /* scratch */
+    const int64_t *rows; /* [n] frontier rows (= keys) */
+    const int32_t *dst;  /* [n] the same as int32 (distinct), for block_build */
+    int64_t n;           /* frontier nodes */
+    int fanout;          /* fanout */
+    int64_t *off;        /* [n+1] */
+    int32_t *nbrs;       /* [n * 10] draws */
+    int64_t edges;       /* edges drawn by the last pass */
+    int64_t batch;       /* batch number, advanced per pass (fresh draws) */
+    int64_t src;         /* source nodes of the last block */
+} sample_job;
+
+static int run_sample(void *arg)
+{
+    sample_job *j = arg;
+    halo_sample_key k = {1, 0, j->batch++};
+    j->edges = halo_sample_rows_offsets(j->g->indptr, j->rows, j->n, j->fanout, j->off);
+    halo_sample_rows(j->s, j->g->indptr, j->g->indices, j->rows, j->rows, j->n, j->fanout, &k, 0,
+                     j->off, j->nbrs);
+    return 0;
+}
+
+static int run_block(void *arg)
+{
+    sample_job *j = arg;
+    halo_block b;
+    memset(&b, 0, sizeof b);
+    HALO_CHECK(halo_sample_block_build(j->s, j->dst, (int32_t)j->n, j->off, j->nbrs, &b));
+    j->src = b.num_src;
+    halo_sample_block_free(&b);
+    return 0;
+}
+
+int halo_sim_calib_sample(const halo_sim_calib_opts *o, double *edge_s, double *node_s,
+                          double *block_node_s)
+{
+    int64_t nodes = o->quick ? (int64_t)1 << 18 : (int64_t)1 << 20;
+    int64_t n = o->quick ? 32768 : 131072;
+    halo_graph *g = random_graph(nodes);
+    sample_job j = {.g = g, .s = halo_sampler_new(), .n = n};
+    int64_t *rows = HALO_ALLOC(int64_t, n);
+    int32_t *dst = HALO_ALLOC(int32_t, n);
+    for (int64_t i = 0; i < n; i++) {
+        rows[i] = scatter(i, nodes);
+        dst[i] = (int32_t)rows[i];
+    }
+    j.rows = rows;
+    j.dst = dst;
+    j.off = HALO_ALLOC(int64_t, n + 1);
+    j.nbrs = HALO_ALLOC(int32_t, n * 10);
+    double t1 = 0, t10 = 0, tb = 0;
+    int64_t e1 = 0, e10 = 0;
+    int rc = 0;
+    j.fanout = 1;
+    HALO_TRY(best_time(run_sample, &j, o->seconds / 3, &t1));
+    e1 = j.edges;
+    j.fanout = 10;
+    HALO_TRY(best_time(run_sample, &j, o->seconds / 3, &t10));
+    e10 = j.edges;
+    HALO_TRY(best_time(run_block, &j, o->seconds / 3, &tb));
+    /* t = n * node + edges * edge at two fanouts; clamp noise to a small positive share */
+    double e = e10 > e1 ? (t10 - t1) / (double)(e10 - e1) : t10 / (double)e10;
+    e = e > 0.05 * t10 / (double)e10 ? e : 0.05 * t10 / (double)e10;
+    double nd = (t1 - (double)e1 * e) / (double)n;
+    nd = nd > 0.05 * t1 / (double)n ? nd : 0.05 * t1 / (double)n;
+    *edge_s = sig4(e);
+    *node_s = sig4(nd);
+    *block_node_s = sig4(tb / (double)(j.src > 0 ? j.src : 1));
+fail:
+    halo_free(j.nbrs);
+    halo_free(j.off);
+    halo_free(dst);
+    halo_free(rows);
+    halo_sampler_free(j.s);
+    halo_graph_free(g);
+    return rc;
+}
+
+/* ---- gathers and copies ---- */
+
+/* A gather or a copy. */
+typedef struct copy_job {
+    const float *table; /* [rows * 128] */
+    const int32_t *ids; /* [n] random rows */
+    int64_t n;          /* rows gathered */
+    float *out;         /* [n * 128] */
+    size_t bytes;       /* memcpy size */
+} copy_job;
+
+static int run_gather(void *arg)
+{
+    copy_job *j = arg;
+    halo_store_gather(j->table, 0, 128, j->ids, j->n, j->out);
+    return 0;
+}
+
+static int run_memcpy(void *arg)
+{
+    copy_job *j = arg;
+    memcpy(j->out, j->table, j->bytes);
+    return 0;
+}
+
+int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double *memcpy_bw)
+{
+    const int64_t rows = (int64_t)128 << 20 >> 9; /* 128 MiB of 512-byte rows */
+    int64_t n = o->quick ? 65536 : 131072;
+    float *table = HALO_ALLOC(float, rows * 128);
+    for (int64_t i = 0; i < rows * 128; i++) {
+        table[i] = (float)(i & 1023);
+    }
+    int32_t *ids = HALO_ALLOC(int32_t, n);
+    halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca2, 0, 0);
+    for (int64_t i = 0; i < n; i++) {
+        ids[i] = (int32_t)halo_rng_below(&r, (uint64_t)rows);
+    }
+    float *out = HALO_ALLOC(float, n * 128);
+    memset(out, 0, (size_t)n * 512);
+    copy_job j = {table, ids, n, out, (size_t)n * 512};
+    double tg = 0, tm = 0;
+    int rc = 0;
+    HALO_TRY(best_time(run_gather, &j, o->seconds / 2, &tg));
+    HALO_TRY(best_time(run_memcpy, &j, o->seconds / 2, &tm));
+    *gather_bw = sig4((double)n * 512 / tg);
+    *memcpy_bw = sig4((double)j.bytes / tm);
+fail:
+    halo_free(out);
+    halo_free(ids);
+    halo_free(table);
+    return rc;
+}
+
+/* ---- cache lookups ---- */
+
+/* One lookup of a batch of remote ids. */
+typedef struct lookup_job {
+    halo_cache *c;      /* cache without rows */
+    const int32_t *ids; /* [n] distinct ids, half of them halo nodes */
+    const int64_t *pos; /* [n] row positions (unused without rows) */
+    uint8_t *served;    /* [n] */
+    int64_t n;          /* ids */
+    int64_t step;       /* batch counter */
+} lookup_job;
+
+static int run_lookup(void *arg)
+{
+    lookup_job *j = arg;
+    halo_cache_batch b = {.epoch = 0, .batch = j->step, .step = j->step};
+    j->step++;
+    return halo_cache_lookup(j->c, &b, j->n, j->ids, j->pos, NULL, j->served);
+}
+
+/* Lookup time includes the (empty) decision of the mechanism, which a batch always runs. */
+static int run_lookup_decide(void *arg)
+{
+    lookup_job *j = arg;
+    HALO_CHECK(run_lookup(j));
+    const int32_t *extra;
+    int64_t n_extra;
+    HALO_CHECK(halo_cache_decide(j->c, &extra, &n_extra));
+    return halo_cache_admit(j->c, NULL, NULL);
+}
+
+int halo_sim_calib_lookup(const halo_sim_calib_opts *o, double *lookup_s)
+{
+    int64_t nh = o->quick ? (int64_t)1 << 18 : (int64_t)1 << 20;
+    int64_t n = o->quick ? 65536 : 262144;
+    int32_t *halo = HALO_ALLOC(int32_t, nh);
+    for (int64_t i = 0; i < nh; i++) {
+        halo[i] = (int32_t)(2 * i); /* even ids are halo nodes */
+    }
+    int32_t *ids = HALO_ALLOC(int32_t, n);
+    int64_t *pos = HALO_ALLOC(int64_t, n);
+    uint8_t *served = HALO_ALLOC(uint8_t, n);
+    for (int64_t i = 0; i < n; i++) {
+        ids[i] = (int32_t)(2 * scatter(i, nh) + (i & 1));
+        pos[i] = i;
+    }
+    halo_cache_opts co = {
+        .rank = 0,
+        .ranks = 2,
+        .num_halo = nh,
+        .halo_ids = halo,
+        .row_bytes = 512,
+    };
+    halo_cache *c = NULL;
+    double t = 0;
+    int rc = halo_cache_open(&co, NULL, &c);
+    if (rc == 0) {
+        lookup_job j = {c, ids, pos, served, n, 0};
+        rc = best_time(run_lookup_decide, &j, o->seconds, &t);
+    }
+    if (rc == 0) {
+        *lookup_s = sig4(t / (double)n);
+    }
+    halo_cache_close(c);
+    halo_free(served);
+    halo_free(pos);
+    halo_free(ids);
+    halo_free(halo);
+    return rc;
+}
+
+/* ---- policy hooks ---- */
+
+/* A batch of hook calls. */
+typedef struct hook_job {
+    halo_policy *pol;     /* trivial policy */
+    halo_policy_ctx *ctx; /* context */
+    int calls;            /* calls per repetition */
+} hook_job;
+
+static int run_hooks(void *arg)
+{
+    hook_job *j = arg;
+    int f[HALO_POLICY_MAX_LAYERS], layers;
+    for (int i = 0; i < j->calls; i++) {
+        j->ctx->batch = i;
+        HALO_CHECK(halo_policy_fanout(j->pol, j->ctx, f, HALO_POLICY_MAX_LAYERS, &layers));
+    }
+    return 0;
+}
+
+int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/halo-calib.XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+        return halo_errorf(HALO_EIO, "calibrate: cannot create a temporary directory in %s",
+                           tmp != NULL && tmp[0] ? tmp : "/tmp");
+    }
+    snprintf(path, sizeof path, "%s/trivial.lua", dir);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        rmdir(dir);
+        return halo_errorf(HALO_EIO, "calibrate: cannot write %s", path);
+    }
+    fputs("-- a trivial policy: the cost of one hook call\n"
+          "return { fanout = function(ctx) return {10, 25} end }\n",
+          f);
+    fclose(f);
+    halo_policy_opts po = {.path = path, .rank = -1};
+    halo_policy *pol = NULL;
+    int rc = halo_policy_open(&po, &pol);
+    remove(path);
+    rmdir(dir);
+    if (rc < 0) {
+        return rc;
+    }
+    halo_policy_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.ranks = 1;
+    ctx.epochs = 1;
+    hook_job j = {pol, &ctx, 1000};
+    double t = 0;
+    rc = best_time(run_hooks, &j, o->seconds, &t);
+    halo_policy_close(pol);
+    if (rc == 0) {
+        *hook_s = sig4(t / j.calls);
+    }
+    return rc;
+}
+
+/* ---- GEMM and aggregation ---- */
+
+/* A GraphSAGE-layer-sized SGEMM: C[m x n] = A[m x k] B[k x n]. */
+typedef struct gemm_job {
+    int m, n, k;        /* sizes */
+    const float *a, *b; /* inputs */
+    float *c;           /* output */
+} gemm_job;
+
+static int run_gemm(void *arg)
+{
+    gemm_job *j = arg;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->m, j->n, j->k, 1.0f, j->a, j->k, j->b,
+                j->n, 0.0f, j->c, j->n);
+    return 0;
+}
+
+/* Mean aggregation of sampled neighbour rows (DGL's mean over a block's CSR). */
+typedef struct agg_job {
+    int64_t ndst;           /* destinations */
+    const int64_t *indptr;  /* [ndst+1] */
+    const int32_t *indices; /* sources */
+    const float *h;         /* [nsrc * dim] */
+    float *out;             /* [ndst * dim] */
+    int dim;                /* row width */
+} agg_job;
+
+static int run_agg(void *arg)
+{
+    agg_job *j = arg;
+    const int d = j->dim;
+    for (int64_t i = 0; i < j->ndst; i++) {
+        float *o = j->out + i * d;
+        memset(o, 0, (size_t)d * sizeof *o);
+        int64_t e0 = j->indptr[i], e1 = j->indptr[i + 1];
+        for (int64_t e = e0; e < e1; e++) {
+            const float *r = j->h + (int64_t)j->indices[e] * d;
+            for (int x = 0; x < d; x++) {
+                o[x] += r[x];
+            }
+        }
+        float inv = e1 > e0 ? 1.0f / (float)(e1 - e0) : 0.0f;
+        for (int x = 0; x < d; x++) {
+            o[x] *= inv;
+        }
+    }
+    return 0;
+}
+
+int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw)
+{
+    openblas_set_num_threads(1);
+    gemm_job g = {2000, 256, 256, NULL, NULL, NULL};
+    float *a = HALO_ALLOC(float, (int64_t)g.m *g.k);
+    float *b = HALO_ALLOC(float, (int64_t)g.k *g.n);
+    float *c = HALO_ALLOC(float, (int64_t)g.m *g.n);
+    halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca3, 0, 0);
+    for (int64_t i = 0; i < (int64_t)g.m * g.k; i++) {
+        a[i] = (float)halo_rng_uniform(&r) - 0.5f;
+    }
+    for (int64_t i = 0; i < (int64_t)g.k * g.n; i++) {
+        b[i] = (float)halo_rng_uniform(&r) - 0.5f;
+    }
+    g.a = a;
+    g.b = b;
+    g.c = c;
+    /* aggregation: 8192 destinations x 10 sampled neighbours over a table of 128-float rows */
+    const int dim = 128, fan = 10;
+    int64_t nsrc = o->quick ? 32768 : 131072, ndst = 8192;
+    float *h = HALO_ALLOC(float, nsrc *dim);
+    for (int64_t i = 0; i < nsrc * dim; i++) {
+        h[i] = (float)(i & 255) * 0.01f;
+    }
+    int64_t *indptr = HALO_ALLOC(int64_t, ndst + 1);
+    int32_t *indices = HALO_ALLOC(int32_t, ndst * fan);
+    for (int64_t i = 0; i <= ndst; i++) {
+        indptr[i] = i * fan;
+    }
+    for (int64_t e = 0; e < ndst * fan; e++) {
+        indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)nsrc);
+    }
+    float *out = HALO_ALLOC(float, ndst *dim);
+    agg_job aj = {ndst, indptr, indices, h, out, dim};
+    double tg = 0, ta = 0;
+    int rc = 0;
+    HALO_TRY(best_time(run_gemm, &g, o->seconds / 2, &tg));
+    HALO_TRY(best_time(run_agg, &aj, o->seconds / 2, &ta));
+    *gemm_flops = sig4(2.0 * g.m * g.n * g.k / tg);
+    *agg_bw = sig4((double)(ndst * fan) * dim * sizeof(float) / ta);
+fail:
+    halo_free(out);
+    halo_free(indices);
+    halo_free(indptr);
+    halo_free(h);
+    halo_free(c);
+    halo_free(b);
+    halo_free(a);
+    return rc;
+}
+
+/* ---- model step and optimiser ---- */
+
+/* One training step (forward, backward, Adam) or one Adam pass. */
+typedef struct model_job {
+    halo_model *m;            /* model */
+    const halo_minibatch *mb; /* batch (NULL: Adam only) */
+    const float *feat;        /* input rows */
+    const int32_t *labels;    /* seed labels */
+    uint64_t step;            /* step counter */
+} model_job;
+
+static int run_step(void *arg)
+{
+    model_job *j = arg;
+    if (j->mb != NULL) {
+        HALO_CHECK(
+            halo_model_train_forward_backward(j->m, j->mb, j->feat, j->labels, j->step++, NULL));
+    }
+    return halo_model_adam_step(j->m, 1.0f);
+}
+
+/* A one-thread CPU model of the given widths. */
+static int cpu_model(int in_dim, int hidden, int classes, halo_model **out)
+{
+    halo_model_config cfg;
+    halo_model_config_default(&cfg);
+    cfg.in_dim = in_dim;
+    cfg.hidden = hidden;
+    cfg.classes = classes;
+    cfg.device = HALO_DEVICE_CPU;
+    cfg.gpu = -1;
+    cfg.threads = 1;
+    return halo_model_create(&cfg, out);
+}
+
+int halo_sim_calib_model(const halo_sim_calib_opts *o, double *step_overhead_s, double *adam_bw)
+{
+    halo_graph *g = random_graph(4096);
+    halo_sampler *s = halo_sampler_new();
+    halo_minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    halo_model *small = NULL, *big = NULL;
+    float *feat = NULL;
+    int32_t seed = 7, label = 1;
+    int fanouts[2] = {2, 2};
+    halo_sample_key k = {1, 0, 0};
+    double ts = 0, ta = 0;
+    int rc = 0;
+    /* the fixed part: a one-seed batch on a tiny model (its arithmetic is negligible) */
+    HALO_TRY(halo_sample_graph(s, g, fanouts, 2, &k, &seed, 1, &mb));
+    feat = HALO_NEW(float, (int64_t)mb.num_input * 8);
+    HALO_TRY(cpu_model(8, 8, 2, &small));
+    model_job js = {small, &mb, feat, &label, 0};
+    HALO_TRY(best_time(run_step, &js, o->seconds / 2, &ts));
+    /* Adam over a large parameter buffer */
+    int w = o->quick ? 512 : 1024;
+    HALO_TRY(cpu_model(w, w, 16, &big));
+    size_t count = 0;
+    halo_model_params(big, &count);
+    model_job ja = {big, NULL, NULL, NULL, 0};
+    HALO_TRY(best_time(run_step, &ja, o->seconds / 2, &ta));
+    *step_overhead_s = sig4(ts);
+    *adam_bw = sig4((double)count * sizeof(float) / ta);
+fail:
+    halo_model_free(big);
+    halo_model_free(small);
+    halo_free(feat);
+    halo_sample_free(&mb);
+    halo_sampler_free(s);
+    halo_graph_free(g);
+    return rc;
+}
+
+/* ---- everything ---- */
+
+int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    p->cores = cores > 0 ? (int)cores : 1;
+    p->machines = 1;
+    p->trainers = 1;
+    p->device = HALO_SIM_DEVICE_CPU;
+    double t0 = halo_now();
+    HALO_CHECK(halo_sim_calib_sample(o, &p->sample_edge_s, &p->sample_node_s, &p->block_node_s));
+    if (o->progress) {
+        halo_info("calibrate: sampler: %.4g ns per edge, %.4g ns per node, block %.4g ns per "
+                  "source node (%.1f s)",
+                  p->sample_edge_s * 1e9, p->sample_node_s * 1e9, p->block_node_s * 1e9,
+                  halo_now() - t0);
+    }
+    HALO_CHECK(halo_sim_calib_copy(o, &p->gather_bw, &p->memcpy_bw));
+    if (o->progress) {
+        halo_info("calibrate: gather of 512-byte rows %.4g GB/s, memcpy %.4g GB/s (%.1f s)",
+                  p->gather_bw / 1e9, p->memcpy_bw / 1e9, halo_now() - t0);
+    }
+    HALO_CHECK(halo_sim_calib_lookup(o, &p->lookup_node_s));
+    if (o->progress) {
+        halo_info("calibrate: cache lookup %.4g ns per id (%.1f s)", p->lookup_node_s * 1e9,
+                  halo_now() - t0);
+    }
+    HALO_CHECK(halo_sim_calib_hook(o, &p->hook_s));
+    if (o->progress) {
+        halo_info("calibrate: policy hook %.4g us per call (%.1f s)", p->hook_s * 1e6,
+                  halo_now() - t0);
+    }
+    HALO_CHECK(halo_sim_calib_compute(o, &p->gemm_flops, &p->agg_bw));
+    if (o->progress) {
+        halo_info("calibrate: sgemm 2000x256x256 %.4g GFLOP/s, mean aggregation %.4g GB/s "
+                  "(%.1f s)",
+                  p->gemm_flops / 1e9, p->agg_bw / 1e9, halo_now() - t0);
+    }
+    HALO_CHECK(halo_sim_calib_model(o, &p->step_overhead_s, &p->adam_bw));
+    if (o->progress) {
+        halo_info("calibrate: training step overhead %.4g us, Adam %.4g GB/s (%.1f s)",
+                  p->step_overhead_s * 1e6, p->adam_bw / 1e9, halo_now() - t0);
+    }
+    return 0;
+}

@@ -1,0 +1,42 @@
+/* halo calibrate's measurements of this machine that need no MPI: sampler, gathers, copies,
+ * cache lookups, policy hooks, GEMM, aggregation, optimiser, each on one core. The MPI probes
+ * (latency and bandwidth between two ranks) live in cli/cmd_calibrate.c and go through comm/;
+ * sim/ never calls MPI. Every function repeats its operation for about o->seconds and reports
+ * the fastest repetition (the machine's rate when nothing else runs on the core). */
+#ifndef HALO_SIM_CALIBRATE_H
+#define HALO_SIM_CALIBRATE_H
+
+#include "sim/profile.h"
+
+#include <stdbool.h>
+
+/* How long and how loud. */
+typedef struct halo_sim_calib_opts {
+    double seconds; /* time spent on each measurement (about; at least 3 repetitions) */
+    bool quick;     /* smaller inputs (the sampler graph, the model) for --quick */
+    bool progress;  /* one line per measurement on stderr (halo_info) */
+} halo_sim_calib_opts;
+
+/* Sampler on a random CSR (uniform sources, mean in-degree 32): seconds per sampled edge and
+ * per frontier node (halo_sample_rows_offsets + halo_sample_rows at fanouts 1 and 10, solved
+ * for the two costs), and per source node of halo_sample_block_build. */
+int halo_sim_calib_sample(const halo_sim_calib_opts *o, double *edge_s, double *node_s,
+                          double *block_node_s);
+/* Bytes/s of halo_store_gather of random 512-byte rows from a 128 MiB table, and of memcpy. */
+int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double *memcpy_bw);
+/* Seconds per remote id of halo_cache_lookup (half of the ids in the halo set). */
+int halo_sim_calib_lookup(const halo_sim_calib_opts *o, double *lookup_s);
+/* Seconds per hook call of a trivial policy (halo_policy_fanout). */
+int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s);
+/* Flop/s of a 2000x256x256 cblas_sgemm on one thread, and bytes/s of a mean aggregation of
+ * sampled neighbour rows (CSR, 128 floats per row, bytes of rows read). */
+int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw);
+/* GraphSAGE on one thread (model/): the fixed seconds of a training step (forward, backward
+ * and Adam on a one-seed batch) and bytes/s of Adam over a large parameter buffer. */
+int halo_sim_calib_model(const halo_sim_calib_opts *o, double *step_overhead_s, double *adam_bw);
+
+/* All of the above into p (cpu and device fields, hook_s), with cores from
+ * sysconf(_SC_NPROCESSORS_ONLN), device cpu, one machine, one trainer. Link fields untouched. */
+int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p);
+
+#endif

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Validates the simulator against measured runs on this machine: the same configurations run
+# with `mpirun halo train` and `halo sim`, measured vs simulated epoch time and each stage's
+# error, then the median and worst |error| of the epoch time. The profile is this machine's
+# (halo calibrate), fitted once to ONE run (4 ranks, distdgl, depth 0, no netem: marked "fit");
+# every other row is a prediction.
+# Usage: scripts/sim-validate.sh [WORKDIR] [CSV]   (env: HALO_BIN, VALIDATE_SCALE, VALIDATE_EPOCHS)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HALO=${HALO_BIN:-$(pwd)/bin/halo}
+W=${1:-$(mktemp -d /tmp/halo-validate.XXXXXX)}
+CSV=${2:-$W/validation.csv}
+SCALE=${VALIDATE_SCALE:-0.02}
+EPOCHS=${VALIDATE_EPOCHS:-3}
+BATCH=${VALIDATE_BATCH:-100}
+NETEM=${VALIDATE_NETEM:-lat=2ms,bw=1Gbit}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN="mpirun --timeout 300 --oversubscribe --bind-to none"
+mkdir -p "$W"
+log() { echo "sim-validate: $*" >&2; }
+
+if [ ! -d "$W/g" ]; then
+    "$HALO" gen --preset products --scale "$SCALE" --seed 7 -o "$W/g" >/dev/null
+fi
+for p in 2 4; do
+    [ -d "$W/p$p" ] || "$HALO" partition "$W/g" --parts $p -o "$W/p$p" >/dev/null 2>&1
+done
+if [ ! -f "$W/base.lua" ]; then
+    log "calibrating this machine (halo calibrate --quick)"
+    "$HALO" calibrate --quick -o "$W/base.lua" 2>"$W/calibrate.log"
+fi
+
+# run NAME RANKS FLAGS...: measured run -> $W/NAME.run.jsonl
+run() {
+    local name=$1 ranks=$2
+    shift 2
+    [ -f "$W/$name.run.jsonl" ] && return 0
+    log "measuring $name"
+    $MPIRUN -np "$ranks" "$HALO" train "$W/p$ranks" --no-table --eval none --epochs "$EPOCHS" \
+        --batch "$BATCH" --metrics "$W/$name.run.jsonl" "$@" >"$W/$name.run.log" 2>&1
+}
+
+P=policies
+configs=(
+    "r4-distdgl-d0 4 fit --policy $P/distdgl.lua --depth 0"
+    "r2-distdgl-d0 2 - --policy $P/distdgl.lua --depth 0"
+    "r2-massivegnn-d1 2 - --policy $P/massivegnn.lua --set delta=2 --depth 1"
+    "r2-distdgl-d4-netem 2 - --policy $P/distdgl.lua --depth 4 --netem $NETEM"
+    "r4-distdgl-d4 4 - --policy $P/distdgl.lua --depth 4"
+    "r4-massivegnn-d1 4 - --policy $P/massivegnn.lua --set delta=2 --depth 1"
+    "r4-massivegnn-d4 4 - --policy $P/massivegnn.lua --set delta=2 --depth 4"
+    "r4-distdgl-d0-netem 4 - --policy $P/distdgl.lua --depth 0 --netem $NETEM"
+    "r4-distdgl-d4-netem 4 - --policy $P/distdgl.lua --depth 4 --netem $NETEM"
+    "r4-massivegnn-d1-netem 4 - --policy $P/massivegnn.lua --set delta=2 --depth 1 --netem $NETEM"
+)
+for c in "${configs[@]}"; do
+    read -r name ranks role flags <<<"$c"
+    # shellcheck disable=SC2086
+    run "$name" "$ranks" $flags
+done
+if [ ! -f "$W/fitted.lua" ]; then
+    log "fitting the profile to r4-distdgl-d0"
+    "$HALO" calibrate --from-metrics "$W/r4-distdgl-d0.run.jsonl" --base "$W/base.lua" \
+        -o "$W/fitted.lua" 2>"$W/fit.log"
+fi
+
+echo "config,ranks,role,measured_s,simulated_s,error,sample_err,fetch_err,compute_err,allreduce_err,counts" >"$CSV.tmp"
+printf '%-24s %5s %4s %11s %11s %8s  %s\n' config ranks role measured_s simulated_s error \
+    "stage errors (sample fetch compute allreduce)"
+for c in "${configs[@]}"; do
+    read -r name ranks role flags <<<"$c"
+    netem=""
+    if [[ "$flags" == *"--netem"* ]]; then netem="--netem ${flags##*--netem }"; flags=${flags%%--netem*}; fi
+    # shellcheck disable=SC2086
+    "$HALO" sim "$W/p$ranks" -q --cluster "$W/fitted.lua" --machines 1 --trainers "$ranks" \
+        --epochs "$EPOCHS" --batch "$BATCH" $flags $netem --metrics "$W/$name.sim.jsonl" \
+        --against "$W/$name.run.jsonl" >"$W/$name.cmp" 2>&1 || true
+    awk -v name="$name" -v ranks="$ranks" -v role="$role" -v csv="$CSV.tmp" '
+        /^counts:/ { counts = ($2 == "equal") ? "equal" : "DIFFER" }
+        $1 == "epoch" || $1 == "sample" || $1 == "fetch" || $1 == "compute" || $1 == "allreduce" {
+            m[$1] = $2; s[$1] = $3; e[$1] = $4 }
+        END {
+            printf "%-24s %5s %4s %11.4f %11.4f %8s  %s %s %s %s %s\n", name, ranks, role,
+                m["epoch"], s["epoch"], e["epoch"], e["sample"], e["fetch"], e["compute"],
+                e["allreduce"], (counts == "equal" ? "" : "counts " counts)
+            printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", name, ranks, role, m["epoch"], s["epoch"],
+                e["epoch"], e["sample"], e["fetch"], e["compute"], e["allreduce"], counts >> csv
+        }' "$W/$name.cmp"
+done
+mv "$CSV.tmp" "$CSV"
+errs=$(awk -F, 'NR > 1 && $3 != "fit" { v = $6; sub(/%/, "", v); sub(/^\+/, "", v);
+    if (v < 0) v = -v; print v, $1 }' "$CSV" | sort -n)
+n=$(echo "$errs" | grep -c .)
+echo "$errs" | awk -v n="$n" '{ a[NR] = $1; w = $1; wn = $2 }
+    END { med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2;
+          printf "epoch time over %d predicted configurations: median |error| %.1f%%, worst %.1f%% (%s)\n",
+              n, med, w, wn }'
+echo "files in $W (CSV: $CSV)"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# halo calibrate: a quick calibration writes a profile with every field and says how it was
+# measured; a bad -o (or no mpirun) fails with one error line and writes nothing.
+source "$(dirname "$0")/lib.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+
+check "calibrate --quick writes a profile" "$HALO" calibrate --quick -o "$T/here.lua"
+cp "$T/err" "$T/progress"
+check "it reports progress on stderr" grep -q "calibrate: sampler: .* ns per edge" "$T/progress"
+check "it measures MPI over shared memory and TCP" \
+    bash -c "grep -q 'MPI over shared memory' '$T/progress' && grep -q 'MPI over TCP' '$T/progress'"
+fields="machines trainers cores sample_edge_ns sample_node_ns block_node_ns gather_GBps memcpy_GBps
+lookup_node_ns hook_us shm_lat_us shm_GBps net_lat_us nics nic_GBps msg_overhead_us
+allreduce_lat_us lat_us Gbit pinned_GBps pageable_GBps pinned kind gemm_TFLOPs agg_GBps
+step_overhead_us adam_GBps"
+missing=""
+for f in $fields; do grep -qE "^ *$f = " "$T/here.lua" || missing="$missing $f"; done
+[ -z "$missing" ] && ok "every field is written" || not_ok "every field is written (missing:$missing)"
+# every rate (a bandwidth, a cost per item, a flop rate) is a positive number
+check "rates are positive numbers" awk '
+    /^ *(sample_edge_ns|sample_node_ns|block_node_ns|gather_GBps|memcpy_GBps|lookup_node_ns|shm_GBps|nic_GBps|gemm_TFLOPs|agg_GBps|adam_GBps) = / {
+        v = $3; sub(/,$/, "", v); if (!(v + 0 > 0)) { print "bad: " $0; bad = 1 } n++ }
+    END { exit (bad || n != 11) }' "$T/here.lua"
+check "one machine, one trainer, device cpu, this machine's cores" bash -c "
+    grep -qE '^ *machines = 1,' '$T/here.lua' && grep -qE '^ *trainers = 1,' '$T/here.lua' &&
+    grep -qE '^ *kind = \"cpu\",' '$T/here.lua' &&
+    grep -qE '^ *cores = $(getconf _NPROCESSORS_ONLN),' '$T/here.lua'"
+check "the file says when and where it was measured" \
+    grep -qE "^-- Measured by .halo calibrate --quick. on .* on [0-9]{4}-[0-9]{2}-[0-9]{2}" "$T/here.lua"
+check "it is a Lua table named after the file" bash -c "
+    grep -q '^return {' '$T/here.lua' && grep -q '^    name = \"here\",' '$T/here.lua' &&
+    [ \"\$(tail -n 1 '$T/here.lua')\" = '}' ]"
+check "no temporary file is left" bash -c "! ls '$T'/here.lua.tmp-* 2>/dev/null"
+
+check_fails "an -o in a missing directory is an error" "no directory .*/nope" \
+    "$HALO" calibrate --quick -o "$T/nope/x.lua"
+[ "$(wc -l <"$T/err")" -eq 1 ] && ok "... of one line" || not_ok "... of one line"
+check "... that writes nothing" test ! -e "$T/nope"
+check_fails "an -o that is a directory is an error" "is a directory" \
+    "$HALO" calibrate --quick -o "$T"
+check_fails "no mpirun on PATH is an error that names --no-mpi" "mpirun not found.*--no-mpi" \
+    env PATH=/nonexistent "$HALO" calibrate --quick -o "$T/nompi.lua"
+check "... and writes nothing" test ! -e "$T/nompi.lua"
+check "--no-mpi measures the rest" \
+    env PATH=/nonexistent "$HALO" calibrate --quick --no-mpi -o "$T/nompi.lua"
+check "... and marks the links as not measured" grep -q "NOT MEASURED (--no-mpi)" "$T/nompi.lua"
+"$HALO" calibrate --quick >/dev/null 2>&1
+[ $? -eq 2 ] && ok "no -o is a usage error (exit 2)" || not_ok "no -o is a usage error (exit 2)"
+done_testing

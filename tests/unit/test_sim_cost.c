@@ -1,0 +1,956 @@
+/* Unit tests of runtime/sim/cost: stage times of a 2-rank run against formulas written out here,
+ * the pipeline regimes, the slowest rank bounding every step, NIC sharing, the netem floor, CPU
+ * contention, the timeline's intervals, the flop count against the model's, speed and bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "comm/comm.h"
+#include "core/err.h"
+#include "core/mem.h"
+#include "model/model.h"
+#include "sim/cost.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Every rate so fast and every cost so small that it does not count; tests set what matters. */
+static halo_sim_profile fast_profile(int machines, int trainers, int cores)
+{
+    halo_sim_profile p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.name, sizeof p.name, "test");
+    p.machines = machines;
+    p.trainers = trainers;
+    p.cores = cores;
+    p.nics = 1;
+    double fast = 1e18;
+    p.gather_bw = p.memcpy_bw = p.shm_bw = p.nic_bw = fast;
+    p.pcie_bw_pinned = p.pcie_bw_pageable = fast;
+    p.gemm_flops = p.agg_bw = p.adam_bw = fast;
+    p.device = HALO_SIM_DEVICE_GPU;
+    return p;
+}
+
+/* Work of P ranks for one batch, with its per-peer arrays. */
+typedef struct twork {
+    int P;             /* ranks */
+    int L;             /* layers */
+    halo_sim_work *w;  /* [P] */
+    int64_t *req;      /* [P * L * P] sample request bytes, rank-major */
+    int64_t *rep;      /* [P * L * P] sample reply bytes */
+    int64_t *pull;     /* [P * P] rows pulled */
+} twork;
+
+static void tw_init(twork *t, int P, int L)
+{
+    t->P = P;
+    t->L = L;
+    t->w = HALO_NEW(halo_sim_work, P);
+    t->req = HALO_NEW(int64_t, (size_t)P * L * P);
+    t->rep = HALO_NEW(int64_t, (size_t)P * L * P);
+    t->pull = HALO_NEW(int64_t, (size_t)P * P);
+    for (int r = 0; r < P; r++) {
+        t->w[r].layers = L;
+        t->w[r].sample_req = t->req + (size_t)r * L * P;
+        t->w[r].sample_rep = t->rep + (size_t)r * L * P;
+        t->w[r].pull_rows = t->pull + (size_t)r * P;
+    }
+}
+
+/* Clears the counts (keeps layers and the arrays). */
+static void tw_clear(twork *t)
+{
+    int P = t->P, L = t->L;
+    memset(t->req, 0, (size_t)P * L * P * sizeof *t->req);
+    memset(t->rep, 0, (size_t)P * L * P * sizeof *t->rep);
+    memset(t->pull, 0, (size_t)P * P * sizeof *t->pull);
+    for (int r = 0; r < P; r++) {
+        halo_sim_work *w = &t->w[r];
+        const int64_t *a = w->sample_req, *b = w->sample_rep, *c = w->pull_rows;
+        memset(w, 0, sizeof *w);
+        w->layers = L;
+        w->sample_req = a;
+        w->sample_rep = b;
+        w->pull_rows = c;
+    }
+}
+
+static void tw_free(twork *t)
+{
+    halo_free(t->w);
+    halo_free(t->req);
+    halo_free(t->rep);
+    halo_free(t->pull);
+}
+
+/* Sets peer p's pull of n rows by rank r (and the owner's served count). */
+static void tw_pull(twork *t, int r, int p, int64_t n)
+{
+    t->pull[(size_t)r * t->P + p] += n;
+    t->w[p].served_rows += n;
+}
+
+static halo_sim_cost_opts base_opts(const halo_sim_profile *p, int depth, int threads)
+{
+    halo_sim_cost_opts o;
+    memset(&o, 0, sizeof o);
+    o.profile = p;
+    o.ranks = p->machines * p->trainers;
+    o.depth = depth;
+    o.sampler_threads = threads;
+    o.in_dim = 100;
+    o.hidden = 16;
+    o.classes = 4;
+    o.grad_floats = 1000;
+    return o;
+}
+
+/* Runs one epoch of nb identical batches of t; out[P]. */
+static void run_epoch(const halo_sim_cost_opts *o, twork *t, int64_t nb, halo_epoch_stats *out)
+{
+    halo_sim_cost *c = NULL;
+    assert_int_equal(halo_sim_cost_new(o, &c), 0);
+    halo_sim_cost_epoch_begin(c, 0);
+    for (int64_t b = 0; b < nb; b++) {
+        assert_int_equal(halo_sim_cost_batch(c, b, t->w), 0);
+    }
+    memset(out, 0, (size_t)t->P * sizeof *out);
+    halo_sim_cost_epoch_end(c, out);
+    halo_sim_cost_free(c);
+}
+
+static void assert_close(double got, double want, double rel)
+{
+    double tol = rel * fmax(fabs(want), 1e-12);
+    if (fabs(got - want) > tol) {
+        fail_msg("got %.12g, expected %.12g (relative tolerance %g)", got, want, rel);
+    }
+}
+
+static double stage_sum(const halo_epoch_stats *s)
+{
+    return s->sample_s + s->fetch_s + s->copy_s + s->compute_s + s->allreduce_s;
+}
+
+/* ---------------------------------------------------------------- the 2-rank formulas */
+
+/* Profile numbers of the formula test: every field that the model uses is distinct. */
+static halo_sim_profile formula_profile(void)
+{
+    halo_sim_profile p = fast_profile(2, 1, 8);
+    p.sample_edge_s = 2e-8;
+    p.sample_node_s = 5e-8;
+    p.block_node_s = 3e-8;
+    p.gather_bw = 5e9;
+    p.memcpy_bw = 1e10;
+    p.lookup_node_s = 4e-8;
+    p.hook_s = 2e-5;
+    p.net_lat_s = 3e-6;
+    p.nics = 2;
+    p.nic_bw = 1.25e9;
+    p.msg_overhead_s = 1e-6;
+    p.pcie_bw_pinned = 1.2e10;
+    p.pcie_bw_pageable = 6e9;
+    p.pcie_lat_s = 1e-5;
+    p.pinned = false;
+    p.gemm_flops = 1e13;
+    p.agg_bw = 5e11;
+    p.step_overhead_s = 1e-3;
+    p.adam_bw = 2e11;
+    p.allreduce_lat_s = 2e-6;
+    return p;
+}
+
+/* Batch b of the formula test: two layers, rank-dependent sizes, traffic both ways. Block 1
+ * has nd1 seeds, 8 nd1 sources, 10 nd1 edges; block 0 the same ratios on nd0 = 8 nd1. */
+static void formula_work(twork *t, int64_t b)
+{
+    tw_clear(t);
+    for (int r = 0; r < 2; r++) {
+        halo_sim_work *w = &t->w[r];
+        int p = 1 - r;
+        int64_t nd1 = 100 + 20 * r + b;
+        int64_t nd[2] = {8 * nd1, nd1};
+        for (int l = 0; l < 2; l++) {
+            w->num_dst[l] = nd[l];
+            w->num_src[l] = 8 * nd[l];
+            w->num_edges[l] = 10 * nd[l];
+            w->local_nodes[l] = nd[l] * 7 / 10;
+            w->local_edges[l] = 10 * w->local_nodes[l];
+            w->served_nodes[l] = nd[l] / (4 + r);
+            w->served_edges[l] = 9 * w->served_nodes[l];
+            int64_t remote = nd[l] - w->local_nodes[l];
+            t->req[(size_t)r * 4 + (size_t)l * 2 + p] = 32 + 4 * remote;
+            t->rep[(size_t)r * 4 + (size_t)l * 2 + p] = 4 * remote + 4 * 10 * remote;
+        }
+        w->seeds = (int32_t)nd1;
+        w->input_nodes = w->num_src[0];
+        w->row_bytes = 400;
+        w->lookups = w->input_nodes / 3;
+        w->hits = w->lookups / 2 + r;
+        w->hook_calls = 1;
+        w->local_rows = w->input_nodes - w->lookups;
+    }
+    tw_pull(t, 0, 1, t->w[0].lookups - t->w[0].hits);
+    tw_pull(t, 1, 0, t->w[1].lookups - t->w[1].hits);
+}
+
+/* GEMM flops and gathered floats of formula_work's blocks for in 100, hidden 16, classes 4:
+ * layer 0 (100 -> 16, no input gradient) goes agg-first, layer 1 (16 -> 4) lin-first, by the
+ * model's cost rule (agg 44800 nd vs lin 67840 nd; agg 11008 nd vs lin 6016 nd). */
+static void formula_compute(const halo_sim_work *w, double *flops, double *floats)
+{
+    double nd0 = (double)w->num_dst[0], e0 = (double)w->num_edges[0];
+    double nd1 = (double)w->num_dst[1], ns1 = (double)w->num_src[1], e1 = (double)w->num_edges[1];
+    double f0 = 2 * nd0 * (2 * 100) * 16 /* forward */ + 2 * (2 * 100) * 16 * nd0 /* dW */;
+    double f1 = 2 * ns1 * 16 * 4 + 2 * nd1 * 16 * 4     /* forward: neighbours and self */
+                + 2 * 16 * 4 * nd1 + 2 * 16 * 4 * ns1   /* dW self, dW neighbours */
+                + 2 * ns1 * 16 * 4 + 2 * nd1 * 16 * 4;  /* dX */
+    *flops = f0 + f1;
+    *floats = e0 * 100 /* forward mean */ + e1 * 4 * 2 /* forward and backward mean */;
+}
+
+/* One collective exchange of the formula test (every rank on its own machine and NIC): starts
+ * when both arrived plus the count latency; each direction of a rank moves its bytes alone at
+ * the NIC's rate and adds a latency; the critical CPU work counts for everyone. */
+static void formula_xchg(const halo_sim_profile *p, double t[2], const double out[2],
+                         const double in[2], double counts, const double crit[2],
+                         const double own[2])
+{
+    double cap = p->nic_bw * p->nics;
+    double S = fmax(t[0], t[1]) + counts;
+    double tend = S;
+    for (int r = 0; r < 2; r++) {
+        if (out[r] > 0) {
+            tend = fmax(tend, S + out[r] / cap + p->net_lat_s);
+        }
+        if (in[r] > 0) {
+            tend = fmax(tend, S + in[r] / cap + p->net_lat_s);
+        }
+        tend = fmax(tend, S + crit[r]);
+    }
+    for (int r = 0; r < 2; r++) {
+        t[r] = fmax(tend, S + crit[r] + own[r]);
+    }
+}
+
+static void two_ranks_take_the_times_of_the_formulas(void **state)
+{
+    (void)state;
+    halo_sim_profile p = formula_profile();
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    o.grad_floats = 3601;
+    twork tw;
+    tw_init(&tw, 2, 2);
+    halo_sim_cost *c = NULL;
+    assert_int_equal(halo_sim_cost_new(&o, &c), 0);
+    halo_sim_cost_epoch_begin(c, 0);
+    double t[2] = {0, 0};
+    halo_epoch_stats want[2];
+    memset(want, 0, sizeof want);
+    const int64_t nb = 3;
+    double zero[2] = {0, 0};
+    for (int64_t b = 0; b < nb; b++) {
+        formula_work(&tw, b);
+        assert_int_equal(halo_sim_cost_batch(c, b, tw.w), 0);
+        const halo_sim_work *w = tw.w;
+        /* sample: layers 1 then 0; request exchange (local sampling meanwhile), serving,
+           reply exchange, block build */
+        double t0[2] = {t[0], t[1]};
+        for (int l = 1; l >= 0; l--) {
+            double out[2], in[2], own[2];
+            for (int r = 0; r < 2; r++) {
+                out[r] = (double)tw.req[(size_t)r * 4 + (size_t)l * 2 + (1 - r)];
+                in[r] = (double)tw.req[(size_t)(1 - r) * 4 + (size_t)l * 2 + r];
+                own[r] = (double)w[r].local_nodes[l] * p.sample_node_s +
+                         (double)w[r].local_edges[l] * p.sample_edge_s + 2 * p.msg_overhead_s;
+            }
+            formula_xchg(&p, t, out, in, p.net_lat_s, zero, own);
+            for (int r = 0; r < 2; r++) {
+                t[r] += (double)w[r].served_nodes[l] * p.sample_node_s +
+                        (double)w[r].served_edges[l] * p.sample_edge_s;
+                in[r] = (double)tw.rep[(size_t)r * 4 + (size_t)l * 2 + (1 - r)];
+                out[r] = (double)tw.rep[(size_t)(1 - r) * 4 + (size_t)l * 2 + r];
+                own[r] = 2 * p.msg_overhead_s;
+            }
+            formula_xchg(&p, t, out, in, p.net_lat_s, zero, own);
+            for (int r = 0; r < 2; r++) {
+                t[r] += (double)w[r].num_src[l] * p.block_node_s +
+                        (double)w[r].num_edges[l] * 4 / p.memcpy_bw;
+            }
+        }
+        for (int r = 0; r < 2; r++) {
+            want[r].sample_s += t[r] - t0[r];
+            t0[r] = t[r];
+        }
+        /* fetch: lookups, hook, hits; ids exchange; rows exchange (owner gathers, no count
+           all-to-all), local rows and the scatter of the replies while they travel */
+        double out[2], in[2], own[2], crit[2];
+        for (int r = 0; r < 2; r++) {
+            t[r] += (double)w[r].lookups * p.lookup_node_s + p.hook_s +
+                    (double)w[r].hits * 400 / p.gather_bw;
+            out[r] = 4.0 * (double)w[r].pull_rows[1 - r];
+            in[r] = 4.0 * (double)w[1 - r].pull_rows[r];
+            own[r] = 2 * p.msg_overhead_s;
+        }
+        formula_xchg(&p, t, out, in, p.net_lat_s, zero, own);
+        for (int r = 0; r < 2; r++) {
+            int64_t n_in = w[r].pull_rows[1 - r], n_out = w[1 - r].pull_rows[r];
+            in[r] = 400.0 * (double)n_in;
+            out[r] = 400.0 * (double)n_out;
+            crit[r] = (double)w[r].served_rows * 400 / p.gather_bw +
+                      (double)halo_comm_rows_pieces(n_out, 400) * p.msg_overhead_s;
+            own[r] = ((double)w[r].local_rows * 400 + in[r]) / p.gather_bw +
+                     (double)halo_comm_rows_pieces(n_in, 400) * p.msg_overhead_s;
+        }
+        formula_xchg(&p, t, out, in, 0, crit, own);
+        double arrive[2];
+        for (int r = 0; r < 2; r++) {
+            want[r].fetch_s += t[r] - t0[r];
+            /* copy: features + block CSR, pageable, 1 + 2L copies */
+            double bytes = (double)w[r].input_nodes * 400;
+            for (int l = 0; l < 2; l++) {
+                bytes += (double)(w[r].num_dst[l] + 1) * 8 + (double)w[r].num_edges[l] * 4;
+            }
+            double copy = 5 * p.pcie_lat_s + bytes / p.pcie_bw_pageable;
+            want[r].copy_s += copy;
+            double flops, floats;
+            formula_compute(&w[r], &flops, &floats);
+            assert_close(halo_sim_cost_flops(&w[r], 100, 16, 4), flops, 1e-12);
+            double fb = flops / p.gemm_flops + 4 * floats / p.agg_bw + p.step_overhead_s;
+            want[r].compute_s += fb;
+            arrive[r] = t[r] + copy + fb;
+        }
+        /* allreduce: one trainer per machine, a ring over the 2 machines' NICs: 2(M-1)/M of
+           the bytes each way, 2(M-1) latencies; then Adam with its two PCIe copies */
+        double B = 3601.0 * 4;
+        double ar_end = fmax(arrive[0], arrive[1]) + B / (p.nic_bw * p.nics) +
+                        2 * (p.net_lat_s + p.allreduce_lat_s);
+        double adam = 3601.0 * 28 / p.adam_bw + 2 * (p.pcie_lat_s + 3601.0 * 4 / p.pcie_bw_pinned);
+        for (int r = 0; r < 2; r++) {
+            want[r].allreduce_s += ar_end - arrive[r];
+            want[r].compute_s += adam;
+            t[r] = ar_end + adam;
+        }
+    }
+    halo_epoch_stats got[2];
+    memset(got, 0, sizeof got);
+    halo_sim_cost_epoch_end(c, got);
+    for (int r = 0; r < 2; r++) {
+        assert_close(got[r].sample_s, want[r].sample_s, 1e-9);
+        assert_close(got[r].fetch_s, want[r].fetch_s, 1e-9);
+        assert_close(got[r].copy_s, want[r].copy_s, 1e-9);
+        assert_close(got[r].compute_s, want[r].compute_s, 1e-9);
+        assert_close(got[r].allreduce_s, want[r].allreduce_s, 1e-9);
+        assert_close(got[r].time_s, t[r], 1e-9);
+        assert_true(got[r].wait_s == 0);
+    }
+    halo_sim_cost_free(c);
+    tw_free(&tw);
+}
+
+/* ---------------------------------------------------------------- pipeline regimes */
+
+/* A batch of one layer whose stages cost: sample `s` seconds of CPU, fetch `f`, compute `k`
+ * (GPU), with a little traffic between the two ranks. */
+static void stage_work(twork *t, halo_sim_profile *p, double s, double f, double k)
+{
+    tw_clear(t);
+    p->sample_node_s = 1e-6;
+    p->lookup_node_s = 1e-6;
+    p->step_overhead_s = k;
+    for (int r = 0; r < t->P; r++) {
+        halo_sim_work *w = &t->w[r];
+        w->num_dst[0] = 10;
+        w->num_src[0] = 50;
+        w->num_edges[0] = 100;
+        w->local_nodes[0] = (int64_t)llround(s / 1e-6);
+        w->lookups = (int64_t)llround(f / 1e-6);
+        w->row_bytes = 64;
+        w->input_nodes = 50;
+        t->req[(size_t)r * t->P + (r + 1) % t->P] = 64;
+        t->rep[(size_t)r * t->P + (r + 1) % t->P] = 128;
+    }
+    for (int r = 0; r < t->P; r++) {
+        tw_pull(t, r, (r + 1) % t->P, 10);
+    }
+}
+
+static void depth_zero_epoch_is_the_sum_of_its_stages(void **state)
+{
+    (void)state;
+    halo_sim_profile p = fast_profile(2, 2, 3);
+    p.device = HALO_SIM_DEVICE_CPU;
+    p.net_lat_s = 5e-6;
+    p.shm_lat_s = 1e-6;
+    p.nic_bw = 1e9;
+    p.shm_bw = 5e9;
+    p.gemm_flops = 1e10;
+    p.agg_bw = 1e10;
+    p.sample_edge_s = 1e-8;
+    p.sample_node_s = 5e-8;
+    p.gather_bw = 2e9;
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    twork tw;
+    tw_init(&tw, 4, 2);
+    halo_sim_cost *c = NULL;
+    assert_int_equal(halo_sim_cost_new(&o, &c), 0);
+    halo_sim_cost_epoch_begin(c, 0);
+    for (int64_t b = 0; b < 20; b++) {
+        tw_clear(&tw);
+        for (int r = 0; r < 4; r++) {
+            halo_sim_work *w = &tw.w[r];
+            for (int l = 0; l < 2; l++) {
+                w->num_dst[l] = 50 + 10 * r + b + 100 * (1 - l);
+                w->num_src[l] = 4 * w->num_dst[l];
+                w->num_edges[l] = 8 * w->num_dst[l];
+                w->local_nodes[l] = w->num_dst[l] / 2;
+                w->local_edges[l] = 8 * w->local_nodes[l];
+                w->served_nodes[l] = w->num_dst[l] / 3;
+                w->served_edges[l] = 8 * w->served_nodes[l];
+                for (int q = 0; q < 4; q++) {
+                    if (q != r) {
+                        tw.req[(size_t)r * 8 + (size_t)l * 4 + q] = 32 + 40 * (q + r + b % 3);
+                        tw.rep[(size_t)r * 8 + (size_t)l * 4 + q] = 400 * (q + 1);
+                    }
+                }
+            }
+            w->input_nodes = w->num_src[0];
+            w->local_rows = w->input_nodes / 2;
+            w->row_bytes = 256;
+        }
+        for (int r = 0; r < 4; r++) {
+            for (int q = 0; q < 4; q++) {
+                if (q != r) {
+                    tw_pull(&tw, r, q, 30 * (q + 1) + b);
+                }
+            }
+        }
+        assert_int_equal(halo_sim_cost_batch(c, b, tw.w), 0);
+    }
+    halo_epoch_stats s[4];
+    memset(s, 0, sizeof s);
+    halo_sim_cost_epoch_end(c, s);
+    for (int r = 0; r < 4; r++) {
+        assert_true(s[r].time_s > 0);
+        assert_close(s[r].time_s, stage_sum(&s[r]), 1e-9);
+        assert_true(s[r].wait_s == 0);
+        assert_true(s[r].copy_s == 0); /* CPU device: no copy stage */
+    }
+    halo_sim_cost_free(c);
+    tw_free(&tw);
+}
+
+static void deep_pipeline_runs_at_the_pace_of_its_slowest_stage(void **state)
+{
+    (void)state;
+    const int64_t nb = 200;
+    twork tw;
+    tw_init(&tw, 2, 1);
+    halo_epoch_stats s[2];
+    /* fetch is the slowest stage: 3 ms per batch */
+    halo_sim_profile p = fast_profile(2, 1, 8);
+    stage_work(&tw, &p, 1e-3, 3e-3, 2e-3);
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    run_epoch(&o, &tw, nb, s);
+    assert_close(s[0].time_s, (double)nb * 6e-3, 1e-3); /* depth 0: the sum of the stages */
+    o = base_opts(&p, 4, 1);
+    run_epoch(&o, &tw, nb, s);
+    for (int r = 0; r < 2; r++) {
+        assert_true(s[r].time_s >= (double)nb * 3e-3);
+        assert_close(s[r].time_s, (double)nb * 3e-3, 0.02);
+        assert_close(s[r].fetch_s, (double)nb * 3e-3, 1e-3);
+        assert_true(s[r].wait_s > (double)nb * 0.9e-3); /* the compute waits 1 ms a batch */
+    }
+    /* sampling is the slowest, 8 ms, on 2 threads: 4 ms per batch */
+    stage_work(&tw, &p, 8e-3, 3e-3, 2e-3);
+    o = base_opts(&p, 4, 2);
+    run_epoch(&o, &tw, nb, s);
+    assert_close(s[0].time_s, (double)nb * 4e-3, 0.02);
+    /* the same on 1 thread: 8 ms per batch */
+    o = base_opts(&p, 4, 1);
+    run_epoch(&o, &tw, nb, s);
+    assert_close(s[0].time_s, (double)nb * 8e-3, 0.02);
+    /* depth 1, stages of 2 ms each: bound by its 2 slots, each going through sample, fetch and
+       compute (6 ms) in turn: 3 ms a batch; depth 4 (5 slots): the stages' 2 ms */
+    stage_work(&tw, &p, 2e-3, 2e-3, 2e-3);
+    o = base_opts(&p, 1, 1);
+    run_epoch(&o, &tw, nb, s);
+    assert_close(s[0].time_s, (double)nb * 3e-3, 0.02);
+    o = base_opts(&p, 4, 1);
+    run_epoch(&o, &tw, nb, s);
+    assert_close(s[0].time_s, (double)nb * 2e-3, 0.02);
+    tw_free(&tw);
+}
+
+/* ---------------------------------------------------------------- the slowest rank */
+
+static void slowest_rank_bounds_every_step(void **state)
+{
+    (void)state;
+    halo_sim_profile p = fast_profile(2, 2, 8);
+    p.gemm_flops = 1e11;
+    p.net_lat_s = 1e-5;
+    p.nic_bw = 1e9;
+    p.sample_node_s = 1e-7;
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    twork tw;
+    tw_init(&tw, 4, 2);
+    const int slow = 2;
+    for (int r = 0; r < 4; r++) {
+        halo_sim_work *w = &tw.w[r];
+        int64_t k = r == slow ? 3 : 1;
+        for (int l = 0; l < 2; l++) {
+            w->num_dst[l] = k * (1000 + 9000 * (1 - l));
+            w->num_src[l] = k * (10000 + 40000 * (1 - l));
+            w->num_edges[l] = 10 * w->num_dst[l];
+            w->local_nodes[l] = 1000;
+        }
+        w->row_bytes = 400;
+        for (int q = 0; q < 4; q++) {
+            tw.req[(size_t)r * 8 + q] = q != r ? 400 : 0;
+            tw.rep[(size_t)r * 8 + q] = q != r ? 4000 : 0;
+        }
+    }
+    halo_epoch_stats s[4];
+    run_epoch(&o, &tw, 50, s);
+    for (int r = 0; r < 4; r++) {
+        assert_close(s[r].time_s, s[slow].time_s, 1e-9);
+        assert_close(s[r].time_s, stage_sum(&s[r]), 1e-9);
+        if (r != slow) {
+            /* the compute is 3x on the slow rank (same paths: the sizes scale together) */
+            assert_close(s[slow].compute_s, 3 * s[r].compute_s, 0.01);
+            /* what the fast rank did not compute it waits in the allreduce */
+            assert_close(s[r].allreduce_s - s[slow].allreduce_s,
+                         s[slow].compute_s - s[r].compute_s, 1e-6);
+            assert_true(s[r].allreduce_s > 1.5 * s[r].compute_s);
+        }
+    }
+    tw_free(&tw);
+}
+
+/* ---------------------------------------------------------------- NIC sharing */
+
+/* fetch_s of rank 0 when ranks 0 and (if both) 1 of machine 0 each pull n rows of 1000 bytes,
+ * rank 0 from rank 2, rank 1 from rank 3 (machine 1). */
+static double pull_time(int nics, int both)
+{
+    halo_sim_profile p = fast_profile(2, 2, 8);
+    p.nics = nics;
+    p.nic_bw = 1e8;
+    p.net_lat_s = 1e-6;
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    twork tw;
+    tw_init(&tw, 4, 1);
+    for (int r = 0; r < 4; r++) {
+        tw.w[r].row_bytes = 1000;
+        tw.w[r].num_dst[0] = 1;
+        tw.w[r].num_src[0] = 1;
+    }
+    tw_pull(&tw, 0, 2, 10000);
+    if (both) {
+        tw_pull(&tw, 1, 3, 10000);
+    }
+    halo_epoch_stats s[4];
+    run_epoch(&o, &tw, 5, s);
+    tw_free(&tw);
+    return s[0].fetch_s / 5;
+}
+
+static void trainers_of_a_machine_share_its_nics(void **state)
+{
+    (void)state;
+    /* 10 MB at 100 MB/s: 0.1 s alone */
+    double one = pull_time(1, 0);
+    assert_close(one, 0.1, 0.01);
+    /* one NIC for both trainers: each gets half */
+    assert_close(pull_time(1, 1), 2 * one, 0.01);
+    /* a NIC each: no slower than alone */
+    double own = pull_time(2, 1);
+    assert_close(own, pull_time(2, 0), 0.01);
+    assert_close(own, one, 0.01);
+}
+
+/* ---------------------------------------------------------------- netem */
+
+static void netem_sets_a_floor_on_every_exchange(void **state)
+{
+    (void)state;
+    halo_sim_profile p = fast_profile(1, 2, 8);
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    twork tw;
+    tw_init(&tw, 2, 1);
+    for (int r = 0; r < 2; r++) {
+        tw.w[r].row_bytes = 400;
+        tw.w[r].num_dst[0] = 1;
+        tw.w[r].num_src[0] = 1;
+    }
+    tw_pull(&tw, 0, 1, 1000);
+    halo_epoch_stats s[2];
+    run_epoch(&o, &tw, 4, s);
+    assert_true(s[0].fetch_s < 1e-6); /* shm at 1e18 B/s: nothing */
+    p.netem_lat_s = 1e-3;
+    p.netem_bw = 1e7;
+    run_epoch(&o, &tw, 4, s);
+    /* ids: 4000 bytes, rows: 400000 bytes; each exchange at least lat + bytes / bw; the
+       sampling exchanges move nothing and pay nothing */
+    double fetch = (1e-3 + 4000 / 1e7) + (1e-3 + 400000 / 1e7);
+    /* the allreduce: 2(P-1) latencies and 2(P-1)/P of its 4000 bytes */
+    double ar = 2 * 1e-3 + 4000.0 * 2 / 2 / 1e7;
+    for (int r = 0; r < 2; r++) {
+        assert_close(s[r].fetch_s, 4 * fetch, 1e-6);
+        assert_true(s[r].sample_s < 1e-6);
+        assert_close(s[r].allreduce_s, 4 * ar, 1e-6);
+    }
+    tw_free(&tw);
+}
+
+/* ---------------------------------------------------------------- allreduce */
+
+/* allreduce_s of rank 0 for a batch with no other work. */
+static double allreduce_time(const halo_sim_profile *p, int64_t floats)
+{
+    halo_sim_cost_opts o = base_opts(p, 0, 1);
+    o.grad_floats = floats;
+    twork tw;
+    tw_init(&tw, o.ranks, 1);
+    halo_epoch_stats s[4];
+    run_epoch(&o, &tw, 3, s);
+    tw_free(&tw);
+    for (int r = 1; r < o.ranks; r++) {
+        assert_close(s[r].allreduce_s, s[0].allreduce_s, 1e-12);
+    }
+    return s[0].allreduce_s / 3;
+}
+
+static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
+{
+    (void)state;
+    double B = 4e6, lat_shm = 2e-6, lat_net = 1e-5, lat_ar = 3e-6, shm = 2e10, nic = 1e9;
+    halo_sim_profile p = fast_profile(2, 2, 8);
+    p.shm_lat_s = lat_shm;
+    p.shm_bw = shm;
+    p.net_lat_s = lat_net;
+    p.nic_bw = nic;
+    p.allreduce_lat_s = lat_ar;
+    /* 2 machines x 2 trainers, one NIC: reduce-scatter inside (1 step of B/2), a ring across
+       the machines on each half (2(M-1)/M of B/2 each way, both halves through one NIC),
+       all-gather inside */
+    double inside = (lat_shm + lat_ar) + B / 2 / shm;
+    double across = 2 * (B / 2) / nic + 2 * (lat_net + lat_ar);
+    assert_close(allreduce_time(&p, 1000000), 2 * inside + across, 1e-9);
+    /* a NIC per trainer: each half has its own */
+    p.nics = 2;
+    across = (B / 2) / nic + 2 * (lat_net + lat_ar);
+    assert_close(allreduce_time(&p, 1000000), 2 * inside + across, 1e-9);
+    /* one machine of 4: a plain ring at shm rates, 2(P-1) steps of B/P */
+    halo_sim_profile q = p;
+    q.machines = 1;
+    q.trainers = 4;
+    assert_close(allreduce_time(&q, 1000000), 6 * (lat_shm + lat_ar) + 1.5 * B / shm, 1e-9);
+}
+
+/* ---------------------------------------------------------------- CPU contention */
+
+/* Stats of rank 0 when 4 symmetric trainers (CPU device) share one machine of `cores`. */
+static halo_epoch_stats contended(int cores, int trainers)
+{
+    halo_sim_profile p = fast_profile(1, trainers, cores);
+    p.device = HALO_SIM_DEVICE_CPU;
+    p.sample_node_s = 1e-6;
+    p.sample_edge_s = 1e-7;
+    p.lookup_node_s = 1e-6;
+    p.gather_bw = 1e9;
+    p.gemm_flops = 1e9;
+    p.adam_bw = 1e9;
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    twork tw;
+    tw_init(&tw, trainers, 1);
+    for (int r = 0; r < trainers; r++) {
+        halo_sim_work *w = &tw.w[r];
+        w->num_dst[0] = 100;
+        w->num_src[0] = 800;
+        w->num_edges[0] = 1000;
+        w->local_nodes[0] = 1000;
+        w->local_edges[0] = 10000;
+        w->lookups = 2000;
+        w->local_rows = 1000;
+        w->row_bytes = 400;
+    }
+    halo_epoch_stats s[4];
+    run_epoch(&o, &tw, 10, s);
+    tw_free(&tw);
+    return s[0];
+}
+
+static void trainers_of_a_machine_share_its_cores(void **state)
+{
+    (void)state;
+    halo_epoch_stats four = contended(4, 4), two = contended(2, 4);
+    assert_true(four.sample_s > 0 && four.fetch_s > 0 && four.compute_s > 0);
+    assert_close(two.sample_s, 2 * four.sample_s, 1e-9);
+    assert_close(two.fetch_s, 2 * four.fetch_s, 1e-9);
+    assert_close(two.compute_s, 2 * four.compute_s, 1e-9);
+    assert_close(two.time_s, 2 * four.time_s, 1e-9);
+    /* one trainer on 4 cores computes on all of them (threads = cores / trainers); its
+       single-threaded stages are no faster than on one core */
+    halo_epoch_stats alone4 = contended(4, 1), alone1 = contended(1, 1);
+    assert_close(alone1.compute_s, 4 * alone4.compute_s, 1e-9);
+    assert_close(alone1.sample_s, alone4.sample_s, 1e-9);
+    assert_close(alone4.sample_s, four.sample_s, 1e-9);
+}
+
+/* ---------------------------------------------------------------- timeline */
+
+static void timeline_holds_every_stage_on_its_thread(void **state)
+{
+    (void)state;
+    halo_sim_profile p = fast_profile(2, 1, 8);
+    twork tw;
+    tw_init(&tw, 2, 1);
+    stage_work(&tw, &p, 2e-3, 1e-3, 1e-3);
+    p.pcie_lat_s = 1e-4;
+    halo_timeline tl;
+    halo_timeline_init(&tl, 0);
+    halo_sim_cost_opts o = base_opts(&p, 2, 2);
+    o.timeline = &tl;
+    halo_sim_cost *c = NULL;
+    assert_int_equal(halo_sim_cost_new(&o, &c), 0);
+    const int64_t nb = 6;
+    halo_epoch_stats s[2][2];
+    memset(s, 0, sizeof s);
+    for (int ep = 0; ep < 2; ep++) {
+        halo_sim_cost_epoch_begin(c, ep);
+        for (int64_t b = 0; b < nb; b++) {
+            assert_int_equal(halo_sim_cost_batch(c, b, tw.w), 0);
+        }
+        halo_sim_cost_epoch_end(c, s[ep]);
+    }
+    halo_sim_cost_free(c);
+    assert_int_equal(tl.n, 2 * 2 * nb * 5);
+    static const char *const names[5] = {"sample", "fetch", "copy", "compute", "allreduce"};
+    double epoch0_end = fmax(s[0][0].time_s, s[0][1].time_s);
+    for (int ep = 0; ep < 2; ep++) {
+        for (int r = 0; r < 2; r++) {
+            double sum[5] = {0};
+            double st[5][6], en[5][6];
+            for (int64_t i = 0; i < tl.n; i++) {
+                const halo_timeline_event *e = &tl.ev[i];
+                if (e->rank != r || e->epoch != ep) {
+                    continue;
+                }
+                int k = 0;
+                while (k < 5 && strcmp(e->stage, names[k]) != 0) {
+                    k++;
+                }
+                assert_true(k < 5);
+                assert_true(e->end >= e->start);
+                assert_int_equal(e->thread, k == 0 ? (int)(e->batch % 2) : 0);
+                if (ep == 1) {
+                    assert_true(e->start >= epoch0_end - 1e-12);
+                }
+                sum[k] += e->end - e->start;
+                st[k][e->batch] = e->start;
+                en[k][e->batch] = e->end;
+            }
+            assert_close(sum[0], s[ep][r].sample_s, 1e-9);
+            assert_close(sum[1], s[ep][r].fetch_s, 1e-9);
+            assert_close(sum[2], s[ep][r].copy_s, 1e-9);
+            /* compute_s = compute intervals + Adam (inside the allreduce interval) */
+            assert_close(sum[3] + sum[4], s[ep][r].compute_s + s[ep][r].allreduce_s, 1e-9);
+            for (int64_t b = 0; b < nb; b++) {
+                for (int k = 1; k < 5; k++) {
+                    assert_true(st[k][b] >= en[k - 1][b] - 1e-12); /* stage order */
+                }
+                if (b > 0) {
+                    assert_true(st[1][b] >= en[1][b - 1] - 1e-12); /* one fetch thread */
+                    assert_true(st[2][b] >= en[4][b - 1] - 1e-12); /* one trainer */
+                }
+                if (b >= 3) {
+                    assert_true(st[0][b] >= en[4][b - 3] - 1e-12); /* 3 slots at depth 2 */
+                }
+            }
+        }
+    }
+    halo_timeline_free(&tl);
+    tw_free(&tw);
+}
+
+/* ---------------------------------------------------------------- flops */
+
+/* halo_sim_cost_flops against the model's own count (halo_model_step_flops, forced to the path
+ * the shapes make cheaper) less its gathered floats. */
+static void flops_are_the_models_gemms(void **state)
+{
+    (void)state;
+    /* agg-first everywhere: equal widths and many edges; lin-first everywhere: widths that
+       shrink and few sources (the model's cost rule, worked out by hand) */
+    struct {
+        int path;    /* the path the shapes make cheaper */
+        int layers;  /* L */
+        int dim[4];  /* in_dim, hidden, classes */
+        int64_t ns;  /* sources per destination */
+        int64_t e;   /* edges per destination */
+    } cases[2] = {{HALO_MODEL_PATH_AGG_FIRST, 3, {32, 32, 32}, 2, 30},
+                  {HALO_MODEL_PATH_LIN_FIRST, 2, {256, 16, 2}, 2, 30}};
+    for (int k = 0; k < 2; k++) {
+        int L = cases[k].layers;
+        halo_model_config cfg;
+        halo_model_config_default(&cfg);
+        cfg.layers = L;
+        cfg.in_dim = cases[k].dim[0];
+        cfg.hidden = cases[k].dim[1];
+        cfg.classes = cases[k].dim[2];
+        cfg.threads = 1;
+        cfg.path = cases[k].path;
+        halo_model *m = NULL;
+        assert_int_equal(halo_model_create(&cfg, &m), 0);
+        halo_minibatch mb;
+        memset(&mb, 0, sizeof mb);
+        mb.layers = L;
+        halo_sim_work w;
+        memset(&w, 0, sizeof w);
+        w.layers = L;
+        double gathered = 0;
+        int64_t nd = 100;
+        for (int l = L - 1; l >= 0; l--) {
+            w.num_dst[l] = nd;
+            w.num_src[l] = cases[k].ns * nd;
+            w.num_edges[l] = cases[k].e * nd;
+            mb.blocks[l].num_dst = (int32_t)w.num_dst[l];
+            mb.blocks[l].num_src = (int32_t)w.num_src[l];
+            mb.blocks[l].num_edges = w.num_edges[l];
+            double in = halo_model_layer_in(m, l), out = halo_model_layer_out(m, l);
+            /* the gathers halo_model_step_flops adds to the GEMMs */
+            double per_edge = k == 0 ? (l > 0 ? 2 * in : in) : 2 * out;
+            gathered += per_edge * (double)w.num_edges[l];
+            nd = w.num_src[l];
+        }
+        double want = halo_model_step_flops(m, &mb) - gathered;
+        assert_close(halo_sim_cost_flops(&w, cfg.in_dim, cfg.hidden, cfg.classes), want, 1e-12);
+        halo_model_free(m);
+    }
+}
+
+/* ---------------------------------------------------------------- speed, errors */
+
+static void sixty_four_ranks_simulate_quickly(void **state)
+{
+    (void)state;
+    halo_sim_profile p = fast_profile(8, 8, 32);
+    p.net_lat_s = 5e-6;
+    p.shm_lat_s = 1e-6;
+    p.nic_bw = 1.25e10;
+    p.shm_bw = 1e10;
+    p.sample_node_s = 1e-7;
+    p.sample_edge_s = 2e-8;
+    p.gather_bw = 5e9;
+    p.gemm_flops = 1e13;
+    p.agg_bw = 1e12;
+    p.msg_overhead_s = 1e-6;
+    p.step_overhead_s = 1e-3;
+    halo_sim_cost_opts o = base_opts(&p, 4, 2);
+    const int P = 64, L = 2;
+    const int64_t nb = 300;
+    twork tw;
+    tw_init(&tw, P, L);
+    for (int r = 0; r < P; r++) {
+        halo_sim_work *w = &tw.w[r];
+        for (int l = 0; l < L; l++) {
+            w->num_dst[l] = 1000 * (l == 0 ? 10 : 1);
+            w->num_src[l] = 10 * w->num_dst[l];
+            w->num_edges[l] = 10 * w->num_dst[l];
+            w->local_nodes[l] = w->num_dst[l] / 2;
+            w->local_edges[l] = 10 * w->local_nodes[l];
+            w->served_nodes[l] = w->num_dst[l] / 2;
+            w->served_edges[l] = 10 * w->served_nodes[l];
+            for (int q = 0; q < P; q++) {
+                if (q != r) {
+                    tw.req[(size_t)r * L * P + (size_t)l * P + q] = 32 + 4 * (8 + (q * 7 + r) % 9);
+                    tw.rep[(size_t)r * L * P + (size_t)l * P + q] = 44 * (8 + (q * 5 + r) % 9);
+                }
+            }
+        }
+        w->row_bytes = 400;
+        w->input_nodes = w->num_src[0];
+    }
+    for (int r = 0; r < P; r++) {
+        for (int q = 0; q < P; q++) {
+            if (q != r) {
+                tw_pull(&tw, r, q, 20 + (q + 3 * r) % 17);
+            }
+        }
+    }
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    halo_epoch_stats *s = HALO_NEW(halo_epoch_stats, P);
+    run_epoch(&o, &tw, nb, s);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double el = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+    printf("# 64 ranks x %lld batches at depth 4: %.3f s of host time, %.3f s simulated\n",
+           (long long)nb, el, s[0].time_s);
+    for (int r = 0; r < P; r++) {
+        assert_true(s[r].time_s > (double)nb * 1e-3);
+        assert_close(s[r].time_s, s[0].time_s, 1e-9); /* every step ends with the slowest */
+    }
+    halo_free(s);
+    tw_free(&tw);
+}
+
+static void bad_options_and_batches_are_refused(void **state)
+{
+    (void)state;
+    halo_sim_profile p = fast_profile(2, 2, 4);
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    halo_sim_cost *c = NULL;
+    o.ranks = 3;
+    assert_int_equal(halo_sim_cost_new(&o, &c), HALO_EUSAGE);
+    assert_non_null(strstr(halo_errmsg(), "2 machines x 2 trainers"));
+    o = base_opts(&p, 2, 0);
+    assert_int_equal(halo_sim_cost_new(&o, &c), HALO_EUSAGE);
+    p.nic_bw = 0;
+    o = base_opts(&p, 0, 1);
+    assert_int_equal(halo_sim_cost_new(&o, &c), HALO_EUSAGE);
+    p.nic_bw = 1e9;
+    assert_int_equal(halo_sim_cost_new(&o, &c), 0);
+    twork tw;
+    tw_init(&tw, 4, 1);
+    halo_sim_cost_epoch_begin(c, 0);
+    assert_int_equal(halo_sim_cost_batch(c, 1, tw.w), HALO_EUSAGE); /* out of order */
+    tw.w[3].layers = 2;
+    assert_int_equal(halo_sim_cost_batch(c, 0, tw.w), HALO_EUSAGE); /* layers disagree */
+    tw.w[3].layers = 1;
+    assert_int_equal(halo_sim_cost_batch(c, 0, tw.w), 0);
+    halo_epoch_stats s[4];
+    memset(s, 0, sizeof s);
+    halo_sim_cost_epoch_end(c, s);
+    assert_true(s[0].time_s >= 0);
+    halo_sim_cost_free(c);
+    tw_free(&tw);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(two_ranks_take_the_times_of_the_formulas),
+        cmocka_unit_test(depth_zero_epoch_is_the_sum_of_its_stages),
+        cmocka_unit_test(deep_pipeline_runs_at_the_pace_of_its_slowest_stage),
+        cmocka_unit_test(slowest_rank_bounds_every_step),
+        cmocka_unit_test(trainers_of_a_machine_share_its_nics),
+        cmocka_unit_test(netem_sets_a_floor_on_every_exchange),
+        cmocka_unit_test(allreduce_is_a_ring_hierarchical_across_machines),
+        cmocka_unit_test(trainers_of_a_machine_share_its_cores),
+        cmocka_unit_test(timeline_holds_every_stage_on_its_thread),
+        cmocka_unit_test(flops_are_the_models_gemms),
+        cmocka_unit_test(sixty_four_ranks_simulate_quickly),
+        cmocka_unit_test(bad_options_and_batches_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
