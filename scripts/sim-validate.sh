@@ -4,7 +4,9 @@
 # error, then the median and worst |error| of the epoch time. The profile is this machine's
 # (halo calibrate), fitted once to ONE run (4 ranks, distdgl, depth 0, no netem: marked "fit");
 # every other row is a prediction.
-# Usage: scripts/sim-validate.sh [WORKDIR] [CSV]   (env: HALO_BIN, VALIDATE_SCALE, VALIDATE_EPOCHS)
+# Usage: scripts/sim-validate.sh [WORKDIR] [CSV]
+#   env: HALO_BIN, VALIDATE_SCALE (0.02), VALIDATE_EPOCHS (3), VALIDATE_BATCH (100),
+#        VALIDATE_NETEM (lat=2ms,bw=1Gbit), VALIDATE_BASE (a profile instead of calibrating)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HALO=${HALO_BIN:-$(pwd)/bin/halo}
@@ -25,7 +27,9 @@ fi
 for p in 2 4; do
     [ -d "$W/p$p" ] || "$HALO" partition "$W/g" --parts $p -o "$W/p$p" >/dev/null 2>&1
 done
-if [ ! -f "$W/base.lua" ]; then
+if [ ! -f "$W/base.lua" ] && [ -n "${VALIDATE_BASE:-}" ]; then
+    cp "$VALIDATE_BASE" "$W/base.lua"
+elif [ ! -f "$W/base.lua" ]; then
     log "calibrating this machine (halo calibrate --quick)"
     "$HALO" calibrate --quick -o "$W/base.lua" 2>"$W/calibrate.log"
 fi
