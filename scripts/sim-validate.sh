@@ -6,7 +6,8 @@
 # every other row is a prediction.
 # Usage: scripts/sim-validate.sh [WORKDIR] [CSV]
 #   env: HALO_BIN, VALIDATE_SCALE (0.02), VALIDATE_EPOCHS (3), VALIDATE_BATCH (100),
-#        VALIDATE_NETEM (lat=2ms,bw=1Gbit), VALIDATE_BASE (a profile instead of calibrating)
+#        VALIDATE_NETEM (lat=2ms,bw=1Gbit), VALIDATE_BASE (a profile instead of calibrating),
+#        VALIDATE_PRIO (e.g. "nice -n -10": measured runs ahead of other load)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HALO=${HALO_BIN:-$(pwd)/bin/halo}
@@ -17,7 +18,8 @@ EPOCHS=${VALIDATE_EPOCHS:-3}
 BATCH=${VALIDATE_BATCH:-100}
 NETEM=${VALIDATE_NETEM:-lat=2ms,bw=1Gbit}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPIRUN="mpirun --timeout 300 --oversubscribe --bind-to none"
+# VALIDATE_PRIO="nice -n -10" runs the measured runs ahead of other work on a shared machine
+MPIRUN="${VALIDATE_PRIO:-} mpirun --timeout 300 --oversubscribe --bind-to none"
 mkdir -p "$W"
 log() { echo "sim-validate: $*" >&2; }
 

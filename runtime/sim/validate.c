@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const time_keys[HALO_SIM_T_N] = {
@@ -127,22 +128,39 @@ static int table_load(const char *path, epoch_table *tb)
     return rc;
 }
 
-/* Mean over epochs [first, epochs) of the slowest rank's time and of each stage per rank. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median over epochs [first, epochs) of the slowest rank's time and of each stage's mean per
+ * rank: the median, not the mean, so that one epoch disturbed by other work on a shared
+ * machine does not move the figure. */
 static void table_times(const epoch_table *tb, int first, double *out)
 {
-    memset(out, 0, HALO_SIM_T_N * sizeof *out);
     int n = tb->epochs - first;
+    double *v = HALO_NEW(double, (size_t)n * HALO_SIM_T_N);
     for (int e = first; e < tb->epochs; e++) {
-        double slow = 0;
+        double *row = v + (size_t)(e - first) * HALO_SIM_T_N;
         for (int r = 0; r < tb->ranks; r++) {
             const double *t = &tb->t[((size_t)e * tb->ranks + r) * HALO_SIM_T_N];
-            slow = t[0] > slow ? t[0] : slow;
+            row[0] = t[0] > row[0] ? t[0] : row[0];
             for (int k = 1; k < HALO_SIM_T_N; k++) {
-                out[k] += t[k] / ((double)n * tb->ranks);
+                row[k] += t[k] / tb->ranks;
             }
         }
-        out[0] += slow / n;
     }
+    double *col = HALO_NEW(double, n);
+    for (int k = 0; k < HALO_SIM_T_N; k++) {
+        for (int e = 0; e < n; e++) {
+            col[e] = v[(size_t)e * HALO_SIM_T_N + k];
+        }
+        qsort(col, (size_t)n, sizeof *col, cmp_double);
+        out[k] = n % 2 ? col[n / 2] : (col[n / 2 - 1] + col[n / 2]) / 2;
+    }
+    halo_free(col);
+    halo_free(v);
 }
 
 int halo_sim_compare_files(const char *measured, const char *simulated, halo_sim_comparison *out)

@@ -21,8 +21,9 @@ typedef struct halo_sim_comparison {
     int64_t records;                /* (epoch, rank) records compared */
     int64_t mismatches;             /* count fields that differ */
     char first_mismatch[256];       /* the first of them, in words ("" when none) */
-    double measured[HALO_SIM_T_N];  /* seconds: epoch = mean over timed epochs of the slowest
-                                       rank's time; stages = mean per rank and timed epoch */
+    double measured[HALO_SIM_T_N];  /* seconds: epoch = median over timed epochs of the
+                                       slowest rank's time; stages = median over timed epochs
+                                       of the mean per rank */
     double simulated[HALO_SIM_T_N]; /* the same for the simulation */
 } halo_sim_comparison;
 

@@ -54,6 +54,24 @@ check_fails "a wrong count is reported" "counts differ" \
     "$HALO" sim "$T/p4" -q --epochs 2 --batch 150 --policy $P/vip.lua --batching global \
     --fanouts 5,5,10 --metrics "$T/c.jsonl" --against "$T/bad.jsonl"
 
+# bad profiles and clusters: one line naming the file and the field
+C=experiments/clusters/this-machine.lua
+sed 's/cores = 2,/cores = 2, gpus_per_node = 4,/' $C >"$T/unknown.lua"
+check_fails "a profile with an unknown field" "unknown.lua.*gpus_per_node" \
+    "$HALO" sim "$T/p4" -q --cluster "$T/unknown.lua" --trainers 4
+sed 's/sample_edge_ns = [0-9.]*/sample_edge_ns = 0/' $C >"$T/zero.lua"
+check_fails "a profile with a zero rate" "zero.lua.*sample_edge" \
+    "$HALO" sim "$T/p4" -q --cluster "$T/zero.lua" --trainers 4
+check_fails "parts != machines x trainers" "1 machines x 3 trainers = 3 ranks.*4 parts" \
+    "$HALO" sim "$T/p4" -q --cluster $C --trainers 3
+check_fails "a missing profile" "nope.lua" "$HALO" sim "$T/p4" -q --cluster "$T/nope.lua"
+check_out "a profile with times: the epoch is timed" "mean epoch [0-9.]+ s" \
+    "$HALO" sim "$T/p4" -q --cluster $C --trainers 4 --epochs 1 --batch 150 --policy $P/distdglv2.lua
+check_out "the timeline of a simulation" "" \
+    "$HALO" sim "$T/p4" -q --cluster $C --trainers 4 --epochs 1 --batch 150 --timeline "$T/tl.jsonl"
+if [ -s "$T/tl.jsonl" ] && grep -q '"stage":"compute"' "$T/tl.jsonl"; then ok "timeline has compute events"
+else not_ok "timeline has compute events"; fi
+
 check_fails "a missing partition" "part|partition" "$HALO" sim "$T/nope" -q
 check_fails "--set without --policy" "--set needs --policy" "$HALO" sim "$T/p4" -q --set f=1
 check_fails "--netem without --cluster" "need --cluster" "$HALO" sim "$T/p4" -q --netem lat=1ms
