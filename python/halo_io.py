@@ -1,0 +1,769 @@
+"""Readers for halo's files, with numpy only.
+
+One loader per kind of file that halo writes, so that a notebook can open any output without
+halo's C source:
+
+=========================  ======================================  =========================
+loader                     reads                                   written by
+=========================  ======================================  =========================
+:func:`load_graph`         a graph directory (``meta.json`` +      ``halo gen``, ``halo
+                           raw arrays)                             import``
+:func:`load_partition`     a partition directory                   ``halo partition``
+                           (``partition.json``, ``orig_id.i64``,
+                           ``part-K/``)
+:func:`load_trace`         an access trace (``FILE`` or            ``halo train --trace``,
+                           ``FILE.r0`` .. ``FILE.r{P-1}``)         ``halo trace record``
+:func:`load_metrics`       ``--metrics FILE.jsonl``                ``halo train``
+:func:`load_timeline`      ``--timeline FILE.jsonl``               ``halo train``
+=========================  ======================================  =========================
+
+Large arrays are memory-mapped read-only (``numpy.memmap``), so opening a graph bigger than
+memory costs nothing until its pages are touched. Every array's size is checked against the
+counts of its ``meta.json`` (and the ``bytes`` recorded there) before it is mapped; a problem
+raises :class:`HaloFormatError` (a ``ValueError``) whose message starts with the offending
+file's path, like halo's own errors. Checksums are not verified (``halo verify`` does that).
+
+Formats: docs/graph.md, docs/partition.md, docs/cache.md ("Trace format"), docs/train.md
+("Metrics"), docs/pipeline.md ("The timeline"). Python >= 3.9, numpy >= 1.17.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+
+__all__ = [
+    "HaloFormatError",
+    "Graph",
+    "Partition",
+    "Part",
+    "Trace",
+    "TraceRank",
+    "TraceBatch",
+    "Metrics",
+    "load_graph",
+    "load_partition",
+    "load_trace",
+    "load_metrics",
+    "epochs_table",
+    "load_timeline",
+    "SPLIT_NONE",
+    "SPLIT_TRAIN",
+    "SPLIT_VALID",
+    "SPLIT_TEST",
+    "TRACE_F_REMOTE",
+    "TRACE_F_HALO",
+    "TRACE_F_HIT",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Values of ``split.u8``.
+SPLIT_NONE, SPLIT_TRAIN, SPLIT_VALID, SPLIT_TEST = 0, 1, 2, 3
+
+#: Flags of one input node in a trace batch (``runtime/cache/trace.h``).
+TRACE_F_REMOTE = 1  # owned by another rank
+TRACE_F_HALO = 2  # in the rank's halo set (cacheable)
+TRACE_F_HIT = 4  # served by the cache when the trace was recorded
+
+GRAPH_FORMAT = 1
+PART_FORMAT = 1
+TRACE_MAGIC = b"HALOTRC1"
+TRACE_VERSION = 1
+TRACE_KIND_HALO = 1
+TRACE_KIND_BATCH = 2
+
+_TRACE_HEAD = struct.Struct("<8sIIIIq")  # magic, version, ranks, feat_dim, reserved, nodes
+_TRACE_REC = struct.Struct("<IIqqq")  # kind, rank, a, b, n
+
+
+class HaloFormatError(ValueError):
+    """A file that does not have the layout halo writes; the message starts with its path."""
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def _read_json(path: str) -> Dict[str, Any]:
+    """Parses a JSON file whose top level must be an object."""
+    try:
+        with open(path, "r", encoding="utf-8") as f:
+            v = json.load(f)
+    except json.JSONDecodeError as e:
+        raise HaloFormatError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(v, dict):
+        raise HaloFormatError(f"{path}: expected a JSON object")
+    return v
+
+
+def _get_int(obj: Dict[str, Any], key: str, where: str, lo: int = 0,
+             hi: Optional[int] = None) -> int:
+    """obj[key] as an int in [lo, hi]; HaloFormatError naming `where` otherwise."""
+    v = obj.get(key)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+        raise HaloFormatError(f"{where}: \"{key}\" is missing or not an integer")
+    v = int(v)
+    if v < lo or (hi is not None and v > hi):
+        raise HaloFormatError(f"{where}: \"{key}\" is {v}, out of range")
+    return v
+
+
+def _features_flag(obj: Dict[str, Any], where: str) -> bool:
+    """The optional boolean "features" of a meta.json (absent: the graph has features)."""
+    if "features" not in obj:
+        return True
+    v = obj["features"]
+    if not isinstance(v, bool):
+        raise HaloFormatError(f"{where}: \"features\" must be true or false")
+    return v
+
+
+def _map_array(path: str, dtype: str, count: int, shape: Optional[Sequence[int]] = None,
+               recorded: Optional[Dict[str, Any]] = None, meta_path: str = "meta.json",
+               mmap: bool = True) -> np.ndarray:
+    """Maps (or reads) a raw little-endian array of `count` items after checking its size.
+
+    The file must hold exactly count * itemsize bytes; when `recorded` (the file's entry of
+    meta.json "files") is given, its "bytes" must agree too. Errors name the file.
+    """
+    dt = np.dtype(dtype)
+    want = count * dt.itemsize
+    if recorded is not None:
+        rb = recorded.get("bytes") if isinstance(recorded, dict) else None
+        if isinstance(rb, bool) or not isinstance(rb, (int, float)):
+            raise HaloFormatError(f"{path}: {os.path.basename(meta_path)} records no \"bytes\"")
+        if int(rb) != want:
+            raise HaloFormatError(
+                f"{path}: {os.path.basename(meta_path)} records {int(rb)} bytes, "
+                f"its counts need {want}")
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        raise HaloFormatError(f"{path}: missing") from None
+    if size != want:
+        raise HaloFormatError(f"{path}: size is {size} bytes, "
+                              f"{os.path.basename(meta_path)} says {want}")
+    shp = tuple(shape) if shape is not None else (count,)
+    if count == 0:
+        a = np.empty(shp, dtype=dt)  # numpy cannot map an empty file
+    elif mmap:
+        a = np.memmap(path, dtype=dt, mode="r", shape=shp)
+    else:
+        a = np.fromfile(path, dtype=dt, count=count).reshape(shp)
+    return a
+
+
+def _file_entry(files: Any, name: str, meta_path: str) -> Dict[str, Any]:
+    """meta.json "files"[name], which must exist."""
+    if not isinstance(files, dict) or not isinstance(files.get(name), dict):
+        raise HaloFormatError(f"{meta_path}: no entry for {name} in \"files\"")
+    return files[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# graphs
+
+
+@dataclass
+class Graph:
+    """A graph directory (docs/graph.md): an in-edge CSR and per-node arrays.
+
+    Row v of the CSR lists the sources of v's in-edges: ``indices[indptr[v]:indptr[v + 1]]``.
+    ``feat`` is ``(nodes, feat_dim)`` float32, or None for a topology-only graph
+    (``meta["features"] is False``), whose ``feat_dim`` is the declared width.
+    """
+
+    dir: str
+    meta: Dict[str, Any]
+    name: str
+    nodes: int
+    edges: int
+    feat_dim: int
+    classes: int
+    directed: bool
+    ntypes: int
+    topology_only: bool
+    indptr: np.ndarray  # int64 [nodes + 1]
+    indices: np.ndarray  # int32 [edges]
+    feat: Optional[np.ndarray]  # float32 [nodes, feat_dim] or None
+    label: np.ndarray  # int32 [nodes], -1 unlabelled
+    split: np.ndarray  # uint8 [nodes], SPLIT_*
+    ntype: Optional[np.ndarray] = None  # uint8 [nodes] when ntypes > 1
+
+    def in_degree(self) -> np.ndarray:
+        """In-degree of every node (int64 [nodes])."""
+        return np.diff(np.asarray(self.indptr))
+
+    def neighbours(self, v: int) -> np.ndarray:
+        """Sources of the in-edges of node v."""
+        return self.indices[int(self.indptr[v]):int(self.indptr[v + 1])]
+
+    def split_counts(self) -> Dict[str, int]:
+        """Nodes per split value: {"none", "train", "valid", "test"} -> count."""
+        c = np.bincount(np.asarray(self.split), minlength=4)
+        return {"none": int(c[0]), "train": int(c[1]), "valid": int(c[2]), "test": int(c[3])}
+
+
+def load_graph(dir: PathLike, mmap: bool = True) -> Graph:
+    """Loads the graph directory `dir` (``meta.json`` beside the raw arrays).
+
+    Each array's size is checked against the counts of meta.json and the bytes it records;
+    a mismatch, a missing file or a malformed meta.json raises :class:`HaloFormatError`
+    naming the file. With ``mmap=False`` the arrays are read into memory instead of mapped.
+    """
+    d = os.fspath(dir)
+    mp = os.path.join(d, "meta.json")
+    meta = _read_json(mp)
+    fmt = _get_int(meta, "format", mp)
+    if fmt != GRAPH_FORMAT:
+        raise HaloFormatError(f"{mp}: format {fmt} is not {GRAPH_FORMAT}")
+    nodes = _get_int(meta, "nodes", mp, 0, 2**31 - 1)
+    edges = _get_int(meta, "edges", mp, 0)
+    feat_dim = _get_int(meta, "feat_dim", mp, 0, 1000000)
+    classes = _get_int(meta, "classes", mp, 0, 1000000)
+    nt = meta.get("ntypes", 1)
+    ntypes = int(nt) if isinstance(nt, (int, float)) and not isinstance(nt, bool) else 1
+    directed = meta.get("directed", True) is not False
+    has_feat = _features_flag(meta, mp)
+    files = meta.get("files")
+
+    def arr(name: str, dtype: str, count: int, shape: Optional[Sequence[int]] = None):
+        return _map_array(os.path.join(d, name), dtype, count, shape,
+                          _file_entry(files, name, mp), mp, mmap)
+
+    indptr = arr("indptr.i64", "<i8", nodes + 1)
+    indices = arr("indices.i32", "<i4", edges)
+    feat = None
+    if has_feat:
+        fp = os.path.join(d, "feat.f32")
+        if not os.path.exists(fp):
+            raise HaloFormatError(f"{fp}: missing, and meta.json does not say the graph is "
+                                  "topology-only (\"features\": false)")
+        feat = arr("feat.f32", "<f4", nodes * feat_dim, (nodes, feat_dim))
+    label = arr("label.i32", "<i4", nodes)
+    split = arr("split.u8", "u1", nodes)
+    ntype = arr("ntype.u8", "u1", nodes) if ntypes > 1 else None
+    if nodes + 1 > 0 and (int(indptr[0]) != 0 or int(indptr[-1]) != edges):
+        raise HaloFormatError(
+            f"{os.path.join(d, 'indptr.i64')}: runs from {int(indptr[0])} to "
+            f"{int(indptr[-1])}, meta.json says 0 to {edges} edges")
+    name = meta.get("name")
+    return Graph(dir=d, meta=meta, name=name if isinstance(name, str) else "",
+                 nodes=nodes, edges=edges, feat_dim=feat_dim, classes=classes,
+                 directed=directed, ntypes=ntypes, topology_only=not has_feat,
+                 indptr=indptr, indices=indices, feat=feat, label=label, split=split,
+                 ntype=ntype)
+
+
+# ---------------------------------------------------------------------------------------------
+# partitions
+
+
+@dataclass
+class Part:
+    """One part (``PDIR/part-K/``) of a partition: the owned nodes [start, end) in new ids.
+
+    Row i of the CSR is node ``start + i``; ``indices``, ``halo`` and ``train`` hold global
+    (new) ids. ``feat`` is ``(nodes, feat_dim)`` float32 or None in a topology-only partition.
+    """
+
+    id: int
+    dir: str
+    meta: Dict[str, Any]
+    start: int
+    end: int
+    nodes: int
+    edges: int
+    feat_dim: int
+    topology_only: bool
+    indptr: np.ndarray  # int64 [nodes + 1]
+    indices: np.ndarray  # int32 [edges] global source ids
+    feat: Optional[np.ndarray]  # float32 [nodes, feat_dim] or None
+    label: np.ndarray  # int32 [nodes]
+    split: np.ndarray  # uint8 [nodes]
+    halo: np.ndarray  # int32 [num_halo] sorted global ids owned by other parts
+    halo_deg: np.ndarray  # int32 [num_halo] in-degree in the whole graph
+    train: np.ndarray  # int32 [num_train] training seeds (global ids)
+
+    @property
+    def num_halo(self) -> int:
+        """Halo nodes of this part."""
+        return int(self.halo.shape[0])
+
+    @property
+    def num_train(self) -> int:
+        """Training seeds of this part."""
+        return int(self.train.shape[0])
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Global ids of the owned nodes, row order (int64 [nodes])."""
+        return np.arange(self.start, self.end, dtype=np.int64)
+
+
+class Partition:
+    """A partition directory (docs/partition.md); parts are loaded on demand with :meth:`part`.
+
+    Attributes: ``info`` (partition.json as a dict), ``parts``, ``nodes``, ``edges``,
+    ``feat_dim``, ``classes``, ``topology_only``, ``ranges`` (int64 [parts + 1]: part k owns
+    new ids ``[ranges[k], ranges[k + 1])``) and ``orig_id`` (int64 [nodes]: new id -> id in
+    the input graph).
+    """
+
+    def __init__(self, pdir: str, info: Dict[str, Any], ranges: np.ndarray,
+                 orig_id: np.ndarray, mmap: bool = True) -> None:
+        self.dir = pdir
+        self.info = info
+        self.ranges = ranges
+        self.orig_id = orig_id
+        self._mmap = mmap
+        g = info.get("graph") if isinstance(info.get("graph"), dict) else {}
+        where = os.path.join(pdir, "partition.json")
+        self.parts = int(ranges.shape[0] - 1)
+        self.nodes = int(ranges[-1])
+        self.edges = _get_int(g, "edges", where + " (graph)") if "edges" in g else -1
+        self.feat_dim = _get_int(g, "feat_dim", where + " (graph)") if "feat_dim" in g else 0
+        self.classes = _get_int(g, "classes", where + " (graph)") if "classes" in g else 0
+        self.topology_only = not _features_flag(g, where)
+        self.machines = int(info.get("machines", self.parts))
+        self.trainers_per_machine = int(info.get("trainers_per_machine", 1))
+
+    @property
+    def start(self) -> np.ndarray:
+        """Range starts, int64 [parts + 1] (the same array as ``ranges``)."""
+        return self.ranges
+
+    def owner(self, gid: Union[int, np.ndarray, Sequence[int]]) -> Union[int, np.ndarray]:
+        """Part owning each global id (binary search over the range ends); -1 outside
+        [0, nodes). A scalar gives an int, an array an int64 array of the same shape."""
+        g = np.asarray(gid, dtype=np.int64)
+        k = np.searchsorted(self.ranges[1:], g, side="right")
+        k = np.asarray(np.where((g < 0) | (g >= self.nodes), -1, k), dtype=np.int64)
+        return int(k) if k.ndim == 0 else k
+
+    def part(self, k: int) -> Part:
+        """Loads part k, checking every array against ``part-K/meta.json``."""
+        if not 0 <= k < self.parts:
+            raise IndexError(f"part {k} out of range [0, {self.parts})")
+        d = os.path.join(self.dir, f"part-{k}")
+        mp = os.path.join(d, "meta.json")
+        meta = _read_json(mp)
+        fmt = _get_int(meta, "format", mp)
+        if fmt != PART_FORMAT:
+            raise HaloFormatError(f"{mp}: format {fmt} is not {PART_FORMAT}")
+        start = _get_int(meta, "start", mp)
+        end = _get_int(meta, "end", mp)
+        if start != int(self.ranges[k]) or end != int(self.ranges[k + 1]):
+            raise HaloFormatError(f"{mp}: range [{start}, {end}) differs from partition.json "
+                                  f"[{int(self.ranges[k])}, {int(self.ranges[k + 1])})")
+        n = _get_int(meta, "nodes", mp)
+        if n != end - start:
+            raise HaloFormatError(f"{mp}: nodes {n} is not end - start = {end - start}")
+        e = _get_int(meta, "edges", mp)
+        fd = _get_int(meta, "feat_dim", mp, 0, 1000000)
+        nh = _get_int(meta, "num_halo", mp)
+        ntr = _get_int(meta, "num_train", mp)
+        has_feat = _features_flag(meta, mp)
+        files = meta.get("files")
+
+        def arr(name: str, dtype: str, count: int, shape: Optional[Sequence[int]] = None):
+            return _map_array(os.path.join(d, name), dtype, count, shape,
+                              _file_entry(files, name, mp), mp, self._mmap)
+
+        feat = None
+        if has_feat:
+            fp = os.path.join(d, "feat.f32")
+            if not os.path.exists(fp):
+                raise HaloFormatError(f"{fp}: missing, and {mp} does not say the partition is "
+                                      "topology-only (\"features\": false)")
+            feat = arr("feat.f32", "<f4", n * fd, (n, fd))
+        return Part(id=k, dir=d, meta=meta, start=start, end=end, nodes=n, edges=e,
+                    feat_dim=fd, topology_only=not has_feat,
+                    indptr=arr("indptr.i64", "<i8", n + 1),
+                    indices=arr("indices.i32", "<i4", e), feat=feat,
+                    label=arr("label.i32", "<i4", n), split=arr("split.u8", "u1", n),
+                    halo=arr("halo.i32", "<i4", nh), halo_deg=arr("halo_deg.i32", "<i4", nh),
+                    train=arr("train.i32", "<i4", ntr))
+
+    def __iter__(self):
+        """Iterates over the parts (loading each)."""
+        for k in range(self.parts):
+            yield self.part(k)
+
+    def __len__(self) -> int:
+        return self.parts
+
+    def __repr__(self) -> str:
+        return (f"Partition({self.dir!r}, parts={self.parts}, nodes={self.nodes}, "
+                f"method={self.info.get('method')!r})")
+
+
+def load_partition(pdir: PathLike, mmap: bool = True) -> Partition:
+    """Loads partition.json and orig_id.i64 of the partition directory `pdir`.
+
+    The ranges must tile [0, nodes) in order; ``orig_id.i64`` must hold nodes int64 entries.
+    Parts are loaded by :meth:`Partition.part`. Errors raise :class:`HaloFormatError`
+    naming the file.
+    """
+    d = os.fspath(pdir)
+    jp = os.path.join(d, "partition.json")
+    info = _read_json(jp)
+    fmt = _get_int(info, "format", jp)
+    if fmt != PART_FORMAT:
+        raise HaloFormatError(f"{jp}: format {fmt} is not {PART_FORMAT}")
+    parts = _get_int(info, "parts", jp, 1)
+    rg = info.get("ranges")
+    if not isinstance(rg, list) or len(rg) != parts:
+        raise HaloFormatError(f"{jp}: \"ranges\" must list {parts} [start, end] pairs")
+    start = np.zeros(parts + 1, dtype=np.int64)
+    for k, r in enumerate(rg):
+        if (not isinstance(r, list) or len(r) != 2
+                or any(isinstance(x, bool) or not isinstance(x, int) for x in r)
+                or r[0] != start[k] or r[1] < r[0]):
+            raise HaloFormatError(f"{jp}: range {k} is {r!r}, not [{int(start[k])}, end >= "
+                                  "start]")
+        start[k + 1] = r[1]
+    g = info.get("graph")
+    nodes = int(start[-1])
+    if isinstance(g, dict) and "nodes" in g and _get_int(g, "nodes", jp) != nodes:
+        raise HaloFormatError(f"{jp}: ranges end at {nodes}, graph has {g['nodes']} nodes")
+    orig = _map_array(os.path.join(d, "orig_id.i64"), "<i8", nodes, None, None, jp, mmap)
+    return Partition(d, info, start, orig, mmap)
+
+
+# ---------------------------------------------------------------------------------------------
+# traces
+
+
+@dataclass
+class TraceBatch:
+    """One BATCH record: the input nodes of one step of one rank and their flags."""
+
+    epoch: int
+    batch: int
+    ids: np.ndarray  # int32 [n] input node ids (global)
+    flags: np.ndarray  # uint8 [n], TRACE_F_* bits
+
+    @property
+    def remote(self) -> np.ndarray:
+        """Boolean mask of the remote inputs (owned by another rank)."""
+        return (self.flags & TRACE_F_REMOTE) != 0
+
+    @property
+    def halo(self) -> np.ndarray:
+        """Boolean mask of the inputs in the rank's halo set."""
+        return (self.flags & TRACE_F_HALO) != 0
+
+    @property
+    def hit(self) -> np.ndarray:
+        """Boolean mask of the inputs served by the cache when recorded."""
+        return (self.flags & TRACE_F_HIT) != 0
+
+
+@dataclass
+class TraceRank:
+    """One rank's part of a trace: its halo set and its batches in step order."""
+
+    rank: int
+    halo_ids: Optional[np.ndarray] = None  # int32 [num_halo] sorted (None: no HALO record)
+    halo_deg: Optional[np.ndarray] = None  # int32 [num_halo]
+    halo_owner: Optional[np.ndarray] = None  # int32 [num_halo]
+    vip: Optional[np.ndarray] = None  # float64 [num_halo] or None
+    batches: List[TraceBatch] = field(default_factory=list)
+
+    @property
+    def num_halo(self) -> int:
+        """Halo nodes (0 without a HALO record)."""
+        return 0 if self.halo_ids is None else int(self.halo_ids.shape[0])
+
+    @property
+    def epochs(self) -> int:
+        """Distinct epochs seen (largest epoch + 1)."""
+        return max((b.epoch for b in self.batches), default=-1) + 1
+
+
+@dataclass
+class Trace:
+    """An access trace (runtime/cache/trace.h): header fields and one :class:`TraceRank` per
+    rank (``ranks_data[r]``, also ``trace[r]``)."""
+
+    files: List[str]
+    version: int
+    ranks: int
+    feat_dim: int
+    nodes: int
+    ranks_data: List[TraceRank]
+
+    def __getitem__(self, r: int) -> TraceRank:
+        return self.ranks_data[r]
+
+    def __len__(self) -> int:
+        return self.ranks
+
+    @property
+    def batches(self) -> int:
+        """Batch records over every rank."""
+        return sum(len(r.batches) for r in self.ranks_data)
+
+
+def _pad8(n: int) -> int:
+    return (n + 7) & ~7
+
+
+def _trace_file(path: str, t: Optional[Trace], mmap: bool) -> Trace:
+    """Parses one trace file into t (a new Trace when t is None), checking every record."""
+    size = os.stat(path).st_size
+    if size < _TRACE_HEAD.size:
+        raise HaloFormatError(f"{path}: too short for a trace header ({size} bytes)")
+    if mmap:
+        buf = np.memmap(path, dtype=np.uint8, mode="r")
+    else:
+        buf = np.fromfile(path, dtype=np.uint8)
+    mv = memoryview(buf)
+    magic, version, ranks, feat_dim, _res, nodes = _TRACE_HEAD.unpack_from(mv, 0)
+    if magic != TRACE_MAGIC:
+        raise HaloFormatError(f"{path}: not a halo trace (bad magic)")
+    if version != TRACE_VERSION:
+        raise HaloFormatError(f"{path}: trace version {version}, this reader reads "
+                              f"{TRACE_VERSION}")
+    if ranks < 1 or ranks > 65536 or nodes < 0 or nodes > 2**31 - 1:
+        raise HaloFormatError(f"{path}: bad header (ranks {ranks}, nodes {nodes})")
+    if t is None:
+        t = Trace(files=[], version=version, ranks=ranks, feat_dim=feat_dim, nodes=nodes,
+                  ranks_data=[TraceRank(r) for r in range(ranks)])
+    elif ranks != t.ranks or nodes != t.nodes:
+        raise HaloFormatError(f"{path}: header differs from the other files of the trace")
+    t.files.append(path)
+    off, k = _TRACE_HEAD.size, 0
+    while off < size:
+        if size - off < _TRACE_REC.size:
+            raise HaloFormatError(f"{path}: record {k} at byte {off} is truncated")
+        kind, rank, a, b, n = _TRACE_REC.unpack_from(mv, off)
+        if rank >= ranks or n < 0 or n > 2**31 - 1:
+            raise HaloFormatError(f"{path}: record {k} at byte {off}: bad rank {rank} or size "
+                                  f"{n}")
+        if kind == TRACE_KIND_HALO:
+            body = 8 * n + _pad8(4 * n) + (8 * n if a else 0)
+        elif kind == TRACE_KIND_BATCH:
+            body = _pad8(4 * n) + _pad8(n)
+        else:
+            raise HaloFormatError(f"{path}: record {k} at byte {off}: unknown kind {kind}")
+        if body > size - off - _TRACE_REC.size:
+            raise HaloFormatError(f"{path}: record {k} at byte {off} is truncated")
+        p = off + _TRACE_REC.size
+        tr = t.ranks_data[rank]
+        if kind == TRACE_KIND_HALO:
+            if tr.halo_ids is not None:
+                raise HaloFormatError(f"{path}: record {k}: second halo set of rank {rank}")
+            tr.halo_ids = np.frombuffer(buf, "<i4", n, p)
+            tr.halo_deg = np.frombuffer(buf, "<i4", n, p + 4 * n)
+            tr.halo_owner = np.frombuffer(buf, "<i4", n, p + 8 * n)
+            tr.vip = np.frombuffer(buf, "<f8", n, p + 8 * n + _pad8(4 * n)) if a else None
+            if n > 1 and not bool(np.all(tr.halo_ids[1:] > tr.halo_ids[:-1])):
+                i = int(np.argmin(tr.halo_ids[1:] > tr.halo_ids[:-1])) + 1
+                raise HaloFormatError(f"{path}: record {k}: halo ids of rank {rank} not sorted "
+                                      f"at {i}")
+        else:
+            if a < 0 or a > 2**31 - 1 or b < 0:
+                raise HaloFormatError(f"{path}: record {k}: bad epoch {a} / batch {b}")
+            ids = np.frombuffer(buf, "<i4", n, p)
+            flags = np.frombuffer(buf, "u1", n, p + _pad8(4 * n))
+            if n > 0:
+                bad = (flags > 7) | (ids < 0) | (ids >= nodes)
+                if bool(bad.any()):
+                    i = int(np.argmax(bad))
+                    raise HaloFormatError(f"{path}: record {k}: input {i}: bad id {int(ids[i])} "
+                                          f"or flags {int(flags[i])}")
+            tr.batches.append(TraceBatch(epoch=int(a), batch=int(b), ids=ids, flags=flags))
+        off = p + body
+        k += 1
+    return t
+
+
+def load_trace(path: PathLike, mmap: bool = True) -> Trace:
+    """Loads an access trace: FILE, or FILE.r0 .. FILE.r{P-1} when FILE does not exist
+    (one file per rank of a distributed run; P is the ranks field of FILE.r0's header).
+
+    Every record is checked as ``halo trace replay`` checks it (magic, version, sizes, kinds,
+    sorted halo ids, ids in [0, nodes), flags); problems raise :class:`HaloFormatError`
+    naming the file and the record. Arrays are views of the mapped file.
+    """
+    p = os.fspath(path)
+    if os.path.exists(p):
+        t = _trace_file(p, None, mmap)
+    else:
+        first = p + ".r0"
+        if not os.path.exists(first):
+            raise FileNotFoundError(f"{p}: no such trace (nor {first})")
+        t = _trace_file(first, None, mmap)
+        for f in range(1, t.ranks):
+            fp = f"{p}.r{f}"
+            if not os.path.exists(fp):
+                raise HaloFormatError(f"{fp}: missing ({first} says {t.ranks} ranks)")
+            _trace_file(fp, t, mmap)
+    for r in t.ranks_data:
+        if r.halo_ids is None and r.batches:
+            raise HaloFormatError(f"{p}: rank {r.rank} has batches but no halo set")
+    return t
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON Lines: metrics and timeline
+
+
+def _read_jsonl(path: str) -> List[Dict[str, Any]]:
+    """Every non-blank line of a JSON Lines file as a dict; errors name FILE:LINE."""
+    out: List[Dict[str, Any]] = []
+    with open(path, "r", encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                v = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise HaloFormatError(f"{path}:{line_no}: not JSON ({e.msg})") from None
+            if not isinstance(v, dict):
+                raise HaloFormatError(f"{path}:{line_no}: expected a JSON object")
+            out.append(v)
+    return out
+
+
+@dataclass
+class Metrics:
+    """A ``--metrics`` file split by record type (docs/train.md, "Metrics").
+
+    ``epochs``: one dict per rank per epoch (``"type": "epoch"``); ``evals``: the evaluations;
+    ``summaries``: the run summaries (one per run); ``other``: records of any other type.
+    """
+
+    path: str
+    records: List[Dict[str, Any]]
+    epochs: List[Dict[str, Any]]
+    evals: List[Dict[str, Any]]
+    summaries: List[Dict[str, Any]]
+    other: List[Dict[str, Any]]
+
+    @property
+    def summary(self) -> Optional[Dict[str, Any]]:
+        """The last summary record, or None."""
+        return self.summaries[-1] if self.summaries else None
+
+    def table(self, kind: str = "epoch") -> Dict[str, np.ndarray]:
+        """:func:`epochs_table` of the records of one type ("epoch", "eval", "summary")."""
+        recs = {"epoch": self.epochs, "eval": self.evals, "summary": self.summaries}[kind]
+        return epochs_table(recs)
+
+
+def load_metrics(path: PathLike) -> Metrics:
+    """Reads a ``halo train --metrics`` JSON Lines file into a :class:`Metrics`.
+
+    Every line must be a JSON object with a ``"type"``; a bad line raises
+    :class:`HaloFormatError` naming FILE:LINE.
+    """
+    p = os.fspath(path)
+    recs = _read_jsonl(p)
+    m = Metrics(path=p, records=recs, epochs=[], evals=[], summaries=[], other=[])
+    for i, r in enumerate(recs):
+        kind = r.get("type")
+        if not isinstance(kind, str):
+            raise HaloFormatError(f"{p}: record {i + 1} has no \"type\"")
+        {"epoch": m.epochs, "eval": m.evals, "summary": m.summaries}.get(kind, m.other).append(r)
+    return m
+
+
+def _column(values: List[Any], present: List[bool]) -> np.ndarray:
+    """One column of epochs_table: bool, int64, float64 (NaN where absent), str or object."""
+    vals = [v for v, ok in zip(values, present) if ok]
+    missing = not all(present)
+    if vals and all(isinstance(v, bool) for v in vals) and not missing:
+        return np.array(vals, dtype=bool)
+    if vals and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        if all(isinstance(v, int) for v in vals) and not missing:
+            return np.array(vals, dtype=np.int64)
+        return np.array([float(v) if ok else np.nan for v, ok in zip(values, present)],
+                        dtype=np.float64)
+    if vals and all(isinstance(v, str) for v in vals) and not missing:
+        return np.array(vals, dtype=str)
+    out = np.empty(len(values), dtype=object)
+    for i, (v, ok) in enumerate(zip(values, present)):
+        out[i] = v if ok else None
+    return out
+
+
+def epochs_table(records: Iterable[Dict[str, Any]]) -> Dict[str, np.ndarray]:
+    """Turns a list of records (dicts) into columns: field -> numpy array, one entry per record.
+
+    Fields are in order of first appearance. Integers give int64, numbers float64 (NaN where a
+    record lacks the field), booleans bool, strings str; anything else (lists, objects, mixed
+    or partly missing non-numeric fields) an object array with None where absent.
+    """
+    recs = list(records)
+    keys: List[str] = []
+    seen = set()
+    for r in recs:
+        for k in r:
+            if k not in seen:
+                seen.add(k)
+                keys.append(k)
+    return {k: _column([r.get(k) for r in recs], [k in r for r in recs]) for k in keys}
+
+
+def load_timeline(path: PathLike) -> Dict[str, np.ndarray]:
+    """Reads a ``--timeline`` JSON Lines file (docs/pipeline.md) into columns.
+
+    Returns {"rank": int32, "epoch": int32, "batch": int64, "stage": str, "thread": int32,
+    "start": float64, "end": float64}, one entry per interval, in file order. Every line needs
+    rank, batch, stage, start and end (epoch and thread default to 0, as in ``halo
+    timeline``); end must not precede start. Errors name FILE:LINE.
+    """
+    p = os.fspath(path)
+    cols: Dict[str, List[Any]] = {k: [] for k in
+                                  ("rank", "epoch", "batch", "stage", "thread", "start", "end")}
+    with open(p, "r", encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{p}:{line_no}"
+            try:
+                e = json.loads(line)
+            except json.JSONDecodeError as ex:
+                raise HaloFormatError(f"{where}: not JSON ({ex.msg})") from None
+            if not isinstance(e, dict):
+                raise HaloFormatError(f"{where}: expected a JSON object")
+            for key in ("rank", "batch", "stage", "start", "end"):
+                if key not in e:
+                    raise HaloFormatError(f"{where}: no \"{key}\"")
+            try:
+                rank, epoch = int(e["rank"]), int(e.get("epoch", 0))
+                batch, thread = int(e["batch"]), int(e.get("thread", 0))
+                start, end = float(e["start"]), float(e["end"])
+            except (TypeError, ValueError):
+                raise HaloFormatError(f"{where}: rank, epoch, batch, thread, start and end "
+                                      "must be numbers") from None
+            if min(rank, epoch, batch, thread) < 0:
+                raise HaloFormatError(f"{where}: rank, epoch, batch or thread out of range")
+            if not isinstance(e["stage"], str) or not e["stage"]:
+                raise HaloFormatError(f"{where}: stage must be a non-empty string")
+            if end < start:
+                raise HaloFormatError(f"{where}: end {end:g} is before start {start:g}")
+            for k, v in (("rank", rank), ("epoch", epoch), ("batch", batch),
+                         ("stage", e["stage"]), ("thread", thread), ("start", start),
+                         ("end", end)):
+                cols[k].append(v)
+    if not cols["rank"]:
+        raise HaloFormatError(f"{p}: no events (an empty timeline)")
+    return {
+        "rank": np.array(cols["rank"], dtype=np.int32),
+        "epoch": np.array(cols["epoch"], dtype=np.int32),
+        "batch": np.array(cols["batch"], dtype=np.int64),
+        "stage": np.array(cols["stage"], dtype=str),
+        "thread": np.array(cols["thread"], dtype=np.int32),
+        "start": np.array(cols["start"], dtype=np.float64),
+        "end": np.array(cols["end"], dtype=np.float64),
+    }
