@@ -136,6 +136,7 @@ static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts
     int32_t *seeds = NULL, *order = NULL, *ids = NULL, *oseeds = NULL;
     uint8_t *flags = NULL;
     double *vip = NULL;
+    int32_t *owner = NULL;
     order_key *keys = NULL;
     int64_t cap = 0;
     for (int r = 0; r < P; r++) {
@@ -152,7 +153,12 @@ static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts
         for (int64_t h = 0; h < pt->num_halo; h++) {
             vip[h] = p[og->orig[pt->halo[h]]];
         }
-        HALO_TRY(halo_trace_put_halo(w, r, pt->num_halo, pt->halo, pt->halo_deg, NULL, vip));
+        halo_free(owner);
+        owner = HALO_ALLOC(int32_t, pt->num_halo + 1);
+        for (int64_t h = 0; h < pt->num_halo; h++) {
+            owner[h] = halo_partinfo_owner(og->pi, pt->halo[h]);
+        }
+        HALO_TRY(halo_trace_put_halo(w, r, pt->num_halo, pt->halo, pt->halo_deg, owner, vip));
     }
     for (int ep = 0; ep < epochs; ep++) {
         for (int r = 0; r < P; r++) {
@@ -233,6 +239,7 @@ fail:
     halo_free(flags);
     halo_free(oseeds);
     halo_free(vip);
+    halo_free(owner);
     halo_free(keys);
     return rc;
 }

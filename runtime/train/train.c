@@ -1103,6 +1103,11 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
     double *p = NULL, *vip = NULL;
     float *rows = NULL;
     halo_cache_future *fut = NULL;
+    /* owners of the halo nodes: for the cache's context and for the trace's halo record */
+    owner = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
+    for (int64_t h = 0; h < pt->num_halo; h++) {
+        owner[h] = halo_store_owner(st, pt->halo[h]);
+    }
     if (halo_policy_hooks(pol) & (1u << HALO_POLICY_CACHE_INIT)) {
         int hint = halo_cache_policy_hint(pol);
         if (hint == HALO_CACHE_HINT_NEXT_USE) {
@@ -1111,10 +1116,6 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
             if (rc != 0) {
                 goto fail;
             }
-        }
-        owner = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
-        for (int64_t h = 0; h < pt->num_halo; h++) {
-            owner[h] = halo_store_owner(st, pt->halo[h]);
         }
         if (hint == HALO_CACHE_HINT_VIP) {
             /* inclusion probabilities over this part's CSR (propagation stops at other parts) */

@@ -192,6 +192,8 @@ def c_trace_record():
     for r in rec.ranks_data:
         assert r.vip is not None and r.vip.shape == r.halo_ids.shape
         assert np.all((r.vip >= 0) & (r.vip <= 1))
+        assert np.array_equal(r.halo_owner, P.owner(r.halo_ids)), "halo owners recorded"
+        assert np.all(r.halo_owner != r.rank)
         assert len(r.batches) == len(run[r.rank].batches)
         for b, c in zip(r.batches, run[r.rank].batches):
             assert (b.epoch, b.batch) == (c.epoch, c.batch) and np.array_equal(b.ids, c.ids)
@@ -290,7 +292,7 @@ pycheck "partition: owner() agrees with a linear scan of the ranges" owner
 pycheck "trace: ids flagged remote are exactly those not owned by the rank" trace_remote
 pycheck "trace: halo sets equal the parts', halo and hit flags agree" trace_halo
 pycheck "trace: per rank and epoch inputs, remote and hits equal the metrics'" trace_vs_metrics
-pycheck "trace: a single-file recorded trace has vip and the run's batches" trace_record
+pycheck "trace: a single-file recorded trace has vip, the halo owners and the run's batches" trace_record
 pycheck "metrics: ranks x epochs epoch records; the table's losses give epoch_loss" metrics
 pycheck "metrics: epochs_table fills missing fields with NaN / None" table_missing
 pycheck "timeline: one compute interval per traced batch" timeline
