@@ -1,5 +1,5 @@
 -- massivegnn.lua: MassiveGNN's prefetch and eviction (Sarkar et al., arXiv 2410.22697) on top of
--- DistDGL's choices. See ../shared/reference/massivegnn.md for the semantics reproduced here.
+-- DistDGL's choices. See docs/massivegnn.md for the semantics reproduced here.
 --
 -- Buffer: k = floor(f * |H|) slots, filled with the k halo nodes of highest in-degree
 -- (init = "degree") or with k random ones (init = "random": the k highest keys

@@ -1,7 +1,7 @@
 /* The remote-feature cache: a per-rank buffer of halo feature rows with a fixed slot count, its
  * statistics, and the mechanics that carry out a policy's cache_init / cache_batch decisions.
  *
- * Mechanism only (DESIGN §1, invariant 4): which rows to keep is decided by the policy's Lua
+ * Mechanism only (docs/design.md §1, invariant 4): which rows to keep is decided by the policy's Lua
  * hooks; this module looks ids up, copies rows, counts, and applies evict/admit lists. It works
  * on plain arrays (no MPI), so the trainer, `halo trace replay` and the simulator share it
  * (invariant 3).

@@ -1,5 +1,5 @@
 /* Importers: OGB's raw node-property-prediction layout and text edge lists, into a graph
- * directory (DESIGN §4). Bad input fails with "FILE:LINE: what" and leaves no output behind. */
+ * directory (docs/design.md §4). Bad input fails with "FILE:LINE: what" and leaves no output behind. */
 #ifndef HALO_IMPORT_H
 #define HALO_IMPORT_H
 

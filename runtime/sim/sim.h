@@ -29,7 +29,7 @@ typedef struct halo_sim_opts {
     int depth;                 /* pipeline depth, -1 = the policy's pipeline hook */
     int sampler_threads;       /* sampling threads, 0 = the policy's */
     const halo_sim_profile *profile; /* cluster (not owned); NULL = count only, no times */
-    const char *metrics;       /* JSON Lines file (DESIGN §5 schema, mode "sim"), NULL = none */
+    const char *metrics;       /* JSON Lines file (docs/design.md §5 schema, mode "sim"), NULL = none */
     const char *timeline;      /* the format `halo timeline` draws, NULL = none */
     bool progress;             /* progress bar over batches on a terminal, log lines otherwise */
 } halo_sim_opts;

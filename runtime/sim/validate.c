@@ -15,7 +15,7 @@ static const char *const time_keys[HALO_SIM_T_N] = {
     "time_s", "sample_s", "fetch_s", "copy_s", "compute_s", "allreduce_s", "wait_s"};
 static const char *const time_names[HALO_SIM_T_N] = {
     "epoch", "sample", "fetch", "copy", "compute", "allreduce", "wait"};
-/* The counts that must be equal (DESIGN invariant 3). */
+/* The counts that must be equal (invariant 3). */
 static const char *const count_keys[] = {"batches",      "sampled_edges", "input_nodes",
                                          "remote_nodes", "cache_hits",    "cache_misses",
                                          "bytes_remote", "bytes_sent",    "messages"};

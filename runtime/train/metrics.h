@@ -1,4 +1,4 @@
-/* Metrics of DESIGN §5: JSON Lines records ("epoch", "eval", "summary"), the same schema for the
+/* Metrics of docs/design.md §5: JSON Lines records ("epoch", "eval", "summary"), the same schema for the
  * runtime and the simulator. Formatting only: gathering across ranks is the caller's (train/). */
 #ifndef HALO_METRICS_H
 #define HALO_METRICS_H

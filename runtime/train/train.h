@@ -1,4 +1,4 @@
-/* The distributed training loop (DESIGN §3): per-epoch seed order, sample, pull, forward/backward,
+/* The distributed training loop (docs/design.md §3): per-epoch seed order, sample, pull, forward/backward,
  * one gradient allreduce, Adam; evaluation, metrics, checkpoints. Every rank calls halo_train_run
  * on the same options (collective). */
 #ifndef HALO_TRAIN_H
