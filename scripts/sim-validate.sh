@@ -2,8 +2,8 @@
 # Validates the simulator against measured runs on this machine: the same configurations run
 # with `mpirun halo train` and `halo sim`, measured vs simulated epoch time and each stage's
 # error, then the median and worst |error| of the epoch time. The profile is this machine's
-# (halo calibrate), fitted once to ONE run (4 ranks, distdgl, depth 0, no netem: marked "fit");
-# every other row is a prediction.
+# (halo calibrate), fitted once to TWO runs (2 and 4 ranks, distdgl, depth 0, no netem: marked
+# "fit"); every other row is a prediction.
 # Usage: scripts/sim-validate.sh [WORKDIR] [CSV]
 #   env: HALO_BIN, VALIDATE_SCALE (0.02), VALIDATE_EPOCHS (3), VALIDATE_BATCH (100),
 #        VALIDATE_NETEM (lat=2ms,bw=1Gbit), VALIDATE_BASE (a profile instead of calibrating),
@@ -49,9 +49,11 @@ run() {
 P=policies
 configs=(
     "r4-distdgl-d0 4 fit --policy $P/distdgl.lua --depth 0"
-    "r2-distdgl-d0 2 - --policy $P/distdgl.lua --depth 0"
+    "r2-distdgl-d0 2 fit --policy $P/distdgl.lua --depth 0"
     "r2-massivegnn-d1 2 - --policy $P/massivegnn.lua --set delta=2 --depth 1"
+    "r2-massivegnn-d4 2 - --policy $P/massivegnn.lua --set delta=2 --depth 4"
     "r2-distdgl-d4-netem 2 - --policy $P/distdgl.lua --depth 4 --netem $NETEM"
+    "r2-massivegnn-d1-netem 2 - --policy $P/massivegnn.lua --set delta=2 --depth 1 --netem $NETEM"
     "r4-distdgl-d4 4 - --policy $P/distdgl.lua --depth 4"
     "r4-massivegnn-d1 4 - --policy $P/massivegnn.lua --set delta=2 --depth 1"
     "r4-massivegnn-d4 4 - --policy $P/massivegnn.lua --set delta=2 --depth 4"
@@ -64,10 +66,14 @@ for c in "${configs[@]}"; do
     # shellcheck disable=SC2086
     run "$name" "$ranks" $flags
 done
+fits=""
+for c in "${configs[@]}"; do
+    read -r name ranks role flags <<<"$c"
+    [ "$role" = fit ] && fits="${fits:+$fits,}$W/$name.run.jsonl"
+done
 if [ ! -f "$W/fitted.lua" ]; then
-    log "fitting the profile to r4-distdgl-d0"
-    "$HALO" calibrate --from-metrics "$W/r4-distdgl-d0.run.jsonl" --base "$W/base.lua" \
-        -o "$W/fitted.lua" 2>"$W/fit.log"
+    log "fitting the profile to $fits"
+    "$HALO" calibrate --from-metrics "$fits" --base "$W/base.lua" -o "$W/fitted.lua" 2>"$W/fit.log"
 fi
 
 echo "config,ranks,role,measured_s,simulated_s,error,sample_err,fetch_err,compute_err,allreduce_err,counts" >"$CSV.tmp"

@@ -138,49 +138,84 @@ static void slower_rate(double *rate, double r)
     *rate /= r;
 }
 
-int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *log)
+/* One round's measured / simulated ratio per stage for the run in `metrics` (recorded in rec):
+ * ratio[k] = 1 where a stage is 0 on either side. */
+static int fit_ratios(const halo_sim_recorded *rec, const char *metrics, halo_sim_profile *p,
+                      double *ratio, double *meas, double *simd)
 {
-    halo_sim_recorded rec;
-    HALO_CHECK(halo_sim_recorded_load(metrics, &rec));
     p->machines = 1;
-    p->trainers = rec.ranks;
-    p->netem_lat_s = rec.netem_lat_s;
-    p->netem_bw = rec.netem_bw;
+    p->trainers = rec->ranks;
+    p->netem_lat_s = rec->netem_lat_s;
+    p->netem_bw = rec->netem_bw;
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.fit-%d.jsonl", metrics, (int)getpid());
-    int rc = 0;
-    for (int round = 0; round <= rounds && rc == 0; round++) {
-        halo_sim_opts o = rec.o;
-        o.profile = p;
-        o.metrics = tmp;
-        halo_sim_result res;
-        rc = halo_sim_run(&o, &res);
-        halo_sim_comparison c;
-        if (rc == 0) {
-            rc = halo_sim_compare_files(metrics, tmp, &c);
-        }
-        unlink(tmp);
-        if (rc < 0) {
+    halo_sim_opts o = rec->o;
+    o.profile = p;
+    o.metrics = tmp;
+    halo_sim_result res;
+    int rc = halo_sim_run(&o, &res);
+    halo_sim_comparison c;
+    if (rc == 0) {
+        rc = halo_sim_compare_files(metrics, tmp, &c);
+    }
+    unlink(tmp);
+    HALO_CHECK(rc);
+    if (c.mismatches > 0) {
+        return halo_errorf(HALO_EINPUT, "%s: the replay's counts differ from the run's (%s): not "
+                           "the same partition or policy?", metrics, c.first_mismatch);
+    }
+    for (int k = 0; k < HALO_SIM_T_N; k++) {
+        ratio[k] = c.simulated[k] > 0 && c.measured[k] > 0 ? c.measured[k] / c.simulated[k] : 1.0;
+    }
+    *meas = c.measured[HALO_SIM_T_EPOCH];
+    *simd = c.simulated[HALO_SIM_T_EPOCH];
+    return 0;
+}
+
+int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *out)
+{
+    /* the measured runs: a comma-separated list, fitted together (geometric mean of ratios) */
+    enum { MAX_RUNS = 16 };
+    char list[8192];
+    snprintf(list, sizeof list, "%s", metrics);
+    const char *files[MAX_RUNS];
+    halo_sim_recorded rec[MAX_RUNS];
+    int nrun = 0, rc = 0;
+    for (char *save = NULL, *f = strtok_r(list, ",", &save); f != NULL && rc == 0;
+         f = strtok_r(NULL, ",", &save)) {
+        if (nrun == MAX_RUNS) {
+            rc = halo_errorf(HALO_EUSAGE, "--from-metrics: at most %d runs", MAX_RUNS);
             break;
         }
-        if (c.mismatches > 0) {
-            rc = halo_errorf(HALO_EINPUT, "%s: the replay's counts differ from the run's (%s): "
-                             "not the same partition or policy?", metrics, c.first_mismatch);
+        files[nrun] = f;
+        rc = halo_sim_recorded_load(f, &rec[nrun]);
+        nrun += rc == 0;
+    }
+    if (rc == 0 && nrun == 0) {
+        rc = halo_errorf(HALO_EUSAGE, "--from-metrics: no file given");
+    }
+    for (int round = 0; round <= rounds && rc == 0; round++) {
+        double lr[HALO_SIM_T_N] = {0}, err = 0;
+        for (int i = 0; i < nrun && rc == 0; i++) {
+            double ratio[HALO_SIM_T_N], m = 0, sd = 0;
+            rc = fit_ratios(&rec[i], files[i], p, ratio, &m, &sd);
+            for (int k = 0; rc == 0 && k < HALO_SIM_T_N; k++) {
+                lr[k] += log(ratio[k]) / nrun;
+            }
+            err = rc == 0 && fabs(sd - m) / m > err ? fabs(sd - m) / m : err;
+        }
+        if (rc < 0) {
             break;
         }
         double ratio[HALO_SIM_T_N];
         for (int k = 0; k < HALO_SIM_T_N; k++) {
-            ratio[k] = c.simulated[k] > 0 && c.measured[k] > 0 ? c.measured[k] / c.simulated[k]
-                                                               : 1.0;
+            ratio[k] = exp(lr[k]);
         }
-        if (log != NULL) {
-            fprintf(log, "fit round %d: epoch measured %.4f s, simulated %.4f s (%+.1f%%); "
-                    "ratios sample %.3f fetch %.3f compute %.3f allreduce %.3f\n", round,
-                    c.measured[HALO_SIM_T_EPOCH], c.simulated[HALO_SIM_T_EPOCH],
-                    100.0 * (c.simulated[HALO_SIM_T_EPOCH] - c.measured[HALO_SIM_T_EPOCH]) /
-                        c.measured[HALO_SIM_T_EPOCH],
-                    ratio[HALO_SIM_T_SAMPLE], ratio[HALO_SIM_T_FETCH], ratio[HALO_SIM_T_COMPUTE],
-                    ratio[HALO_SIM_T_ALLREDUCE]);
+        if (out != NULL) {
+            fprintf(out, "fit round %d over %d run%s: worst epoch error %.1f%%; ratios sample %.3f "
+                    "fetch %.3f compute %.3f allreduce %.3f\n", round, nrun, nrun == 1 ? "" : "s",
+                    100.0 * err, ratio[HALO_SIM_T_SAMPLE], ratio[HALO_SIM_T_FETCH],
+                    ratio[HALO_SIM_T_COMPUTE], ratio[HALO_SIM_T_ALLREDUCE]);
         }
         if (round == rounds) {
             break;
@@ -204,6 +239,8 @@ int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *log
         slower_rate(&p->adam_bw, r);
         slower(&p->allreduce_lat_s, ratio[HALO_SIM_T_ALLREDUCE]);
     }
-    halo_sim_recorded_free(&rec);
+    for (int i = 0; i < nrun; i++) {
+        halo_sim_recorded_free(&rec[i]);
+    }
     return rc;
 }

@@ -20,6 +20,7 @@
 #include "train/train_internal.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -879,11 +880,12 @@ static void summary_json(halo_sb *out, const train_ctx *t, const halo_train_resu
     halo_jw_i64(&w, train_seeds);
     /* enough of the command line to replay this run in the simulator (halo calibrate
        --from-metrics) */
-    halo_jw_key(&w, "pdir");
-    halo_jw_str(&w, o->pdir);
+    char abs[PATH_MAX];
+    halo_jw_key(&w, "pdir"); /* absolute, so the replay works from any directory */
+    halo_jw_str(&w, realpath(o->pdir, abs) != NULL ? abs : o->pdir);
     halo_jw_key(&w, "policy_file");
     if (o->policy != NULL) {
-        halo_jw_str(&w, o->policy);
+        halo_jw_str(&w, realpath(o->policy, abs) != NULL ? abs : o->policy);
     } else {
         halo_jw_null(&w);
     }
