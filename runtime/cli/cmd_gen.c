@@ -22,6 +22,7 @@ typedef struct gen_flags {
     const char *classes, *feat_dim, *noise;    /* labels and features */
     const char *train, *valid, *test, *seed;   /* split, seed */
     bool directed;                             /* keep one direction */
+    bool no_features;                          /* topology-only: write no feat.f32 */
 } gen_flags;
 
 /* Parses s (when given) as a number into *dst. */
@@ -119,6 +120,7 @@ static int gen_params_from_flags(const gen_flags *f, const char *model, halo_gen
     HALO_CHECK(set_i64(f->seed, "--seed", &seed));
     p->seed = (uint64_t)seed;
     p->directed = f->directed;
+    p->topology_only = f->no_features;
     if (f->name != NULL) {
         snprintf(p->name, sizeof p->name, "%s", f->name);
     }
@@ -165,6 +167,9 @@ int halo_cmd_gen(int argc, char **argv)
         {"test", 0, HALO_OPT_STRING, &f.test, "FRAC", "fraction of nodes in test (0.2)"},
         {"directed", 0, HALO_OPT_FLAG, &f.directed, NULL,
          "keep edges one way (default: store both directions)"},
+        {"no-features", 0, HALO_OPT_FLAG, &f.no_features, NULL,
+         "topology-only: no feat.f32 (meta.json keeps the declared --feat-dim; for the "
+         "simulator, not for halo train)"},
         {"seed", 's', HALO_OPT_STRING, &f.seed, "S", "random seed (1)"},
         {"name", 0, HALO_OPT_STRING, &f.name, "NAME", "graph name in meta.json"},
         {NULL, 0, 0, NULL, NULL, NULL},
@@ -206,8 +211,10 @@ int halo_cmd_gen(int argc, char **argv)
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    printf("%s: %s, %lld nodes, %lld edges, %d features, %d classes (%.1f s)\n", f.out, g->name,
-           (long long)g->nodes, (long long)g->edges, g->feat_dim, g->classes, halo_now() - t0);
+    printf("%s: %s, %lld nodes, %lld edges, %d features%s, %d classes (%.1f s)\n", f.out,
+           g->name, (long long)g->nodes, (long long)g->edges, g->feat_dim,
+           g->topology_only ? " (topology-only: none written)" : "", g->classes,
+           halo_now() - t0);
     halo_graph_free(g);
     return 0;
 }

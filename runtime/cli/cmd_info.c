@@ -121,7 +121,12 @@ int halo_cmd_info(int argc, char **argv)
     if (s.self_loops > 0) {
         printf("%-11s %lld\n", "self-loops", (long long)s.self_loops);
     }
-    printf("%-11s %d (float32)\n", "features", g->feat_dim);
+    if (g->topology_only) {
+        printf("%-11s topology-only: none stored (declared width %d, float32)\n", "features",
+               g->feat_dim);
+    } else {
+        printf("%-11s %d (float32)\n", "features", g->feat_dim);
+    }
     printf("%-11s %d (%lld nodes labelled)\n", "classes", g->classes, (long long)s.labelled);
     printf("%-11s train %lld, valid %lld, test %lld, none %lld\n", "split",
            (long long)s.split[HALO_SPLIT_TRAIN], (long long)s.split[HALO_SPLIT_VALID],
@@ -147,7 +152,7 @@ int halo_cmd_info(int argc, char **argv)
     }
     printf("%-11s %s (", "on disk", human(h, sizeof h, (double)dir_bytes(pos[0])));
     for (int a = 0; a < HALO_GA_COUNT; a++) {
-        if (a == HALO_GA_NTYPE && g->ntypes <= 1) {
+        if (!halo_graph_has_array(g, a)) {
             continue;
         }
         printf("%s%s %s", a ? ", " : "", halo_graph_files[a],

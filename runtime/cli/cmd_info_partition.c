@@ -58,9 +58,10 @@ int halo_cmd_info_partition(int argc, char **argv)
     const halo_json *bal = halo_json_get(j, "balance");
     const halo_json *pol = halo_json_get(j, "policy");
     printf("partition      %s\n", pos[0]);
-    printf("graph          %s (%lld nodes, %lld edges, %d features, %d classes, checksum %s)\n",
-           json_str(g, "name"), (long long)pi->nodes, (long long)pi->edges, pi->feat_dim,
-           pi->classes, json_str(g, "checksum"));
+    printf("graph          %s (%lld nodes, %lld edges, %d features%s, %d classes, checksum "
+           "%s)\n", json_str(g, "name"), (long long)pi->nodes, (long long)pi->edges, pi->feat_dim,
+           pi->topology_only ? " declared, topology-only" : "", pi->classes,
+           json_str(g, "checksum"));
     printf("method         %s (policy %s)\n", json_str(j, "method"),
            pol != NULL && pol->type == HALO_JSON_STRING ? pol->string : "none");
     if (par != NULL) {

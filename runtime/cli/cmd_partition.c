@@ -118,8 +118,10 @@ int halo_cmd_partition(int argc, char **argv)
         "Partitions the graph directory DIR into P parts and writes the partition directory\n"
         "PDIR (partition.json, orig_id.i64, part-K/): nodes relabelled so each part owns a\n"
         "contiguous id range, each part's in-edges, features, labels, split, halo nodes and an\n"
-        "equal number of training seeds (DistDGL's force-even split). multilevel partitions\n"
-        "across --machines M first, then each machine across its --trainers-per-part G.\n"
+        "equal number of training seeds (DistDGL's force-even split); a topology-only graph\n"
+        "(halo gen --no-features) gives parts without feat.f32, for the simulator (halo train\n"
+        "refuses them). multilevel partitions across --machines M first, then each machine\n"
+        "across its --trainers-per-part G.\n"
         "With --policy, the policy's partition(g) hook chooses the method, parts, constraints,\n"
         "imbalance and objective (or returns an assignment); g.parts is --parts.",
     };

@@ -35,8 +35,13 @@ int halo_cmd_verify(int argc, char **argv)
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    printf("%s: ok (%lld nodes, %lld edges; sizes, invariants and checksums of %d files)\n",
-           pos[0], (long long)g->nodes, (long long)g->edges, g->ntypes > 1 ? 6 : 5);
+    int files = 0;
+    for (int a = 0; a < HALO_GA_COUNT; a++) {
+        files += halo_graph_has_array(g, a);
+    }
+    printf("%s: ok (%lld nodes, %lld edges%s; sizes, invariants and checksums of %d files)\n",
+           pos[0], (long long)g->nodes, (long long)g->edges,
+           g->topology_only ? ", topology-only" : "", files);
     halo_graph_free(g);
     return 0;
 }

@@ -10,15 +10,24 @@
 #include "core/progress.h"
 #include "core/rng.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define GEN_CHUNK 4096 /* edge draws per RNG stream; the stream of chunk i is keyed by i */
 #define GEN_ROWS 4096  /* feature rows staged per write */
 #define GEN_HBITS 10   /* per-node homophily takes one of 2^GEN_HBITS Beta quantiles */
 #define GEN_TRIES 64   /* sbm: source candidates tried before the last one is taken anyway */
+#define GEN_MEM_DEFAULT (4ull << 30) /* CSR bytes built in memory by halo_gen_write before it
+                                      * spills (HALO_GEN_MAX_BYTES overrides) */
+#define GEN_BUCKET_ENTRIES (16 << 20) /* spilled: target (row, source) entries per bucket */
+#define GEN_BUCKET_STAGE 32768        /* spilled: entries staged per bucket before a write */
+#define GEN_BUCKETS_MAX 4096          /* spilled: most bucket files (one descriptor each) */
 
 /* A preset: the shape of an OGB node-property dataset. */
 typedef struct gen_preset {
@@ -39,7 +48,7 @@ typedef struct gen_preset {
     bool label_split_only; /* unlabelled outside the splits */
 } gen_preset;
 
-/* Sizes from ../shared/reference/distdgl.md and the OGB dataset pages. The noise, homophily
+/* Sizes from docs/distdgl.md and the OGB dataset pages. The noise, homophily
  * spread, twin affinity, twin correlation and label noise are calibrated (docs/graph.md, "Accuracy") so that the
  * 2-layer GraphSAGE of `halo train` and the same model on features alone (--fanouts 0,0) land
  * near the OGB leaderboard figures of GraphSAGE and MLP: arxiv 0.71 / 0.55, products
@@ -269,6 +278,10 @@ char *halo_gen_source_json(const halo_gen_params *p)
     halo_jw_i64(&w, p->classes);
     halo_jw_key(&w, "feat_dim");
     halo_jw_i64(&w, p->feat_dim);
+    if (p->topology_only) {
+        halo_jw_key(&w, "features");
+        halo_jw_bool(&w, false);
+    }
     halo_jw_key(&w, "noise");
     halo_jw_f64(&w, p->noise);
     halo_jw_key(&w, "twin_corr");
@@ -976,6 +989,263 @@ static void gen_csr(const gen_ctx *g, int64_t **indptr_out, int32_t **indices_ou
     *edges_out = w;
 }
 
+/* Sorts row[0..len) ascending and removes duplicates in place (radix sort through tmp for long
+ * rows); returns the new length. */
+static int64_t gen_row_dedup(int32_t *row, int64_t len, int bits, int32_t *tmp)
+{
+    if (len >= 256) {
+        radix_sort_i32(row, len, bits, tmp);
+    } else {
+        sort_i32(row, len);
+    }
+    int64_t w = 0;
+    for (int64_t i = 0; i < len; i++) {
+        if (i == 0 || row[i] != row[w - 1]) {
+            row[w++] = row[i];
+        }
+    }
+    return w;
+}
+
+/* The CSR bytes halo_gen_write may build in memory: HALO_GEN_MAX_BYTES when set (a number,
+ * "1e9" allowed), else GEN_MEM_DEFAULT. */
+static uint64_t gen_mem_budget(void)
+{
+    const char *env = getenv("HALO_GEN_MAX_BYTES");
+    if (env != NULL && env[0] != '\0') {
+        char *end;
+        double v = strtod(env, &end);
+        if (*end == '\0' && v >= 0) {
+            return (uint64_t)v;
+        }
+        halo_warn("HALO_GEN_MAX_BYTES=%s is not a byte count; using %llu", env,
+                  (unsigned long long)GEN_MEM_DEFAULT);
+    }
+    return GEN_MEM_DEFAULT;
+}
+
+/* Bytes gen_csr would hold at its peak for g: offsets plus every drawn edge (both directions). */
+static uint64_t gen_csr_bytes(const gen_ctx *g)
+{
+    uint64_t raw = (uint64_t)g->draws * (g->p->directed ? 1u : 2u);
+    return 8 * ((uint64_t)g->n + 1) + 4 * raw;
+}
+
+/* One bucket of the spilled generator: an unlinked temporary file of (row << 32 | source)
+ * entries for the rows [b << shift, (b + 1) << shift), and its staging buffer. */
+typedef struct gen_bucket {
+    int fd;          /* the file (already unlinked: the data goes when it is closed) */
+    int64_t entries; /* entries written to the file so far */
+    int staged;      /* entries in stage not written yet */
+    uint64_t *stage; /* [GEN_BUCKET_STAGE] staging buffer */
+} gen_bucket;
+
+/* Writes all n bytes of buf to fd (a bucket file; what names it in messages). */
+static int gen_write_fd(int fd, const void *buf, size_t n, const char *what)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            return halo_errorf(HALO_EIO, "%s: write: %s", what, w < 0 ? strerror(errno) :
+                               "no progress");
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Appends entry e to bucket b, writing its staging buffer out when full. */
+static inline int gen_bucket_put(gen_bucket *b, uint64_t e, const char *what)
+{
+    b->stage[b->staged++] = e;
+    if (b->staged == GEN_BUCKET_STAGE) {
+        b->staged = 0;
+        b->entries += GEN_BUCKET_STAGE;
+        return gen_write_fd(b->fd, b->stage, GEN_BUCKET_STAGE * sizeof(uint64_t), what);
+    }
+    return 0;
+}
+
+/* Builds the in-edge CSR straight into tmp/indptr.i64 and tmp/indices.i32 for a graph too big to
+ * hold in memory (gen_csr_bytes over the budget). One pass over the edge stream (gen_csr walks it
+ * twice) sorts every entry (row, source) -- both directions of a symmetrised edge -- into bucket
+ * files by row range, 2^shift rows each (about GEN_BUCKET_ENTRIES entries); then each bucket in
+ * turn is read back, made into its rows' CSR, every row sorted and deduplicated, and appended to
+ * the two files. The rows are the same sets as gen_csr's, so the output is byte-identical. Peak
+ * memory: the staging buffers (256 KiB per bucket) and one bucket (16 bytes per entry, buckets
+ * made smaller when budget is); disk: 8 bytes per entry in the bucket files (freed bucket by
+ * bucket) next to the graph itself. */
+static int gen_csr_spilled(const gen_ctx *g, const char *tmp, uint64_t budget, uint32_t *crc,
+                           uint64_t *bytes, int64_t *edges_out)
+{
+    int64_t n = g->n;
+    bool sym = !g->p->directed;
+    uint64_t raw_est = (uint64_t)g->draws * (sym ? 2u : 1u);
+    /* entries per bucket: GEN_BUCKET_ENTRIES, or fewer when the budget is smaller than one
+     * bucket's 16 bytes per entry (entry, row data, sort buffer) */
+    uint64_t target = budget / 16 < GEN_BUCKET_ENTRIES ? budget / 16 : GEN_BUCKET_ENTRIES;
+    target = target > 0 ? target : 1;
+    int shift = 0;
+    while (shift < 31 && ((uint64_t)2 << shift) * raw_est <= (uint64_t)n * target) {
+        shift++; /* 2^(shift+1) rows would still hold at most `target` entries on average */
+    }
+    while ((((uint64_t)n + ((1ull << shift) - 1)) >> shift) > GEN_BUCKETS_MAX) {
+        shift++;
+    }
+    int nb = (int)(((uint64_t)n + ((1ull << shift) - 1)) >> shift);
+    char path[4096], what[4200];
+    int rc = 0;
+    halo_writer *wp = NULL, *wi = NULL;
+    gen_bucket *bk = HALO_NEW(gen_bucket, nb);
+    for (int b = 0; b < nb; b++) {
+        bk[b].fd = -1;
+    }
+    int32_t *src = HALO_ALLOC(int32_t, GEN_CHUNK), *dst = HALO_ALLOC(int32_t, GEN_CHUNK);
+    uint64_t *ent = NULL;
+    int64_t *off = NULL, *pos = NULL;
+    int32_t *ind = NULL, *sorttmp = NULL;
+    snprintf(what, sizeof what, "%s/bucket files", tmp);
+    for (int b = 0; b < nb; b++) {
+        char name[64];
+        snprintf(name, sizeof name, ".bucket-%d", b);
+        HALO_TRY(halo_path_join(path, sizeof path, tmp, name));
+        bk[b].fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (bk[b].fd < 0) {
+            rc = halo_errorf(HALO_EIO, "%s: %s", path, strerror(errno));
+            goto fail;
+        }
+        unlink(path);
+        bk[b].stage = HALO_ALLOC(uint64_t, GEN_BUCKET_STAGE);
+    }
+    halo_debug("gen: spilling %llu edge entries into %d buckets of %lld rows",
+               (unsigned long long)raw_est, nb, 1LL << shift);
+
+    /* The one pass over the edge stream. */
+    int64_t chunks = (g->draws + GEN_CHUNK - 1) / GEN_CHUNK;
+    halo_progress pr;
+    halo_progress_begin(&pr, "gen: edges", (uint64_t)chunks);
+    for (int64_t ch = 0; ch < chunks && rc == 0; ch++) {
+        int m = gen_chunk(g, ch, src, dst);
+        for (int i = 0; i < m && rc == 0; i++) {
+            uint32_t u = (uint32_t)src[i], v = (uint32_t)dst[i];
+            rc = gen_bucket_put(&bk[v >> shift], (uint64_t)v << 32 | u, what);
+            if (sym && rc == 0) {
+                rc = gen_bucket_put(&bk[u >> shift], (uint64_t)u << 32 | v, what);
+            }
+        }
+        if ((ch & 255) == 0) {
+            halo_progress_update(&pr, (uint64_t)ch);
+        }
+    }
+    halo_progress_end(&pr);
+    HALO_TRY(rc);
+    int64_t most = 0;
+    for (int b = 0; b < nb; b++) {
+        gen_bucket *k = &bk[b];
+        HALO_TRY(gen_write_fd(k->fd, k->stage, (size_t)k->staged * sizeof(uint64_t), what));
+        k->entries += k->staged;
+        k->staged = 0;
+        halo_free(k->stage);
+        k->stage = NULL;
+        most = k->entries > most ? k->entries : most;
+    }
+    halo_free(src);
+    halo_free(dst);
+    src = dst = NULL;
+
+    /* Bucket by bucket: its rows' CSR, sorted and deduplicated rows, appended to the files. */
+    HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[HALO_GA_INDPTR]));
+    HALO_TRY(halo_writer_open(path, &wp));
+    HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[HALO_GA_INDICES]));
+    HALO_TRY(halo_writer_open(path, &wi));
+    int64_t rows_max = 1LL << shift;
+    ent = HALO_ALLOC(uint64_t, most > 0 ? most : 1);
+    ind = HALO_ALLOC(int32_t, most > 0 ? most : 1);
+    sorttmp = HALO_ALLOC(int32_t, most > 0 ? most : 1);
+    off = HALO_ALLOC(int64_t, rows_max + 1);
+    pos = HALO_ALLOC(int64_t, rows_max + 1);
+    int64_t w = 0, raw = 0;
+    halo_progress_begin(&pr, "gen: rows", (uint64_t)nb);
+    for (int b = 0; b < nb; b++) {
+        gen_bucket *k = &bk[b];
+        int64_t m = k->entries, lo = (int64_t)b << shift;
+        int64_t rows = n - lo < rows_max ? n - lo : rows_max;
+        size_t want = (size_t)m * sizeof *ent, got = 0;
+        while (got < want) {
+            ssize_t r = pread(k->fd, (char *)ent + got, want - got, (off_t)got);
+            if (r < 0 && errno == EINTR) {
+                continue;
+            }
+            if (r <= 0) {
+                rc = halo_errorf(HALO_EIO, "%s: read of bucket %d: %s", what, b,
+                                 r < 0 ? strerror(errno) : "file too short");
+                goto fail;
+            }
+            got += (size_t)r;
+        }
+        close(k->fd);
+        k->fd = -1;
+        memset(off, 0, (size_t)(rows + 1) * sizeof *off);
+        for (int64_t i = 0; i < m; i++) {
+            off[(int64_t)(ent[i] >> 32) - lo + 1]++;
+        }
+        for (int64_t r = 0; r < rows; r++) {
+            off[r + 1] += off[r];
+        }
+        memcpy(pos, off, (size_t)rows * sizeof *pos);
+        for (int64_t i = 0; i < m; i++) {
+            ind[pos[(int64_t)(ent[i] >> 32) - lo]++] = (int32_t)(uint32_t)ent[i];
+        }
+        int64_t wl = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t a = off[r], len = off[r + 1] - a;
+            pos[r] = w + wl; /* indptr entry of row lo + r */
+            int64_t kept = gen_row_dedup(ind + a, len, g->k, sorttmp);
+            memmove(ind + wl, ind + a, (size_t)kept * sizeof *ind);
+            wl += kept;
+        }
+        HALO_TRY(halo_writer_put(wp, pos, (size_t)rows * sizeof *pos));
+        HALO_TRY(halo_writer_put(wi, ind, (size_t)wl * sizeof *ind));
+        w += wl;
+        raw += m;
+        halo_progress_update(&pr, (uint64_t)b + 1);
+    }
+    halo_progress_end(&pr);
+    HALO_TRY(halo_writer_put(wp, &w, sizeof w));
+    rc = halo_writer_close(wp, &crc[HALO_GA_INDPTR], &bytes[HALO_GA_INDPTR]);
+    wp = NULL;
+    HALO_TRY(rc);
+    rc = halo_writer_close(wi, &crc[HALO_GA_INDICES], &bytes[HALO_GA_INDICES]);
+    wi = NULL;
+    HALO_TRY(rc);
+    halo_debug("gen: %lld edges drawn, %lld after removing duplicates", (long long)raw,
+               (long long)w);
+    *edges_out = w;
+fail:
+    for (int b = 0; b < nb; b++) {
+        if (bk[b].fd >= 0) {
+            close(bk[b].fd);
+        }
+        halo_free(bk[b].stage);
+    }
+    halo_free(bk);
+    halo_writer_discard(wp);
+    halo_writer_discard(wi);
+    halo_free(src);
+    halo_free(dst);
+    halo_free(ent);
+    halo_free(ind);
+    halo_free(sorttmp);
+    halo_free(off);
+    halo_free(pos);
+    return rc;
+}
+
 /* Class means: row c of a classes x feat_dim matrix, entries N(0, 1). With twin_corr t > 0,
  * twin classes (c, c xor 1) share part of their mean: sqrt(1 - t) z_c + sqrt(t) z_pair, still
  * N(0, 1) per entry, with correlation t between the twins (a class without twin keeps z_c). */
@@ -1066,6 +1336,7 @@ static void gen_fill_meta(const halo_gen_params *p, int64_t edges, halo_graph *g
     g->feat_dim = p->feat_dim;
     g->classes = p->classes;
     g->directed = p->directed;
+    g->topology_only = p->topology_only;
     g->ntypes = 1;
 }
 
@@ -1079,8 +1350,12 @@ int halo_gen_graph(const halo_gen_params *p, halo_graph **out)
     int64_t edges;
     gen_csr(&g, &indptr, &indices, &edges);
     gen_ctx_free(&g);
-    halo_graph *gr = halo_graph_alloc(p->nodes, 0, p->feat_dim, p->classes, 1);
+    halo_graph *gr = halo_graph_alloc(p->nodes, 0, p->topology_only ? 0 : p->feat_dim,
+                                      p->classes, 1);
     gen_fill_meta(p, edges, gr);
+    if (p->topology_only) {
+        halo_graph_drop_features(gr);
+    }
     halo_free(gr->indptr);
     halo_free(gr->indices);
     gr->indptr = indptr;
@@ -1089,9 +1364,11 @@ int halo_gen_graph(const halo_gen_params *p, halo_graph **out)
     gr->label = gen_classes(&g);
     halo_free(gr->split);
     gr->split = gen_split(p);
-    float *mu = gen_means(p);
+    float *mu = p->topology_only ? NULL : gen_means(p);
     for (int64_t v = 0; v < p->nodes; v++) {
-        gen_feat_row(p, mu, gr->label[v], v, gr->feat + (size_t)v * (size_t)p->feat_dim);
+        if (!p->topology_only) {
+            gen_feat_row(p, mu, gr->label[v], v, gr->feat + (size_t)v * (size_t)p->feat_dim);
+        }
         gr->label[v] = gen_label(p, v, gr->label[v]);
         if (p->label_split_only && gr->split[v] == HALO_SPLIT_NONE) {
             gr->label[v] = -1;
@@ -1114,39 +1391,46 @@ static int gen_put_file(const char *tmp, int which, const void *data, uint64_t n
     return 0;
 }
 
-/* Streams label.i32 (masked) and feat.f32 row block by row block. */
+/* Streams label.i32 (masked) and feat.f32 (none when topology-only) row block by row block. */
 static int gen_write_nodes(const halo_gen_params *p, const char *tmp, const int32_t *cls,
                            const uint8_t *split, uint32_t *crc, uint64_t *bytes)
 {
     char path[4096];
     halo_writer *lw = NULL, *fw = NULL;
     int rc = 0;
-    size_t f = (size_t)p->feat_dim;
+    bool feat = !p->topology_only;
+    size_t f = feat ? (size_t)p->feat_dim : 0;
     float *rows = HALO_ALLOC(float, GEN_ROWS * f + 1);
     int32_t *labels = HALO_ALLOC(int32_t, GEN_ROWS);
-    float *mu = gen_means(p);
+    float *mu = feat ? gen_means(p) : NULL;
     HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[HALO_GA_LABEL]));
     HALO_TRY(halo_writer_open(path, &lw));
-    HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[HALO_GA_FEAT]));
-    HALO_TRY(halo_writer_open(path, &fw));
+    if (feat) {
+        HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[HALO_GA_FEAT]));
+        HALO_TRY(halo_writer_open(path, &fw));
+    }
     halo_progress pr;
-    halo_progress_begin(&pr, "gen: features", (uint64_t)p->nodes);
+    halo_progress_begin(&pr, feat ? "gen: features" : "gen: labels", (uint64_t)p->nodes);
     for (int64_t v0 = 0; v0 < p->nodes; v0 += GEN_ROWS) {
         int64_t cnt = p->nodes - v0 < GEN_ROWS ? p->nodes - v0 : GEN_ROWS;
         for (int64_t i = 0; i < cnt; i++) {
             int64_t v = v0 + i;
-            gen_feat_row(p, mu, cls[v], v, rows + (size_t)i * f);
+            if (feat) {
+                gen_feat_row(p, mu, cls[v], v, rows + (size_t)i * f);
+            }
             labels[i] = p->label_split_only && split[v] == HALO_SPLIT_NONE ? -1
                                                                            : gen_label(p, v, cls[v]);
         }
         HALO_TRY(halo_writer_put(lw, labels, (size_t)cnt * sizeof *labels));
-        HALO_TRY(halo_writer_put(fw, rows, (size_t)cnt * f * sizeof *rows));
+        if (feat) {
+            HALO_TRY(halo_writer_put(fw, rows, (size_t)cnt * f * sizeof *rows));
+        }
         halo_progress_update(&pr, (uint64_t)(v0 + cnt));
     }
     halo_progress_end(&pr);
     rc = halo_writer_close(lw, &crc[HALO_GA_LABEL], &bytes[HALO_GA_LABEL]);
     lw = NULL;
-    if (rc == 0) {
+    if (rc == 0 && fw != NULL) {
         rc = halo_writer_close(fw, &crc[HALO_GA_FEAT], &bytes[HALO_GA_FEAT]);
     } else {
         halo_writer_discard(fw);
@@ -1177,17 +1461,22 @@ int halo_gen_write(const halo_gen_params *p, const char *dir)
         gen_ctx_free(&g);
         return rc;
     }
-    int64_t *indptr;
-    int32_t *indices;
-    int64_t edges;
-    gen_csr(&g, &indptr, &indices, &edges);
-    gen_ctx_free(&g);
-    rc = gen_put_file(tmp, HALO_GA_INDPTR, indptr, (uint64_t)(p->nodes + 1) * 8, crc, bytes);
-    if (rc == 0) {
-        rc = gen_put_file(tmp, HALO_GA_INDICES, indices, (uint64_t)edges * 4, crc, bytes);
+    int64_t edges = 0;
+    uint64_t budget = gen_mem_budget();
+    if (gen_csr_bytes(&g) <= budget) {
+        int64_t *indptr;
+        int32_t *indices;
+        gen_csr(&g, &indptr, &indices, &edges);
+        rc = gen_put_file(tmp, HALO_GA_INDPTR, indptr, (uint64_t)(p->nodes + 1) * 8, crc, bytes);
+        if (rc == 0) {
+            rc = gen_put_file(tmp, HALO_GA_INDICES, indices, (uint64_t)edges * 4, crc, bytes);
+        }
+        halo_free(indptr);
+        halo_free(indices);
+    } else {
+        rc = gen_csr_spilled(&g, tmp, budget, crc, bytes, &edges);
     }
-    halo_free(indptr);
-    halo_free(indices);
+    gen_ctx_free(&g);
     if (rc < 0) {
         goto fail;
     }

@@ -35,7 +35,10 @@ typedef struct halo_gen_params {
                             * c xor 1 rather than uniformly: a node with low homophily then has
                             * the neighbourhood of its twin class (confusable classes) */
     int classes;           /* label classes, 1 .. 2^20 */
-    int feat_dim;          /* feature width, 0 .. 65536 */
+    int feat_dim;          /* feature width, 0 .. 65536 (the declared width when topology_only) */
+    bool topology_only;    /* no features: no feat.f32 is written (meta.json "features": false,
+                            * feat_dim kept) and none is computed; edges, labels and split are
+                            * the same as with features */
     double noise;          /* std. deviation of feature noise around the class mean (mean ~N(0,1)) */
     double twin_corr;      /* correlation of the feature means of twin classes (c, c xor 1),
                             * 0 .. 1: features alone then confuse mostly twins */
@@ -61,10 +64,11 @@ int halo_gen_check(const halo_gen_params *p);
 void halo_gen_split_sizes(const halo_gen_params *p, int64_t *train, int64_t *valid,
                           int64_t *test);
 
-/* Generates the graph in memory (for tests and in-process users). */
+/* Generates the graph in memory (for tests and in-process users); feat is NULL when
+ * p->topology_only. */
 int halo_gen_graph(const halo_gen_params *p, halo_graph **out);
 /* Generates the graph straight into directory dir (atomically), streaming features to disk so
- * that peak memory is about the size of the CSR. */
+ * that peak memory is about the size of the CSR (none with p->topology_only). */
 int halo_gen_write(const halo_gen_params *p, const char *dir);
 /* Writes the parameters as a JSON object (meta.json "source"); halo_free the result. */
 char *halo_gen_source_json(const halo_gen_params *p);

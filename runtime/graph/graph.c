@@ -6,10 +6,21 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 const char *const halo_graph_files[HALO_GA_COUNT] = {
     "indptr.i64", "indices.i32", "feat.f32", "label.i32", "split.u8", "ntype.u8",
 };
+
+bool halo_graph_has_array(const halo_graph *g, int which)
+{
+    switch (which) {
+    case HALO_GA_FEAT: return !g->topology_only;
+    case HALO_GA_NTYPE: return g->ntypes > 1;
+    default: return which >= 0 && which < HALO_GA_COUNT;
+    }
+}
 
 uint64_t halo_graph_array_bytes(const halo_graph *g, int which)
 {
@@ -17,7 +28,7 @@ uint64_t halo_graph_array_bytes(const halo_graph *g, int which)
     switch (which) {
     case HALO_GA_INDPTR: return (n + 1) * 8;
     case HALO_GA_INDICES: return (uint64_t)g->edges * 4;
-    case HALO_GA_FEAT: return n * (uint64_t)g->feat_dim * 4;
+    case HALO_GA_FEAT: return g->topology_only ? 0 : n * (uint64_t)g->feat_dim * 4;
     case HALO_GA_LABEL: return n * 4;
     case HALO_GA_SPLIT: return n;
     case HALO_GA_NTYPE: return g->ntypes > 1 ? n : 0;
@@ -59,6 +70,51 @@ halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int cla
         }
     }
     return g;
+}
+
+/* madvise(MADV_DONTNEED) over the whole pages inside bytes [lo, hi) of mapping m. */
+static void release_bytes(const halo_map *m, uint64_t lo, uint64_t hi)
+{
+    static uint64_t page;
+    if (page == 0) {
+        long ps = sysconf(_SC_PAGESIZE);
+        page = ps > 0 ? (uint64_t)ps : 4096;
+    }
+    hi = hi < m->size ? hi : m->size;
+    if (m->data == NULL || lo >= hi) {
+        return;
+    }
+    uintptr_t base = (uintptr_t)m->data; /* page aligned (mmap) */
+    uint64_t a = (lo + page - 1) / page * page, b = hi / page * page;
+    if (b > a) {
+        (void)madvise((void *)(base + a), b - a, MADV_DONTNEED); /* only a hint */
+    }
+}
+
+void halo_graph_release_rows(const halo_graph *g, int64_t v0, int64_t v1)
+{
+    if (g->owned || v0 >= v1 || g->indptr == NULL) {
+        return;
+    }
+    uint64_t a = (uint64_t)v0, b = (uint64_t)v1, f = (uint64_t)g->feat_dim * 4;
+    release_bytes(&g->maps[HALO_GA_INDICES], (uint64_t)g->indptr[v0] * 4,
+                  (uint64_t)g->indptr[v1] * 4);
+    release_bytes(&g->maps[HALO_GA_INDPTR], a * 8, (b + 1) * 8);
+    release_bytes(&g->maps[HALO_GA_FEAT], a * f, b * f);
+    release_bytes(&g->maps[HALO_GA_LABEL], a * 4, b * 4);
+    release_bytes(&g->maps[HALO_GA_SPLIT], a, b);
+    release_bytes(&g->maps[HALO_GA_NTYPE], a, b);
+}
+
+void halo_graph_drop_features(halo_graph *g)
+{
+    if (g->owned) {
+        halo_free(g->feat);
+    } else {
+        halo_unmap(&g->maps[HALO_GA_FEAT]);
+    }
+    g->feat = NULL;
+    g->topology_only = true;
 }
 
 void halo_graph_free(halo_graph *g)
@@ -118,12 +174,23 @@ int halo_graph_load(const char *dir, halo_graph **out)
     g->directed = d == NULL || d->type != HALO_JSON_BOOL || d->boolean;
     const halo_json *nt = halo_json_get(g->meta, "ntypes");
     g->ntypes = nt != NULL && nt->type == HALO_JSON_NUMBER ? (int)nt->number : 1;
+    const halo_json *ft = halo_json_get(g->meta, "features");
+    if (ft != NULL && ft->type != HALO_JSON_BOOL) {
+        rc = halo_errorf(HALO_EINPUT, "%s: \"features\" must be true or false", path);
+        goto fail;
+    }
+    g->topology_only = ft != NULL && !ft->boolean;
     for (int a = 0; a < HALO_GA_COUNT; a++) {
-        uint64_t bytes = halo_graph_array_bytes(g, a);
-        if (a == HALO_GA_NTYPE && bytes == 0) {
+        if (!halo_graph_has_array(g, a)) {
             continue;
         }
+        uint64_t bytes = halo_graph_array_bytes(g, a);
         HALO_TRY(halo_path_join(path, sizeof path, dir, halo_graph_files[a]));
+        if (a == HALO_GA_FEAT && !halo_path_exists(path)) {
+            rc = halo_errorf(HALO_EINPUT, "%s: missing, and meta.json does not say the graph is "
+                             "topology-only (\"features\": false)", path);
+            goto fail;
+        }
         HALO_TRY(halo_map_file(path, (size_t)bytes, &g->maps[a]));
         *graph_slot(g, a) = g->maps[a].data;
     }
@@ -151,6 +218,11 @@ int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_
     halo_jw_i64(&w, g->edges);
     halo_jw_key(&w, "feat_dim");
     halo_jw_i64(&w, g->feat_dim);
+    if (g->topology_only) {
+        /* written only when false, so featured graphs keep the meta.json of before */
+        halo_jw_key(&w, "features");
+        halo_jw_bool(&w, false);
+    }
     halo_jw_key(&w, "classes");
     halo_jw_i64(&w, g->classes);
     halo_jw_key(&w, "directed");
@@ -160,7 +232,7 @@ int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_
     halo_jw_key(&w, "files");
     halo_jw_obj_begin(&w);
     for (int a = 0; a < HALO_GA_COUNT; a++) {
-        if (a == HALO_GA_NTYPE && g->ntypes <= 1) {
+        if (!halo_graph_has_array(g, a)) {
             continue;
         }
         char hex[16];
@@ -200,10 +272,10 @@ int halo_graph_write_with(const halo_graph *g, const char *dir, const char *sour
     int rc = 0;
     HALO_CHECK(halo_outdir_begin(dir, tmp, sizeof tmp));
     for (int a = 0; a < HALO_GA_COUNT; a++) {
-        uint64_t n = halo_graph_array_bytes(g, a);
-        if (a == HALO_GA_NTYPE && n == 0) {
+        if (!halo_graph_has_array(g, a)) {
             continue;
         }
+        uint64_t n = halo_graph_array_bytes(g, a);
         const void *data = halo_graph_array(g, a);
         HALO_TRY(halo_path_join(path, sizeof path, tmp, halo_graph_files[a]));
         HALO_TRY(halo_file_write_all(path, data, (size_t)n));

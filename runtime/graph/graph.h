@@ -1,4 +1,4 @@
-/* The graph directory of DESIGN §4: an in-edge CSR, features, labels and split as raw
+/* The graph directory of docs/design.md §4: an in-edge CSR, features, labels and split as raw
  * little-endian arrays beside meta.json; loaded with mmap, written atomically. */
 #ifndef HALO_GRAPH_H
 #define HALO_GRAPH_H
@@ -29,18 +29,21 @@ extern const char *const halo_graph_files[HALO_GA_COUNT];
 enum { HALO_SPLIT_NONE = 0, HALO_SPLIT_TRAIN = 1, HALO_SPLIT_VALID = 2, HALO_SPLIT_TEST = 3 };
 
 /* A graph in memory. A loaded graph's arrays are read-only mappings; a graph made with
- * halo_graph_alloc owns writable arrays. */
+ * halo_graph_alloc owns writable arrays. A topology-only graph (made with --no-features;
+ * meta.json "features": false, absent meaning true) has no feat.f32: feat is NULL while feat_dim
+ * still declares the width the features would have. */
 typedef struct halo_graph {
     char name[128];     /* meta.json "name" */
     int64_t nodes;      /* node count (< 2^31) */
     int64_t edges;      /* edge count */
-    int feat_dim;       /* features per node (0 allowed) */
+    int feat_dim;       /* features per node (0 allowed); declared width when topology_only */
+    bool topology_only; /* no features: feat is NULL and there is no feat.f32 */
     int classes;        /* label classes */
     bool directed;      /* false when every edge has its reverse */
     int ntypes;         /* node types (0 or 1: homogeneous; ntype is NULL) */
     int64_t *indptr;    /* [nodes+1] CSR over in-edges */
     int32_t *indices;   /* [edges] sources of in-edges */
-    float *feat;        /* [nodes*feat_dim] row-major */
+    float *feat;        /* [nodes*feat_dim] row-major; NULL when topology_only */
     int32_t *label;     /* [nodes], -1 unlabelled */
     uint8_t *split;     /* [nodes], HALO_SPLIT_* */
     uint8_t *ntype;     /* [nodes] or NULL */
@@ -57,7 +60,21 @@ halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int cla
 int halo_graph_load(const char *dir, halo_graph **out);
 void halo_graph_free(halo_graph *g);
 
-/* Expected byte size of array `which` of g. */
+/* Makes g topology-only: frees its features (an allocated graph) and sets feat = NULL, keeping
+ * feat_dim as the declared width. */
+void halo_graph_drop_features(halo_graph *g);
+
+/* Hands the whole pages of rows [v0, v1) of a loaded graph's mapped arrays back to the kernel
+ * (madvise MADV_DONTNEED over each array's bytes of those rows), so that a sequential pass over a
+ * graph bigger than memory keeps only a window of it resident. The data stays valid: the next
+ * access maps it again from the page cache or the file. Nothing for an allocated graph. */
+void halo_graph_release_rows(const halo_graph *g, int64_t v0, int64_t v1);
+
+/* Whether g has array `which` as a file: not ntype.u8 of a homogeneous graph, not feat.f32 of a
+ * topology-only one. */
+bool halo_graph_has_array(const halo_graph *g, int which);
+
+/* Expected byte size of array `which` of g (0 for an array it does not have). */
 uint64_t halo_graph_array_bytes(const halo_graph *g, int which);
 
 /* The array of slot `which` (HALO_GA_*) of g; NULL when g does not have it. */
@@ -73,14 +90,15 @@ int halo_graph_write_with(const halo_graph *g, const char *dir, const char *sour
                           const char *extra_name, const void *extra, size_t extra_bytes);
 
 /* Writes meta.json for arrays already written into tmpdir (used by streaming generators):
- * sizes and checksums are given per array (crc/bytes indexed by HALO_GA_*; absent arrays have
- * bytes 0 and are skipped when ntype is absent). */
+ * sizes and checksums are given per array (crc/bytes indexed by HALO_GA_*); the arrays g does
+ * not have (halo_graph_has_array) get no entry, and a topology-only g gets "features": false. */
 int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_t *crc,
                           const uint64_t *bytes, const char *source_json);
 
 /* Full integrity check of a graph directory: sizes, checksums and every invariant (indptr starts
  * at 0, non-decreasing, ends at edges; indices in range; labels in [-1, classes); split in 0..3).
- * The first problem found is the error, naming the file. */
+ * A topology-only graph has no feat.f32 to check; any other graph must have it. The first
+ * problem found is the error, naming the file. */
 int halo_graph_verify(const char *dir);
 
 #endif

@@ -152,7 +152,7 @@ int halo_graph_verify(const char *dir)
     halo_progress pr;
     halo_progress_begin(&pr, "verify: checksums", total);
     for (int a = 0; a < HALO_GA_COUNT && rc == 0; a++) {
-        if (a == HALO_GA_NTYPE && g->ntypes <= 1) {
+        if (!halo_graph_has_array(g, a)) {
             continue;
         }
         rc = verify_checksum(g, a, &pr, &done);

@@ -14,6 +14,17 @@ static const char *const part_files[8] = {
     "split.u8",   "halo.i32",    "halo_deg.i32", "train.i32",
 };
 
+/* Reads the optional boolean member "features" of v into *topology_only (absent: features). */
+static int get_topology_only(const halo_json *v, const char *where, bool *topology_only)
+{
+    const halo_json *f = halo_json_get(v, "features");
+    if (f != NULL && f->type != HALO_JSON_BOOL) {
+        return halo_errorf(HALO_EINPUT, "%s: \"features\" must be true or false", where);
+    }
+    *topology_only = f != NULL && !f->boolean;
+    return 0;
+}
+
 /* Reads member key of v as an int64 in [lo, hi]. */
 static int get_range(const halo_json *v, const char *key, const char *where, int64_t lo,
                      int64_t hi, int64_t *out)
@@ -64,6 +75,7 @@ int halo_partinfo_load(const char *pdir, halo_partinfo **out)
     HALO_TRY(get_range(g, "edges", path, 0, INT64_MAX, &pi->edges));
     HALO_TRY(get_range(g, "feat_dim", path, 0, 1000000, &v));
     pi->feat_dim = (int)v;
+    HALO_TRY(get_topology_only(g, path, &pi->topology_only));
     HALO_TRY(get_range(g, "classes", path, 0, 1000000, &v));
     pi->classes = (int)v;
     const char *hex;
@@ -199,6 +211,7 @@ int halo_part_load(const char *pdir, int k, halo_part **out)
     HALO_TRY(get_range(meta, "edges", metapath, 0, INT64_MAX / 8, &p->edges));
     HALO_TRY(get_range(meta, "feat_dim", metapath, 0, 1000000, &v));
     p->feat_dim = (int)v;
+    HALO_TRY(get_topology_only(meta, metapath, &p->topology_only));
     HALO_TRY(get_range(meta, "num_halo", metapath, 0, 2147483647LL, &p->num_halo));
     HALO_TRY(get_range(meta, "num_train", metapath, 0, 2147483647LL, &p->num_train));
     const halo_json *files = halo_json_get(meta, "files");
@@ -212,6 +225,18 @@ int halo_part_load(const char *pdir, int k, halo_part **out)
         (uint64_t)p->num_halo * 4, (uint64_t)p->num_halo * 4, (uint64_t)p->num_train * 4,
     };
     for (int a = 0; a < 8; a++) {
+        if (a == 2 && p->topology_only) {
+            continue; /* no features: feat stays NULL */
+        }
+        if (a == 2) {
+            char fpath[4200];
+            snprintf(fpath, sizeof fpath, "%s/%s", dir, part_files[a]);
+            if (halo_json_get(files, part_files[a]) == NULL || !halo_path_exists(fpath)) {
+                rc = halo_errorf(HALO_EINPUT, "%s: missing, and %s does not say the part is "
+                                 "topology-only (\"features\": false)", fpath, metapath);
+                goto fail;
+            }
+        }
         HALO_TRY(map_array(p, dir, files, a, bytes[a], metapath));
     }
     p->indptr = p->maps[0].data;

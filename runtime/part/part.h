@@ -1,4 +1,4 @@
-/* Partition directories (DESIGN §4): the range table (partition.json) and one part (part-K/).
+/* Partition directories (docs/design.md §4): the range table (partition.json) and one part (part-K/).
  * Node ids here are the relabelled ("global") ids: part k owns [start[k], start[k+1]). */
 #ifndef HALO_PART_H
 #define HALO_PART_H
@@ -6,6 +6,7 @@
 #include "core/fs.h"
 #include "core/json.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define HALO_PART_FORMAT 1
@@ -14,7 +15,7 @@
  *   indptr.i64  [n_k+1]   in-edge CSR over the owned nodes (row i is node start+i)
  *   indices.i32 [e_k]     sources as global ids, in the input graph's order within a row
  *                         (ascending instead when partition.json has "rows_sorted": true)
- *   feat.f32    [n_k*feat_dim]
+ *   feat.f32    [n_k*feat_dim]  (absent in a topology-only partition: meta.json "features": false)
  *   label.i32   [n_k]
  *   split.u8    [n_k]     HALO_SPLIT_*
  *   halo.i32    [h_k]     sorted global ids of sources owned by other parts
@@ -30,7 +31,9 @@ typedef struct halo_partinfo {
     int trainers_per_machine;/* trainers per machine (multilevel), else 1 */
     int64_t nodes;           /* nodes of the whole graph */
     int64_t edges;           /* edges of the whole graph */
-    int feat_dim;            /* features per node */
+    int feat_dim;            /* features per node (the declared width when topology_only) */
+    bool topology_only;      /* made from a topology-only graph (partition.json "graph":
+                              * "features": false): no part has feat.f32 */
     int classes;             /* label classes */
     int64_t train_per_part;  /* training seeds per part (equal) */
     int64_t *start;          /* [parts+1] range starts; start[parts] == nodes */
@@ -51,12 +54,13 @@ typedef struct halo_part {
     int64_t start, end;   /* owned global ids [start, end) */
     int64_t nodes;        /* end - start */
     int64_t edges;        /* in-edges of owned nodes */
-    int feat_dim;         /* features per node */
+    int feat_dim;         /* features per node (the declared width when topology_only) */
+    bool topology_only;   /* no feat.f32 (part-K/meta.json "features": false): feat is NULL */
     int64_t num_halo;     /* halo nodes */
     int64_t num_train;    /* training seeds */
     int64_t *indptr;      /* [nodes+1] */
     int32_t *indices;     /* [edges] global source ids */
-    float *feat;          /* [nodes*feat_dim] */
+    float *feat;          /* [nodes*feat_dim]; NULL when topology_only */
     int32_t *label;       /* [nodes] */
     uint8_t *split;       /* [nodes] */
     int32_t *halo;        /* [num_halo] sorted */
@@ -65,7 +69,8 @@ typedef struct halo_part {
     halo_map maps[8];     /* the mappings behind the arrays */
 } halo_part;
 
-/* Loads part k of pdir, checking every array's size against part-K/meta.json. */
+/* Loads part k of pdir, checking every array's size against part-K/meta.json. A topology-only
+ * part maps no feature file (feat = NULL, feat_dim kept); any other part must have feat.f32. */
 int halo_part_load(const char *pdir, int k, halo_part **out);
 void halo_part_free(halo_part *p);
 

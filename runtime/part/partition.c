@@ -429,102 +429,161 @@ typedef struct part_fig {
     int64_t weight[3];  /* constraint columns: nodes, training nodes and in-edges owned */
 } part_fig;
 
-/* Writes the array files of part k into dir and its meta.json. mark is a zeroed bitmap over
- * new ids (left zeroed on return); hbuf has room for the halo candidates. */
-static int write_part(const halo_graph *g, const relabel *r, int k, const char *dir,
-                      uint64_t *mark, part_fig *fig)
+/* The array files of a part that the pass over the input graph streams, in this order. */
+enum { W_INDPTR, W_INDICES, W_FEAT, W_LABEL, W_SPLIT, W_COUNT };
+static const char *const w_names[W_COUNT] = {"indptr.i64", "indices.i32", "feat.f32", "label.i32",
+                                             "split.u8"};
+
+/* The staging buffer of one halo_writer (core/fs.c), counted against PART_GROUP_BYTES. */
+#define PART_WRITER_BYTES (4u << 20)
+/* Bytes of input rows the write pass reads before it hands their mapped pages back. */
+#define PART_WINDOW_BYTES (256ll << 20)
+/* Memory the parts of one write group may hold together (their bitmaps and writer buffers);
+ * HALO_PART_WRITE_BYTES overrides it (a number of bytes, "1e9" allowed). */
+#define PART_GROUP_BYTES (4ull << 30)
+
+/* One part while the pass over the input graph fills it. */
+typedef struct part_out {
+    char dir[4096];          /* its directory inside the temporary partition directory */
+    halo_writer *w[W_COUNT]; /* the streamed arrays (W_FEAT NULL for a topology-only graph) */
+    uint32_t crc[8];         /* CRC-32 of each file of part_files order (see part.c) */
+    uint64_t bytes[8];       /* bytes of each file */
+    int64_t off;             /* in-edges written so far (the running indptr value) */
+    uint64_t *mark;          /* [nodes / 64 + 1] bitmap over new ids: sources owned elsewhere */
+} part_out;
+
+/* Creates part k's directory and opens its streamed files. */
+static int part_open(const halo_graph *g, const char *tmp, int k, part_out *po)
 {
-    enum { W_INDPTR, W_INDICES, W_FEAT, W_LABEL, W_SPLIT, W_COUNT };
-    static const char *const names[W_COUNT] = {"indptr.i64", "indices.i32", "feat.f32",
-                                               "label.i32", "split.u8"};
-    halo_writer *w[W_COUNT] = {NULL};
-    uint32_t crc[8] = {0};
-    uint64_t bytes[8] = {0};
-    char path[4096];
-    int rc = 0;
-    int64_t s = r->start[k], e = r->start[k + 1];
-    int32_t *row = NULL;
-    int32_t *halo = NULL;
-    int32_t *hdeg = NULL;
-    int64_t nhalo = 0, hcap = 1024;
-    halo = HALO_ALLOC(int32_t, hcap);
-    int64_t maxdeg = 1;
-    for (int64_t id = s; id < e; id++) {
-        int64_t o = r->orig[id];
-        int64_t d = g->indptr[o + 1] - g->indptr[o];
-        maxdeg = d > maxdeg ? d : maxdeg;
-    }
-    row = HALO_ALLOC(int32_t, maxdeg);
-    HALO_TRY(halo_mkdir_p(dir));
+    char name[64], path[4200];
+    snprintf(name, sizeof name, "part-%d", k);
+    HALO_CHECK(halo_path_join(po->dir, sizeof po->dir, tmp, name));
+    HALO_CHECK(halo_mkdir_p(po->dir));
     for (int i = 0; i < W_COUNT; i++) {
-        HALO_TRY(halo_path_join(path, sizeof path, dir, names[i]));
-        HALO_TRY(halo_writer_open(path, &w[i]));
+        if (i == W_FEAT && g->topology_only) {
+            continue;
+        }
+        HALO_CHECK(halo_path_join(path, sizeof path, po->dir, w_names[i]));
+        HALO_CHECK(halo_writer_open(path, &po->w[i]));
     }
-    int64_t off = 0;
-    HALO_TRY(halo_writer_put(w[W_INDPTR], &off, sizeof off));
-    for (int64_t id = s; id < e; id++) {
-        int64_t o = r->orig[id];
+    po->off = 0;
+    return halo_writer_put(po->w[W_INDPTR], &po->off, sizeof po->off);
+}
+
+/* Closes part po's writers without checks (error path). */
+static void part_discard(part_out *po)
+{
+    for (int i = 0; i < W_COUNT; i++) {
+        halo_writer_discard(po->w[i]);
+        po->w[i] = NULL;
+    }
+}
+
+/* One pass over the input graph in ascending original id -- which is ascending new id inside
+ * every part -- appending each row of a node of parts [k0, k1) to its part's files: sources
+ * mapped to new ids (sorted with sort_rows), features, label, split. Sources owned elsewhere
+ * are counted as cut and marked in the part's halo bitmap. row has room for the longest row. */
+static int write_pass(const halo_graph *g, const int32_t *a, const relabel *r, int k0, int k1,
+                      part_out *po, part_fig *fig, int32_t *row, halo_progress *pg,
+                      int64_t *written)
+{
+    int64_t n = g->nodes, released = 0;
+    size_t frow = (size_t)g->feat_dim * sizeof(float);
+    for (int64_t o = 0; o < n; o++) {
+        if ((o & 0xffff) == 0 && o > released &&
+            (g->indptr[o] - g->indptr[released]) * 4 + (o - released) * (int64_t)frow >
+                PART_WINDOW_BYTES) {
+            /* what the pass has read stays in the page cache, not in this process */
+            halo_graph_release_rows(g, released, o);
+            released = o;
+        }
+        int k = a[o];
+        if (k < k0 || k >= k1) {
+            continue;
+        }
+        part_out *p = &po[k - k0];
+        part_fig *f = &fig[k];
+        int64_t s = r->start[k], e = r->start[k + 1];
         int64_t d = g->indptr[o + 1] - g->indptr[o];
         const int32_t *src = g->indices + g->indptr[o];
         for (int64_t j = 0; j < d; j++) {
             int32_t u = r->newid[src[j]];
             row[j] = u;
             if (u < s || u >= e) {
-                fig->cut++;
-                uint64_t bit = 1ull << (u & 63);
-                if ((mark[u >> 6] & bit) == 0) {
-                    mark[u >> 6] |= bit;
-                    if (nhalo == hcap) {
-                        hcap *= 2;
-                        halo = halo_realloc(halo, (size_t)hcap * sizeof *halo);
-                    }
-                    halo[nhalo++] = u;
-                }
+                f->cut++;
+                p->mark[u >> 6] |= 1ull << (u & 63);
             }
         }
         if (r->sort_rows) {
             halo_sort_i32(row, d);
         }
-        off += d;
-        HALO_TRY(halo_writer_put(w[W_INDPTR], &off, sizeof off));
-        HALO_TRY(halo_writer_put(w[W_INDICES], row, (size_t)d * sizeof *row));
-        if (g->feat_dim > 0) {
-            HALO_TRY(halo_writer_put(w[W_FEAT], g->feat + o * g->feat_dim,
-                                     (size_t)g->feat_dim * sizeof(float)));
+        p->off += d;
+        HALO_CHECK(halo_writer_put(p->w[W_INDPTR], &p->off, sizeof p->off));
+        HALO_CHECK(halo_writer_put(p->w[W_INDICES], row, (size_t)d * sizeof *row));
+        if (p->w[W_FEAT] != NULL && frow > 0) {
+            HALO_CHECK(halo_writer_put(p->w[W_FEAT], g->feat + o * g->feat_dim, frow));
         }
-        HALO_TRY(halo_writer_put(w[W_LABEL], &g->label[o], sizeof(int32_t)));
-        HALO_TRY(halo_writer_put(w[W_SPLIT], &g->split[o], 1));
-        fig->weight[0]++;
-        fig->weight[1] += g->split[o] == HALO_SPLIT_TRAIN;
-        fig->weight[2] += d;
+        HALO_CHECK(halo_writer_put(p->w[W_LABEL], &g->label[o], sizeof(int32_t)));
+        HALO_CHECK(halo_writer_put(p->w[W_SPLIT], &g->split[o], 1));
+        f->weight[0]++;
+        f->weight[1] += g->split[o] == HALO_SPLIT_TRAIN;
+        f->weight[2] += d;
+        *written += d;
+        if ((o & 0xfffff) == 0) {
+            halo_progress_update(pg, (uint64_t)*written);
+        }
     }
+    halo_graph_release_rows(g, released, n);
+    return 0;
+}
+
+/* Finishes part k after the pass: closes its streamed files, writes the halo (the bitmap's ids,
+ * ascending, with each node's in-degree in the whole graph; the bitmap is left zeroed), the
+ * training seeds and part-K/meta.json. */
+static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *po,
+                       part_fig *fig)
+{
+    static const char *const tailnames[3] = {"halo.i32", "halo_deg.i32", "train.i32"};
+    char path[4200];
+    int rc = 0;
     for (int i = 0; i < W_COUNT; i++) {
-        rc = halo_writer_close(w[i], &crc[i], &bytes[i]);
-        w[i] = NULL;
-        if (rc < 0) {
-            goto fail;
+        if (po->w[i] == NULL) {
+            continue; /* feat.f32 of a topology-only graph */
         }
+        rc = halo_writer_close(po->w[i], &po->crc[i], &po->bytes[i]);
+        po->w[i] = NULL;
+        HALO_CHECK(rc);
     }
-    /* Halo: sorted, with each node's in-degree in the whole graph; clear the marks. */
-    halo_sort_i32(halo, nhalo);
-    hdeg = HALO_ALLOC(int32_t, nhalo > 0 ? nhalo : 1);
-    for (int64_t i = 0; i < nhalo; i++) {
-        int64_t o = r->orig[halo[i]];
-        int64_t d = g->indptr[o + 1] - g->indptr[o];
-        hdeg[i] = d > INT32_MAX ? INT32_MAX : (int32_t)d;
-        mark[halo[i] >> 6] &= ~(1ull << (halo[i] & 63));
+    int64_t words = (g->nodes + 63) / 64 + 1, nhalo = 0;
+    for (int64_t i = 0; i < words; i++) {
+        nhalo += __builtin_popcountll(po->mark[i]);
+    }
+    int32_t *halo = HALO_ALLOC(int32_t, nhalo > 0 ? nhalo : 1);
+    int32_t *hdeg = HALO_ALLOC(int32_t, nhalo > 0 ? nhalo : 1);
+    int64_t h = 0;
+    for (int64_t i = 0; i < words; i++) {
+        uint64_t m = po->mark[i];
+        po->mark[i] = 0;
+        while (m != 0) {
+            int32_t u = (int32_t)(i * 64 + __builtin_ctzll(m));
+            m &= m - 1;
+            int64_t o = r->orig[u];
+            int64_t d = g->indptr[o + 1] - g->indptr[o];
+            halo[h] = u;
+            hdeg[h++] = d > INT32_MAX ? INT32_MAX : (int32_t)d;
+        }
     }
     fig->halo = nhalo;
     const void *tail[3] = {halo, hdeg, r->seeds + (int64_t)k * r->per_part};
     const size_t tailn[3] = {(size_t)nhalo * 4, (size_t)nhalo * 4, (size_t)r->per_part * 4};
-    static const char *const tailnames[3] = {"halo.i32", "halo_deg.i32", "train.i32"};
     for (int i = 0; i < 3; i++) {
-        HALO_TRY(halo_path_join(path, sizeof path, dir, tailnames[i]));
+        HALO_TRY(halo_path_join(path, sizeof path, po->dir, tailnames[i]));
         HALO_TRY(halo_file_write_all(path, tail[i], tailn[i]));
-        crc[W_COUNT + i] = halo_crc32(0, tail[i], tailn[i]);
-        bytes[W_COUNT + i] = tailn[i];
+        po->crc[W_COUNT + i] = halo_crc32(0, tail[i], tailn[i]);
+        po->bytes[W_COUNT + i] = tailn[i];
     }
 
+    int64_t s = r->start[k], e = r->start[k + 1];
     halo_jw j;
     halo_jw_init(&j, true);
     halo_jw_obj_begin(&j);
@@ -541,9 +600,13 @@ static int write_part(const halo_graph *g, const relabel *r, int k, const char *
     halo_jw_key(&j, "nodes");
     halo_jw_i64(&j, e - s);
     halo_jw_key(&j, "edges");
-    halo_jw_i64(&j, off);
+    halo_jw_i64(&j, po->off);
     halo_jw_key(&j, "feat_dim");
     halo_jw_i64(&j, g->feat_dim);
+    if (g->topology_only) {
+        halo_jw_key(&j, "features");
+        halo_jw_bool(&j, false);
+    }
     halo_jw_key(&j, "num_halo");
     halo_jw_i64(&j, nhalo);
     halo_jw_key(&j, "num_train");
@@ -552,11 +615,14 @@ static int write_part(const halo_graph *g, const relabel *r, int k, const char *
     halo_jw_obj_begin(&j);
     for (int i = 0; i < 8; i++) {
         char hex[16];
-        snprintf(hex, sizeof hex, "%08x", crc[i]);
-        halo_jw_key(&j, i < W_COUNT ? names[i] : tailnames[i - W_COUNT]);
+        if (i == W_FEAT && g->topology_only) {
+            continue;
+        }
+        snprintf(hex, sizeof hex, "%08x", po->crc[i]);
+        halo_jw_key(&j, i < W_COUNT ? w_names[i] : tailnames[i - W_COUNT]);
         halo_jw_obj_begin(&j);
         halo_jw_key(&j, "bytes");
-        halo_jw_i64(&j, (int64_t)bytes[i]);
+        halo_jw_i64(&j, (int64_t)po->bytes[i]);
         halo_jw_key(&j, "crc32");
         halo_jw_str(&j, hex);
         halo_jw_obj_end(&j);
@@ -564,18 +630,83 @@ static int write_part(const halo_graph *g, const relabel *r, int k, const char *
     halo_jw_obj_end(&j);
     halo_jw_obj_end(&j);
     halo_sb_putc(&j.sb, '\n');
-    rc = halo_path_join(path, sizeof path, dir, "meta.json");
+    rc = halo_path_join(path, sizeof path, po->dir, "meta.json");
     if (rc == 0) {
         rc = halo_file_write_all(path, j.sb.buf, j.sb.len);
     }
     halo_jw_free(&j);
 fail:
-    for (int i = 0; i < W_COUNT; i++) {
-        halo_writer_discard(w[i]);
-    }
-    halo_free(row);
     halo_free(halo);
     halo_free(hdeg);
+    return rc;
+}
+
+/* PART_GROUP_BYTES, or HALO_PART_WRITE_BYTES when set. */
+static uint64_t group_budget(void)
+{
+    const char *env = getenv("HALO_PART_WRITE_BYTES");
+    if (env != NULL && env[0] != '\0') {
+        char *end;
+        double v = strtod(env, &end);
+        if (*end == '\0' && v >= 0) {
+            return (uint64_t)v;
+        }
+        halo_warn("HALO_PART_WRITE_BYTES=%s is not a byte count; using %llu", env,
+                  (unsigned long long)PART_GROUP_BYTES);
+    }
+    return PART_GROUP_BYTES;
+}
+
+/* Writes every part into tmp: parts in groups small enough that their bitmaps and writer
+ * buffers fit group_budget() (all parts at once for most graphs), one sequential pass over the
+ * input graph per group. */
+static int write_parts(const halo_graph *g, const int32_t *a, const relabel *r, const char *tmp,
+                       part_fig *fig)
+{
+    int P = r->parts, rc = 0;
+    int64_t words = (g->nodes + 63) / 64 + 1;
+    uint64_t per_part = (uint64_t)words * 8 + W_COUNT * (uint64_t)PART_WRITER_BYTES;
+    uint64_t budget = group_budget();
+    int group = budget / per_part < (uint64_t)P ? (int)(budget / per_part) : P;
+    group = group < 1 ? 1 : group > P ? P : group;
+    part_out *po = HALO_NEW(part_out, group);
+    for (int i = 0; i < group; i++) {
+        po[i].mark = HALO_NEW(uint64_t, words);
+    }
+    int64_t maxdeg = 1;
+    for (int64_t v = 0; v < g->nodes; v++) {
+        int64_t d = g->indptr[v + 1] - g->indptr[v];
+        maxdeg = d > maxdeg ? d : maxdeg;
+    }
+    int32_t *row = HALO_ALLOC(int32_t, maxdeg);
+    /* the assignment's pass over the graph is done: drop its pages, the write pass streams */
+    halo_graph_release_rows(g, 0, g->nodes);
+    halo_debug("partition: writing %d parts in groups of %d (%d passes over the graph)", P, group,
+               (P + group - 1) / group);
+    halo_progress pg;
+    int64_t written = 0;
+    halo_progress_begin(&pg, "writing parts", (uint64_t)g->edges);
+    for (int k0 = 0; k0 < P && rc == 0; k0 += group) {
+        int k1 = k0 + group < P ? k0 + group : P;
+        for (int k = k0; k < k1 && rc == 0; k++) {
+            rc = part_open(g, tmp, k, &po[k - k0]);
+        }
+        if (rc == 0) {
+            rc = write_pass(g, a, r, k0, k1, po, fig, row, &pg, &written);
+        }
+        for (int k = k0; k < k1 && rc == 0; k++) {
+            rc = part_finish(g, r, k, &po[k - k0], &fig[k]);
+        }
+        for (int i = 0; i < group; i++) {
+            part_discard(&po[i]);
+        }
+    }
+    halo_progress_end(&pg);
+    for (int i = 0; i < group; i++) {
+        halo_free(po[i].mark);
+    }
+    halo_free(po);
+    halo_free(row);
     return rc;
 }
 
@@ -643,6 +774,10 @@ static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_
     halo_jw_i64(j, g->edges);
     halo_jw_key(j, "feat_dim");
     halo_jw_i64(j, g->feat_dim);
+    if (g->topology_only) {
+        halo_jw_key(j, "features");
+        halo_jw_bool(j, false);
+    }
     halo_jw_key(j, "classes");
     halo_jw_i64(j, g->classes);
     halo_jw_key(j, "checksum");
@@ -751,30 +886,12 @@ static int partition_write(const halo_graph *g, const int32_t *assignment,
     relabel_build(g, assignment, P, G, &r);
     r.sort_rows = opts->sort_rows;
     part_fig *fig = HALO_NEW(part_fig, P);
-    uint64_t *mark = HALO_NEW(uint64_t, (g->nodes + 63) / 64 + 1);
     halo_jw j;
     halo_jw_init(&j, true);
     HALO_TRY(halo_outdir_begin(pdir, tmp, sizeof tmp));
     HALO_TRY(halo_path_join(path, sizeof path, tmp, "orig_id.i64"));
     HALO_TRY(halo_file_write_all(path, r.orig, (size_t)g->nodes * sizeof(int64_t)));
-    halo_progress pg;
-    int64_t written = 0;
-    halo_progress_begin(&pg, "writing parts", (uint64_t)g->edges);
-    for (int k = 0; k < P; k++) {
-        char name[64];
-        snprintf(name, sizeof name, "part-%d", k);
-        rc = halo_path_join(path, sizeof path, tmp, name);
-        if (rc == 0) {
-            rc = write_part(g, &r, k, path, mark, &fig[k]);
-        }
-        if (rc < 0) {
-            halo_progress_end(&pg);
-            goto fail;
-        }
-        written += fig[k].weight[2];
-        halo_progress_update(&pg, (uint64_t)written);
-    }
-    halo_progress_end(&pg);
+    HALO_TRY(write_parts(g, assignment, &r, tmp, fig));
 
     int64_t owned_plus_halo = 0;
     for (int k = 0; k < P; k++) {
@@ -806,7 +923,6 @@ fail:
         halo_outdir_abort(tmp);
     }
     halo_jw_free(&j);
-    halo_free(mark);
     halo_free(fig);
     relabel_free(&r);
     return rc;

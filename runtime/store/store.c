@@ -98,12 +98,23 @@ int halo_store_open(halo_comm *c, const char *pdir, halo_store **out)
     st->rank = halo_comm_rank(c);
     st->ranks = halo_comm_size(c);
     HALO_TRY(halo_partinfo_load(pdir, &st->info));
+    if (st->info->topology_only) {
+        /* before any other check, so that every rank says the same one line */
+        rc = halo_errorf(HALO_EINPUT, "%s: topology-only partition (made with --no-features): "
+                         "halo train needs features", pdir);
+        goto fail;
+    }
     if (st->info->parts != st->ranks) {
         rc = halo_errorf(HALO_EUSAGE, "%s: %d parts but %d ranks (run mpirun -np %d)", pdir,
                          st->info->parts, st->ranks, st->info->parts);
         goto fail;
     }
     HALO_TRY(halo_part_load(pdir, st->rank, &st->part));
+    if (st->part->topology_only) {
+        rc = halo_errorf(HALO_EINPUT, "%s: topology-only partition (made with --no-features): "
+                         "halo train needs features", pdir);
+        goto fail;
+    }
     st->start = st->part->start;
     st->end = st->part->end;
     st->feat_dim = st->part->feat_dim;
