@@ -440,10 +440,17 @@ static void rec_free(brec *r)
 
 /* ---------------------------------------------------------------- cores */
 
-/* Cores per running thread, at most one. */
+/* Cores per running thread, at most one. More trainer processes than cores cost more than
+ * their share (switches between address spaces, caches refilled): the profile's
+ * oversub_penalty per process beyond the cores, relative to the cores; threads of one process
+ * share its caches and are not counted. */
 static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
 {
-    return m->running > c->pf.cores ? (double)c->pf.cores / m->running : 1.0;
+    double excess = c->pf.trainers > c->pf.cores
+                        ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
+                        : 0.0;
+    double share = m->running > c->pf.cores ? (double)c->pf.cores / m->running : 1.0;
+    return share / (1.0 + c->pf.oversub_penalty * excess);
 }
 
 /* Brings the machine's virtual time up to now. */

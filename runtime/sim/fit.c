@@ -172,15 +172,58 @@ static int fit_ratios(const halo_sim_recorded *rec, const char *metrics, halo_si
     return 0;
 }
 
+/* Scales the stage constants of p by the per-stage ratios (measured / simulated). */
+static void fit_scale(halo_sim_profile *p, const double *ratio)
+{
+    double r = ratio[HALO_SIM_T_SAMPLE];
+    slower(&p->sample_edge_s, r);
+    slower(&p->sample_node_s, r);
+    slower(&p->block_node_s, r);
+    r = ratio[HALO_SIM_T_FETCH];
+    slower_rate(&p->gather_bw, r);
+    slower_rate(&p->memcpy_bw, r);
+    slower(&p->lookup_node_s, r);
+    slower(&p->hook_s, r);
+    slower(&p->shm_lat_s, r);
+    slower_rate(&p->shm_bw, r);
+    slower(&p->msg_overhead_s, r);
+    r = ratio[HALO_SIM_T_COMPUTE];
+    slower_rate(&p->gemm_flops, r);
+    slower_rate(&p->agg_bw, r);
+    slower(&p->step_overhead_s, r);
+    slower_rate(&p->adam_bw, r);
+    slower(&p->allreduce_lat_s, ratio[HALO_SIM_T_ALLREDUCE]);
+}
+
+/* Mean log of measured / simulated epoch time over the runs with over[i] == want. */
+static int fit_epoch_lr(halo_sim_recorded *rec, const char **files, const int *over, int nrun,
+                        int want, halo_sim_profile *p, double *lr)
+{
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < nrun; i++) {
+        if (over[i] != want) {
+            continue;
+        }
+        double ratio[HALO_SIM_T_N], m = 0, sd = 0;
+        HALO_CHECK(fit_ratios(&rec[i], files[i], p, ratio, &m, &sd));
+        sum += log(ratio[HALO_SIM_T_EPOCH]);
+        n++;
+    }
+    *lr = n > 0 ? sum / n : 0;
+    return 0;
+}
+
 int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *out)
 {
-    /* the measured runs: a comma-separated list, fitted together (geometric mean of ratios) */
+    /* the measured runs: a comma-separated list, fitted together */
     enum { MAX_RUNS = 16 };
     char list[8192];
     snprintf(list, sizeof list, "%s", metrics);
     const char *files[MAX_RUNS];
     halo_sim_recorded rec[MAX_RUNS];
-    int nrun = 0, rc = 0;
+    int over[MAX_RUNS];
+    int nrun = 0, nover = 0, rc = 0;
     for (char *save = NULL, *f = strtok_r(list, ",", &save); f != NULL && rc == 0;
          f = strtok_r(NULL, ",", &save)) {
         if (nrun == MAX_RUNS) {
@@ -189,55 +232,71 @@ int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *out
         }
         files[nrun] = f;
         rc = halo_sim_recorded_load(f, &rec[nrun]);
-        nrun += rc == 0;
+        if (rc == 0) {
+            /* more trainer processes on the machine than cores: these runs fit the penalty */
+            over[nrun] = rec[nrun].ranks > p->cores;
+            nover += over[nrun];
+            nrun++;
+        }
     }
     if (rc == 0 && nrun == 0) {
         rc = halo_errorf(HALO_EUSAGE, "--from-metrics: no file given");
     }
+    /* 1. the stage constants, from the runs that have a core per process (all runs if none) */
+    int base = nover < nrun ? 0 : 1;
     for (int round = 0; round <= rounds && rc == 0; round++) {
         double lr[HALO_SIM_T_N] = {0}, err = 0;
+        int n = 0;
         for (int i = 0; i < nrun && rc == 0; i++) {
+            if (over[i] != base) {
+                continue;
+            }
             double ratio[HALO_SIM_T_N], m = 0, sd = 0;
             rc = fit_ratios(&rec[i], files[i], p, ratio, &m, &sd);
             for (int k = 0; rc == 0 && k < HALO_SIM_T_N; k++) {
-                lr[k] += log(ratio[k]) / nrun;
+                lr[k] += log(ratio[k]);
             }
             err = rc == 0 && fabs(sd - m) / m > err ? fabs(sd - m) / m : err;
+            n++;
         }
         if (rc < 0) {
             break;
         }
         double ratio[HALO_SIM_T_N];
         for (int k = 0; k < HALO_SIM_T_N; k++) {
-            ratio[k] = exp(lr[k]);
+            ratio[k] = exp(lr[k] / (n > 0 ? n : 1));
         }
         if (out != NULL) {
             fprintf(out, "fit round %d over %d run%s: worst epoch error %.1f%%; ratios sample %.3f "
-                    "fetch %.3f compute %.3f allreduce %.3f\n", round, nrun, nrun == 1 ? "" : "s",
+                    "fetch %.3f compute %.3f allreduce %.3f\n", round, n, n == 1 ? "" : "s",
                     100.0 * err, ratio[HALO_SIM_T_SAMPLE], ratio[HALO_SIM_T_FETCH],
                     ratio[HALO_SIM_T_COMPUTE], ratio[HALO_SIM_T_ALLREDUCE]);
         }
-        if (round == rounds) {
-            break;
+        if (round < rounds) {
+            fit_scale(p, ratio);
         }
-        double r = ratio[HALO_SIM_T_SAMPLE];
-        slower(&p->sample_edge_s, r);
-        slower(&p->sample_node_s, r);
-        slower(&p->block_node_s, r);
-        r = ratio[HALO_SIM_T_FETCH];
-        slower_rate(&p->gather_bw, r);
-        slower_rate(&p->memcpy_bw, r);
-        slower(&p->lookup_node_s, r);
-        slower(&p->hook_s, r);
-        slower(&p->shm_lat_s, r);
-        slower_rate(&p->shm_bw, r);
-        slower(&p->msg_overhead_s, r);
-        r = ratio[HALO_SIM_T_COMPUTE];
-        slower_rate(&p->gemm_flops, r);
-        slower_rate(&p->agg_bw, r);
-        slower(&p->step_overhead_s, r);
-        slower_rate(&p->adam_bw, r);
-        slower(&p->allreduce_lat_s, ratio[HALO_SIM_T_ALLREDUCE]);
+    }
+    /* 2. the oversubscription penalty, from the runs with more processes than cores: the
+       simulated epoch grows with it, so bisect for measured == simulated on average */
+    if (rc == 0 && nover > 0 && base == 0) {
+        double lo = 0, hi = 8, lr = 0;
+        p->oversub_penalty = 0;
+        rc = fit_epoch_lr(rec, files, over, nrun, 1, p, &lr);
+        if (rc == 0 && lr > 0) {
+            for (int it = 0; it < 14 && rc == 0; it++) {
+                p->oversub_penalty = (lo + hi) / 2;
+                rc = fit_epoch_lr(rec, files, over, nrun, 1, p, &lr);
+                if (lr > 0) {
+                    lo = p->oversub_penalty;
+                } else {
+                    hi = p->oversub_penalty;
+                }
+            }
+        }
+        if (rc == 0 && out != NULL) {
+            fprintf(out, "fit: oversubscription penalty %.4f over %d run%s (epoch error %+.1f%%)\n",
+                    p->oversub_penalty, nover, nover == 1 ? "" : "s", 100.0 * (exp(-lr) - 1));
+        }
     }
     for (int i = 0; i < nrun; i++) {
         halo_sim_recorded_free(&rec[i]);

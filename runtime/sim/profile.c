@@ -80,6 +80,8 @@ static const pfield fields[] = {
      "per remote id looked up in the cache, one core"},
     {"cpu", "hook_us", "hook_s", K_NUM, U_US, R_NONNEG, N_ALWAYS, OFF(hook_s),
      "per policy hook call (cache_batch), fixed part"},
+    {"cpu", "oversub_penalty", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_penalty),
+     "slow-down per trainer process beyond the cores, relative to the cores (0 = none)"},
     {"network", "shm_lat_us", "shm_lat_s", K_NUM, U_US, R_NONNEG, N_ALWAYS, OFF(shm_lat_s),
      "latency of a message between ranks of one machine"},
     {"network", "shm_GBps", "shm_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(shm_bw),

@@ -29,6 +29,9 @@ typedef struct halo_sim_profile {
     double memcpy_bw;          /* bytes/s of a sequential copy */
     double lookup_node_s;      /* seconds per remote id looked up in the cache */
     double hook_s;             /* seconds per policy hook call (cache_batch), fixed part */
+    double oversub_penalty;    /* with t trainers (processes) on c < t cores, CPU work runs
+                                  1 + oversub_penalty * (t - c) / c times slower than its share
+                                  (switches between processes, caches refilled); 0 = none */
     /* links */
     double shm_lat_s;          /* one message between ranks of one machine, latency */
     double shm_bw;             /* bytes/s between ranks of one machine (per flow) */

@@ -660,9 +660,10 @@ static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
 /* ---------------------------------------------------------------- CPU contention */
 
 /* Stats of rank 0 when 4 symmetric trainers (CPU device) share one machine of `cores`. */
-static halo_epoch_stats contended(int cores, int trainers)
+static halo_epoch_stats contended_pen(int cores, int trainers, double penalty)
 {
     halo_sim_profile p = fast_profile(1, trainers, cores);
+    p.oversub_penalty = penalty;
     p.device = HALO_SIM_DEVICE_CPU;
     p.sample_node_s = 1e-6;
     p.sample_edge_s = 1e-7;
@@ -688,6 +689,25 @@ static halo_epoch_stats contended(int cores, int trainers)
     run_epoch(&o, &tw, 10, s);
     tw_free(&tw);
     return s[0];
+}
+
+static halo_epoch_stats contended(int cores, int trainers)
+{
+    return contended_pen(cores, trainers, 0);
+}
+
+/* The oversubscription penalty: 4 processes on 2 cores with penalty 0.5 run their CPU work
+ * (1 + 0.5 * (4 - 2) / 2) = 1.5 times slower than their share; 2 on 2 cores pay nothing. */
+static void oversubscribed_machines_pay_the_penalty(void **state)
+{
+    (void)state;
+    halo_epoch_stats a = contended_pen(2, 4, 0), b = contended_pen(2, 4, 0.5);
+    assert_true(a.sample_s > 0 && a.compute_s > 0);
+    assert_close(b.sample_s, 1.5 * a.sample_s, 1e-9);
+    assert_close(b.compute_s, 1.5 * a.compute_s, 1e-9);
+    halo_epoch_stats c = contended_pen(2, 2, 0), d = contended_pen(2, 2, 0.5);
+    assert_close(d.sample_s, c.sample_s, 1e-12);
+    assert_close(d.time_s, c.time_s, 1e-12);
 }
 
 static void trainers_of_a_machine_share_its_cores(void **state)
@@ -947,6 +967,7 @@ int main(void)
         cmocka_unit_test(netem_sets_a_floor_on_every_exchange),
         cmocka_unit_test(allreduce_is_a_ring_hierarchical_across_machines),
         cmocka_unit_test(trainers_of_a_machine_share_its_cores),
+        cmocka_unit_test(oversubscribed_machines_pay_the_penalty),
         cmocka_unit_test(timeline_holds_every_stage_on_its_thread),
         cmocka_unit_test(flops_are_the_models_gemms),
         cmocka_unit_test(sixty_four_ranks_simulate_quickly),
