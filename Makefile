@@ -80,6 +80,8 @@ help:
 	@echo "make bench      benchmarks, each a ratio against a reference measured in the same run"
 	@echo "make demo       generate, partition and train a small graph end to end"
 	@echo "make asan       tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+	@echo "make experiments [QUICK=1]  halo sweep on every experiments/*.lua, then make report"
+	@echo "make report     reports/index.md from the figures' meta.json (halo report reports)"
 	@echo "make format | lint | install PREFIX=... | clean"
 
 deps:
@@ -139,6 +141,19 @@ asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CUDA=0 \
 	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    check BIN=build-asan/halo
+
+# Experiments (docs/experiments.md): every experiments/*.lua (not subfolders) through halo sweep
+# (--quick with QUICK=1), every one even when some fail, then the report; exit 1 if one failed.
+.PHONY: experiments report
+experiments: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@fail=0; for f in experiments/*.lua; do [ -e "$$f" ] || continue; \
+	    $(BIN) sweep "$$f" $(if $(filter 1,$(QUICK)),--quick) || fail=1; done; \
+	$(MAKE) --no-print-directory report; exit $$fail
+
+report: $(BIN)
+	@mkdir -p reports
+	$(BIN) report reports
 
 format:
 	clang-format -i $(wildcard runtime/*/*.c runtime/*/*.h runtime/*/*.cu tests/*/*.c bench/*.c)

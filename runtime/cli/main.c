@@ -30,6 +30,8 @@ static const cli_command commands[] = {
     {"timeline", halo_cmd_timeline, "draw a --timeline file as a Gantt chart (gnuplot PNG)"},
     {"trace", halo_cmd_trace, "record an access trace; replay it through cache policies"},
     {"policy", halo_cmd_policy, "check a policy file or print the policy API"},
+    {"sweep", halo_cmd_sweep, "run an experiment file's points and draw its figure"},
+    {"report", halo_cmd_report, "write reports/index.md from the figures' meta.json"},
     {NULL, NULL, NULL},
 };
 
