@@ -1,14 +1,16 @@
 -- massivegnn.lua: MassiveGNN's prefetch and eviction (Sarkar et al., arXiv 2410.22697) on top of
--- DistDGL's choices. See docs/massivegnn.md for the semantics reproduced here.
+-- DistDGL's choices, as the authors' code computes them (docs/massivegnn.md).
 --
 -- Buffer: k = floor(f * |H|) slots, filled with the k halo nodes of highest in-degree
 -- (init = "degree") or with k random ones (init = "random": the k highest keys
 -- mix(mix(seed) xor rank << 32 xor position) >> 11, mix = splitmix64; ties to the lower position).
 -- Scores: S_E per slot (ctx.cache.score, starts at 1), S_N per halo node (ctx.halo.score,
 -- starts at 0; -1 while the node is buffered). Every batch S_E decays by d = 1 - alpha and a
--- hit undoes the decay; missed halo nodes gain S_N += 1. Every delta-th batch (b.step % delta
--- == 0) the slots with S_E < T = round(d^delta, 3) are replaced, in slot order, by the halo
--- nodes of highest S_N > 0. alpha = 0 and delta = 0 give a static buffer.
+-- hit undoes the decay; missed halo nodes gain S_N += 1. Every delta-th batch, counted from 1
+-- ((b.step + 1) % delta == 0), the slots with S_E < T = round(d^delta, 3) (rounded from the
+-- double's exact value, as Python's round does) are replaced, in ascending node id, by the
+-- halo nodes of highest S_N > 0 (ties: the lower position). alpha = 0 and delta = 0 give a
+-- static buffer. Scores are float64 here (float32 in the authors' code).
 -- No per-node Lua: every step below is one vector method over a whole array.
 local halo = require "halo"
 
@@ -23,9 +25,10 @@ local function mix(z)
     return z ~ (z >> 31)
 end
 
--- T = round(d^delta, 3)
+-- T = round(d^delta, 3) as Python computes it: from the exact value of the double (0.95^2 is
+-- 0.90249999999999997 as a double, so T = 0.902), which "%.3f" also rounds from
 local function threshold(d, delta)
-    return math.floor(d ^ delta * 1000 + 0.5) / 1000
+    return tonumber(string.format("%.3f", d ^ delta))
 end
 
 return {
@@ -79,18 +82,20 @@ return {
         local SE, SN = ctx.cache.score, ctx.halo.score
         SE:scale(d)                                -- every slot decays ...
         SE:div_at(b.hit_slots, d)                  -- ... a hit undoes it (/= d)
-        if p.delta > 0 and b.step % p.delta == 0 then
-            local E = SE:lt(threshold(d, p.delta)):where()   -- candidates, in slot order
+        if p.delta > 0 and (b.step + 1) % p.delta == 0 then
+            local E = SE:lt(threshold(d, p.delta)):where()   -- candidate slots
             if E:len() > 0 then
                 local cand = SN:gt(0):where()     -- replacements: S_N > 0, highest first,
                 local _, top = SN:gather(cand):topk(E:len())   -- ties to the lower position
                 local R = cand:gather(top)
-                E = E:slice(0, R:len())
                 if R:len() == 0 then
                     return nil
                 end
                 local pos = ctx.cache.pos          -- (nil where the caller gives no map)
                 local out = pos and pos:gather(E) or ctx.halo.ids:search(ctx.cache.id:gather(E))
+                local ord = out:argsort()          -- candidates in ascending node id (halo
+                E = E:gather(ord):slice(0, R:len()) -- positions follow the sorted ids)
+                out = out:gather(ord):slice(0, R:len())
                 SN:set_at(out, SE:gather(E))       -- evicted nodes keep their score as S_N
                 SE:set_at(E, SN:gather(R))         -- admitted nodes start with their miss count
                 SN:set_at(R, -1)

@@ -1,6 +1,6 @@
 /* Unit tests of runtime/cache: the mechanism (capacity, byte-identical rows), the policies in
  * policies/ against slow references written here from their specifications (MassiveGNN from
- * ../shared/reference/massivegnn.md; LRU, FIFO, LFU from docs/cache.md), Belady's bound, the
+ * docs/massivegnn.md; LRU, FIFO, LFU from docs/cache.md), Belady's bound, the
  * trace format and the inclusion probabilities. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -243,7 +243,9 @@ static void ref_massivegnn(const ttrace *t, double f, double alpha, int delta, b
         SN[best] = -1;
     }
     double d = 1 - alpha;
-    double T = floor(pow(d, delta) * 1000 + 0.5) / 1000;
+    char txt[32]; /* Python's round(x, 3): from the exact value of the double */
+    snprintf(txt, sizeof txt, "%.3f", pow(d, delta));
+    double T = strtod(txt, NULL);
     bool statik = alpha == 0 && delta == 0;
     int32_t *missed = malloc((size_t)nh * sizeof(int32_t));
     int64_t *E = malloc((size_t)(k + 1) * sizeof(int64_t));
@@ -275,13 +277,15 @@ static void ref_massivegnn(const ttrace *t, double f, double alpha, int delta, b
         if (statik) {
             continue;
         }
-        int64_t ne = 0;
-        for (int64_t s = 0; s < k; s++) {
-            if (SE[s] < T) {
-                E[ne++] = s;
+        int64_t ne = 0; /* candidates in ascending node id (= halo position) */
+        for (int64_t h = 0; h < nh; h++) {
+            for (int64_t s = 0; s < k; s++) {
+                if (buf[s] == h && SE[s] < T) {
+                    E[ne++] = s;
+                }
             }
         }
-        if (delta > 0 && c % delta == 0 && ne > 0) {
+        if (delta > 0 && (c + 1) % delta == 0 && ne > 0) { /* batches counted from 1 */
             /* replacements R: S_N > 0, highest first, ties to the lower position, chosen
              * before any slot changes; then the first n slots of E take the top n of R */
             int64_t nr = 0;

@@ -40,7 +40,10 @@ static void ref_init(ref *r, const int32_t *deg, double f, double alpha, int del
     r->d = 1.0 - alpha;
     r->delta = delta;
     r->stat = alpha == 0 && delta == 0;
-    r->t = delta > 0 ? round(pow(r->d, delta) * 1000.0) / 1000.0 : 0;
+    /* Python's round(x, 3): from the exact value of the double, as "%.3f" rounds */
+    char txt[32];
+    snprintf(txt, sizeof txt, "%.3f", delta > 0 ? pow(r->d, delta) : 0.0);
+    r->t = delta > 0 ? strtod(txt, NULL) : 0;
     bool taken[NH] = {false};
     for (int v = 0; v < NH; v++) {
         r->where[v] = -1;
@@ -76,11 +79,12 @@ static int64_t ref_batch(ref *r, int64_t c, const int32_t *in, int nin, int32_t 
             r->se[r->where[in[i]]] /= r->d;
         }
     }
-    if (r->delta > 0 && c % r->delta == 0) {
+    if (r->delta > 0 && (c + 1) % r->delta == 0) { /* batches counted from 1 */
         int64_t ne = 0;
-        for (int64_t s = 0; s < r->k; s++) {
-            if (r->se[s] < r->t) {
-                ev[ne++] = (int32_t)s;
+        for (int v = 0; v < NH; v++) { /* candidates in ascending node id (= halo position) */
+            int32_t s = r->where[v];
+            if (s >= 0 && r->se[s] < r->t) {
+                ev[ne++] = s;
             }
         }
         if (ne > 0) {
