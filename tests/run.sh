@@ -1,10 +1,26 @@
 #!/usr/bin/env bash
-# Runs every test tier and ends with one line "N passed, N failed".
+# Runs every test tier and ends with one line "N passed, N failed, N skipped" (a skipped test,
+# TAP "ok ... # SKIP", is never counted as passed).
 #   unit/  cmocka binaries (TAP output)        build/tests/unit/test_*
 #   mpi/   MPI programs under mpirun --timeout  build/tests/mpi/test_*  (runs from "// halo-mpi:" lines)
 #   e2e/   shell scripts that drive bin/halo    tests/e2e/*.sh
 # Usage: tests/run.sh [gpu] [FILTER]   (FILTER: a substring of the suite name)
 set -u
+case "${1:-}" in
+-h | --help)
+    cat <<'USAGE'
+usage: tests/run.sh [gpu] [FILTER]
+
+Runs the test tiers against a built tree (make build first, or use `make test`):
+  unit/  cmocka binaries in $BUILD/tests/unit (default BUILD=build)
+  mpi/   MPI programs under mpirun --timeout, once per "// halo-mpi: ARGS" line of their source
+  e2e/   shell scripts in tests/e2e that drive $HALO_BIN (default bin/halo)
+FILTER runs only the suites whose name contains it (e.g. tests/run.sh sim); `gpu` runs the GPU
+suite. Ends with "N passed, N failed, N skipped"; exits 1 when a test failed or none ran.
+USAGE
+    exit 0
+    ;;
+esac
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export HALO_BIN=${HALO_BIN:-bin/halo}
@@ -21,6 +37,7 @@ trap 'rm -rf "$HALO_TEST_TMP"' EXIT
 
 pass=0
 fail=0
+skip=0
 failed_names=()
 
 # run_suite NAME TIMEOUT CMD...: runs CMD, counts its TAP lines, prints them prefixed with NAME.
@@ -31,8 +48,9 @@ run_suite() {
     local log="$HALO_TEST_TMP/log.$$.txt"
     timeout -k 10 "$limit" "$@" </dev/null >"$log" 2>&1
     local rc=$?
-    local p f
-    p=$(grep -cE '^ok ' "$log")
+    local p f k
+    k=$(grep -ciE '^ok .*# skip' "$log")
+    p=$(($(grep -cE '^ok ' "$log") - k))
     f=$(grep -cE '^not ok ' "$log")
     awk -v n="$name" '/^(ok|not ok) / { s = $0; sub(/^(not )?ok ([0-9]+ )?(- )?/, "", s);
         print (($1 == "ok") ? "ok " : "not ok ") n ": " s }' "$log"
@@ -46,13 +64,14 @@ run_suite() {
         fi
         failed_names+=("$name")
     fi
-    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$k" -eq 0 ]; then
         echo "not ok $name: ran no test"
         f=1
         failed_names+=("$name")
     fi
     pass=$((pass + p))
     fail=$((fail + f))
+    skip=$((skip + k))
 }
 
 if [ "$mode" = gpu ]; then
@@ -84,5 +103,5 @@ if [ ${#failed_names[@]} -gt 0 ]; then
     echo "failed suites: ${failed_names[*]}"
 fi
 if [ $((pass + fail)) -eq 0 ]; then echo "no test ran"; fail=1; fi
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
