@@ -29,22 +29,6 @@ typedef struct conv {
 
 /* ---- running the file ---- */
 
-/* Count hook of the file's run: the policy engine's accounting (the state's budget, step and
- * counters, as engine.c charges a hook call), stopping an endless loop at the budget. */
-static void data_count_hook(lua_State *L, lua_Debug *ar)
-{
-    halo_policy *p = halo_policy_of(L);
-    p->used += p->over ? 1 : p->step;
-    if (p->used >= p->budget || p->over) {
-        p->over = true;
-        lua_sethook(L, data_count_hook, LUA_MASKCOUNT, 1);
-        lua_getinfo(L, "Sl", ar);
-        lua_pushfstring(L, "%s:%d: instruction budget of %I exceeded (an endless loop?)",
-                        ar->short_src, ar->currentline, (lua_Integer)p->budget);
-        lua_error(L);
-    }
-}
-
 /* Sets a HALO_ELUA error from the Lua message at the top of the stack (popped). Lua shortens
  * long chunk names to "...tail"; the full path is put back so the message names the file, and
  * a message without a position gets "path: " in front. */
@@ -100,7 +84,7 @@ static int run_file(halo_policy *p, const char *path)
     p->mem_where[0] = '\0';
     p->in_call = true;
     p->step = p->budget < 100000 ? (int)(p->budget > 0 ? p->budget : 1) : 100000;
-    lua_sethook(L, data_count_hook, LUA_MASKCOUNT, p->step);
+    lua_sethook(L, halo_policy_count_hook, LUA_MASKCOUNT, p->step); /* the engine's budget */
     st = lua_pcall(L, 0, 1, 0);
     lua_sethook(L, NULL, 0, 0);
     p->in_call = false;

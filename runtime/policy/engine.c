@@ -70,13 +70,13 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 /* Count hook, armed only during budgeted calls: every `step` instructions it charges the call,
  * and once the budget is spent it fires on every instruction so pcall cannot swallow it. */
-static void count_hook(lua_State *L, lua_Debug *ar)
+void halo_policy_count_hook(lua_State *L, lua_Debug *ar)
 {
     halo_policy *p = halo_policy_of(L);
     p->used += p->over ? 1 : p->step;
     if (p->used >= p->budget || p->over) {
         p->over = true;
-        lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+        lua_sethook(L, halo_policy_count_hook, LUA_MASKCOUNT, 1);
         lua_getinfo(L, "Sl", ar);
         lua_pushfstring(L, "%s:%d: instruction budget of %I exceeded (an endless loop?)",
                         ar->short_src, ar->currentline, (lua_Integer)p->budget);
@@ -192,7 +192,7 @@ static int budgeted_call(halo_policy *p, int nargs, int nres)
     p->mem_where[0] = '\0';
     p->in_call = true;
     p->step = p->budget < 100000 ? (int)(p->budget > 0 ? p->budget : 1) : 100000;
-    lua_sethook(L, count_hook, LUA_MASKCOUNT, p->step);
+    lua_sethook(L, halo_policy_count_hook, LUA_MASKCOUNT, p->step);
     int status = lua_pcall(L, nargs, nres, base);
     lua_sethook(L, NULL, 0, 0);
     p->in_call = false;

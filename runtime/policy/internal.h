@@ -86,6 +86,11 @@ static inline halo_policy *halo_policy_of(lua_State *L)
     return *(halo_policy **)lua_getextraspace(L);
 }
 
+/* The instruction-budget count hook of every budgeted call (engine.c): every `step` instructions
+ * it charges the call, and once the budget is spent it fires on every instruction so pcall
+ * cannot swallow it. Also arms the data loader's run of a file (data.c). */
+void halo_policy_count_hook(lua_State *L, lua_Debug *ar);
+
 /* Scratch memory of at least bytes for the current method (valid until the next call; C heap,
  * reused, so that a per-batch topk does not allocate and fault in fresh pages every time). */
 void *halo_policy_scratch(lua_State *L, size_t bytes);
