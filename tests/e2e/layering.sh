@@ -25,7 +25,13 @@ else
     else not_ok "the check sees MPI symbols where they are (comm.o)"; fi
     rm -f "$T/libdecide.a"
     ar rcs "$T/libdecide.a" $objs
-    if gcc -std=gnu11 -O1 -Iruntime -o "$T/sim_nompi" tests/link/sim_nompi.c "$T/libdecide.a" \
+    # objects of a sanitizer build (make asan) need the sanitizer runtimes at link time
+    san=""
+    if nm "$B"/runtime/core/err.o 2>/dev/null | grep -q '__asan_'; then
+        san="-fsanitize=address,undefined"
+    fi
+    # shellcheck disable=SC2086
+    if gcc -std=gnu11 -O1 $san -Iruntime -o "$T/sim_nompi" tests/link/sim_nompi.c "$T/libdecide.a" \
         -llua5.4 -lmetis -lz -lm -lpthread 2>"$T/link.err"; then
         ok "sim links without -lmpi"
     else
