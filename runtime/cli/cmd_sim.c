@@ -84,6 +84,10 @@ int halo_cmd_sim(int argc, char **argv)
                                          ">= 1, --depth >= -1, --machines, --trainers and "
                                          "--sampler-threads >= 0"));
     }
+    if (against != NULL && metrics == NULL) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--against needs --metrics (the simulated "
+                                         "side of the comparison)"));
+    }
     if (sets.n > 0 && policy == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--set needs --policy"));
     }
@@ -148,10 +152,6 @@ int halo_cmd_sim(int argc, char **argv)
     }
     printf("halo sim: peak RSS %.1f MiB\n", (double)res.peak_rss / 1048576.0);
     if (against != NULL) {
-        if (metrics == NULL) {
-            return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--against needs --metrics (the "
-                                             "simulated side of the comparison)"));
-        }
         rc = halo_sim_compare(against, metrics, stdout);
         if (rc < 0) {
             return halo_cli_fail(rc);
