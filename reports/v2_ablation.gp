@@ -1,0 +1,81 @@
+# v2_ablation.gp: the figure of experiments/v2_ablation.lua, written by `halo sweep`.
+# Edit and rerun from this directory: `gnuplot v2_ablation.gp` reads v2_ablation.data.csv (one row per
+# finished configuration, columns by name; failed points are not in it) and writes
+# v2_ablation.png (pngcairo) and v2_ablation.svg.
+if (!exists("data")) data = "v2_ablation.data.csv"
+if (!exists("out")) out = "v2_ablation"
+set datafile separator comma
+set datafile columnheaders
+set datafile missing "NaN"
+
+# panel 1: bars of run.depth vs epoch_s
+p0x(s) = (s eq "0") ? 0 : (s eq "1") ? 1 : (s eq "2") ? 2 : (s eq "4") ? 3 : NaN
+set table $p0s0
+plot data using (p0x(strcol("run.depth"))):(column("epoch_s")) with table if (strcol("partition.method") eq "metis")
+unset table
+set table $p0s1
+plot data using (p0x(strcol("run.depth"))):(column("epoch_s")) with table if (strcol("partition.method") eq "multilevel")
+unset table
+
+# panel 2: bars of run.depth vs speedup
+p1x(s) = (s eq "0") ? 0 : (s eq "1") ? 1 : (s eq "2") ? 2 : (s eq "4") ? 3 : NaN
+set table $p1s0
+plot data using (p1x(strcol("run.depth"))):(column("speedup")) with table if (strcol("partition.method") eq "metis")
+unset table
+set table $p1s1
+plot data using (p1x(strcol("run.depth"))):(column("speedup")) with table if (strcol("partition.method") eq "multilevel")
+unset table
+
+set datafile separator whitespace
+set datafile nocolumnheaders
+set palette defined (0 "#fff5eb", 1 "#d94801")
+
+do for [fmt in "png svg"] {
+    if (fmt eq "png") {
+        set terminal pngcairo noenhanced size 1120,420 font "sans,10"
+    } else {
+        set terminal svg noenhanced size 1120,420 font "sans,10" dynamic
+    }
+    set output out.".".fmt
+    set multiplot layout 1,2 title "DistDGLv2 ablation at 64 GPUs: two-level partition and pipeline depth (simulated)"
+    # panel 1
+    set autoscale
+    unset logscale
+    unset title
+    set xtics autofreq norotate
+    set ytics autofreq
+    set key default
+    set key noenhanced
+    set grid
+    set title "epoch time"
+    set xlabel "pipeline depth (0 = synchronous)"
+    set ylabel "epoch time, slowest GPU (s)"
+    set key title "partition.method"
+    set xtics ("0" 0, "1" 1, "2" 2, "4" 3)
+    set xrange [-0.6:3.6]
+    set offsets 0, 0, graph 0.25, 0
+    set yrange [0:*]
+    plot $p0s0 using ($1-0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 1 title "metis", \
+        $p0s1 using ($1+0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 2 title "multilevel"
+    # panel 2
+    set autoscale
+    unset logscale
+    unset title
+    set xtics autofreq norotate
+    set ytics autofreq
+    set key default
+    set key noenhanced
+    set grid
+    set title "speedup over metis at depth 0 (DistDGL)"
+    set xlabel "pipeline depth (0 = synchronous)"
+    set ylabel "speedup"
+    set key title "partition.method"
+    set xtics ("0" 0, "1" 1, "2" 2, "4" 3)
+    set xrange [-0.6:3.6]
+    set offsets 0, 0, graph 0.25, 0
+    set yrange [0:*]
+    plot $p1s0 using ($1-0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 1 title "metis", \
+        $p1s1 using ($1+0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 2 title "multilevel"
+    unset multiplot
+    unset output
+}
