@@ -112,3 +112,20 @@ size_t halo_mem_rss_peak(void)
     fclose(f);
     return kb * 1024;
 }
+
+void *halo_buf_get(halo_buf *b, int64_t bytes)
+{
+    if (bytes > b->cap) {
+        halo_free(b->p);
+        b->cap = bytes + bytes / 2 + 64;
+        b->p = halo_malloc((size_t)b->cap);
+    }
+    return b->p;
+}
+
+void halo_buf_free(halo_buf *b)
+{
+    halo_free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+}

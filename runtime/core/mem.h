@@ -3,6 +3,7 @@
 #define HALO_MEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 void *halo_malloc(size_t size);
 void *halo_calloc(size_t count, size_t size);
@@ -14,6 +15,18 @@ size_t halo_mem_current(void);
 size_t halo_mem_peak(void);
 /* Peak resident set size of the process (VmHWM) in bytes, 0 when unknown. */
 size_t halo_mem_rss_peak(void);
+
+/* A reusable scratch buffer: grows (by half again, contents not kept) and is never shrunk, so
+ * a per-batch array allocates only while the batches grow. Zero-initialise; free with
+ * halo_buf_free. */
+typedef struct halo_buf {
+    void *p;     /* data */
+    int64_t cap; /* bytes allocated */
+} halo_buf;
+
+/* At least `bytes` of scratch (the old contents are lost when it grows). */
+void *halo_buf_get(halo_buf *b, int64_t bytes);
+void halo_buf_free(halo_buf *b);
 
 /* Typed helpers. */
 #define HALO_NEW(type, n) ((type *)halo_calloc((size_t)(n), sizeof(type)))

@@ -25,22 +25,6 @@
 /* Bytes of the header of a sampling request (store.c's req_hdr). */
 #define SIM_REQ_HDR 32
 
-/* A growable scratch array (contents are not kept when it grows). */
-typedef struct sbuf {
-    void *p;     /* data */
-    int64_t cap; /* bytes allocated */
-} sbuf;
-
-static void *sbuf_get(sbuf *b, int64_t bytes)
-{
-    if (bytes > b->cap) {
-        halo_free(b->p);
-        b->cap = bytes + bytes / 2 + 64;
-        b->p = halo_malloc((size_t)b->cap);
-    }
-    return b->p;
-}
-
 /* One simulated rank. */
 typedef struct sim_rank {
     halo_part *part;                /* its part (mapped) */
@@ -80,9 +64,9 @@ typedef struct sim {
     int32_t *all_gid;          /* [P * nt] global batching: every rank's seeds */
     int64_t *all_orig;         /* [P * nt] and their input-graph ids */
     int32_t *owner;            /* sampling scratch: owner of each frontier node */
-    sbuf grow, gkey, goff, gnbr, moff, mnbr; /* sampling scratch: per-owner groups, merge */
-    sbuf rpos, rid;            /* fetch scratch: remote positions and ids */
-    sbuf served;               /* fetch scratch: cache hit flags */
+    halo_buf grow, gkey, goff, gnbr, moff, mnbr; /* sampling scratch: per-owner groups, merge */
+    halo_buf rpos, rid;            /* fetch scratch: remote positions and ids */
+    halo_buf served;               /* fetch scratch: cache hit flags */
     int64_t *cnt, *gstart, *gcur, *nbase; /* [P] (P+1) per-owner counters of one layer */
     halo_sim_cost *cost;       /* time model (NULL without profile) */
     halo_timeline tl;          /* --timeline events */
@@ -126,8 +110,8 @@ static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, 
         S->gstart[p + 1] = S->gstart[p] + S->cnt[p];
         S->gcur[p] = S->gstart[p];
     }
-    int64_t *grow = sbuf_get(&S->grow, (int64_t)num_dst * 8 + 8);
-    int64_t *gkey = sbuf_get(&S->gkey, (int64_t)num_dst * 8 + 8);
+    int64_t *grow = halo_buf_get(&S->grow, (int64_t)num_dst * 8 + 8);
+    int64_t *gkey = halo_buf_get(&S->gkey, (int64_t)num_dst * 8 + 8);
     for (int32_t i = 0; i < num_dst; i++) {
         int o = S->owner[i];
         int64_t j = S->gcur[o]++;
@@ -135,7 +119,7 @@ static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, 
         gkey[j] = S->orig[dst[i]];
     }
     /* offsets of group p at goff + gstart[p] + p (cnt[p] + 1 entries) */
-    int64_t *goff = sbuf_get(&S->goff, ((int64_t)num_dst + P + 1) * 8);
+    int64_t *goff = halo_buf_get(&S->goff, ((int64_t)num_dst + P + 1) * 8);
     int64_t edges = 0;
     for (int p = 0; p < P; p++) {
         S->nbase[p] = edges;
@@ -143,7 +127,7 @@ static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, 
         edges += halo_sample_rows_offsets(pt->indptr, grow + S->gstart[p], S->cnt[p], fanout,
                                           goff + S->gstart[p] + p);
     }
-    int32_t *gnbr = sbuf_get(&S->gnbr, edges * 4 + 4);
+    int32_t *gnbr = halo_buf_get(&S->gnbr, edges * 4 + 4);
     for (int p = 0; p < P; p++) {
         if (S->cnt[p] == 0) {
             continue;
@@ -165,8 +149,8 @@ static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, 
         }
     }
     /* merge in frontier order */
-    int64_t *moff = sbuf_get(&S->moff, ((int64_t)num_dst + 1) * 8);
-    int32_t *mnbr = sbuf_get(&S->mnbr, edges * 4 + 4);
+    int64_t *moff = halo_buf_get(&S->moff, ((int64_t)num_dst + 1) * 8);
+    int32_t *mnbr = halo_buf_get(&S->mnbr, edges * 4 + 4);
     for (int p = 0; p < P; p++) {
         S->gcur[p] = 0;
     }
@@ -214,9 +198,9 @@ static int sim_fetch(sim *S, int r, int epoch, int64_t b, int64_t step)
     const halo_minibatch *mb = &R->mb;
     int64_t lo = S->info->start[r], hi = S->info->start[r + 1];
     int64_t n = mb->num_input;
-    int64_t *rpos = sbuf_get(&S->rpos, n * 8 + 8);
-    int32_t *rid = sbuf_get(&S->rid, n * 4 + 4);
-    uint8_t *served = sbuf_get(&S->served, n + 1);
+    int64_t *rpos = halo_buf_get(&S->rpos, n * 8 + 8);
+    int32_t *rid = halo_buf_get(&S->rid, n * 4 + 4);
+    uint8_t *served = halo_buf_get(&S->served, n + 1);
     int64_t nr = 0;
     for (int64_t i = 0; i < n; i++) {
         int32_t id = mb->input[i];
@@ -634,10 +618,10 @@ static void sim_close(sim *S)
         halo_sim_cost_free(S->cost);
     }
     halo_timeline_free(&S->tl);
-    sbuf *bufs[] = {&S->grow, &S->gkey, &S->goff, &S->gnbr, &S->moff,
-                    &S->mnbr, &S->rpos, &S->rid,  &S->served};
+    halo_buf *bufs[] = {&S->grow, &S->gkey, &S->goff, &S->gnbr, &S->moff,
+                        &S->mnbr, &S->rpos, &S->rid,  &S->served};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
-        halo_free(bufs[i]->p);
+        halo_buf_free(bufs[i]);
     }
     if (S->smp != NULL) {
         halo_sampler_free(S->smp);

@@ -14,12 +14,6 @@
 
 
 
-/* A growable byte buffer (contents are not kept when it grows). */
-typedef struct buf {
-    void *p;     /* data */
-    int64_t cap; /* bytes allocated */
-} buf;
-
 /* Bytes of the header of a sampling request to one peer. */
 #define REQ_HDR 32
 
@@ -34,32 +28,15 @@ struct store_scratch {
     int64_t *cnt;     /* [ranks] items per peer */
     int64_t *cur;     /* [ranks] cursors per peer */
     int64_t *cur2;    /* [ranks] second cursors per peer */
-    buf send;         /* request bytes */
-    buf rep;          /* reply bytes */
-    buf owner;        /* int32 owner per frontier node / fetched id */
-    buf lrow, lkey, loff, lnbrs; /* local sampling: rows, keys, offsets, neighbours */
-    buf srow, skey, soff;        /* serving a peer: rows, keys, offsets */
-    buf moff, mnbrs;             /* merged offsets and neighbours of a layer */
-    buf dest;         /* int64 byte displacement of each fetched row's destination */
-    buf sdisp;        /* int64 byte displacement in feat of each row served */
+    halo_buf send;         /* request bytes */
+    halo_buf rep;          /* reply bytes */
+    halo_buf owner;        /* int32 owner per frontier node / fetched id */
+    halo_buf lrow, lkey, loff, lnbrs; /* local sampling: rows, keys, offsets, neighbours */
+    halo_buf srow, skey, soff;        /* serving a peer: rows, keys, offsets */
+    halo_buf moff, mnbrs;             /* merged offsets and neighbours of a layer */
+    halo_buf dest;         /* int64 byte displacement of each fetched row's destination */
+    halo_buf sdisp;        /* int64 byte displacement in feat of each row served */
 };
-
-static void *buf_get(buf *b, int64_t bytes)
-{
-    if (bytes > b->cap) {
-        halo_free(b->p);
-        b->cap = bytes + bytes / 2 + 64;
-        b->p = halo_malloc((size_t)b->cap);
-    }
-    return b->p;
-}
-
-static void buf_free(buf *b)
-{
-    halo_free(b->p);
-    b->p = NULL;
-    b->cap = 0;
-}
 
 static store_scratch *scratch_new(int ranks)
 {
@@ -152,11 +129,11 @@ void halo_store_close(halo_store *st)
         halo_free(s->cnt);
         halo_free(s->cur);
         halo_free(s->cur2);
-        buf *bufs[] = {&s->send, &s->rep,  &s->owner, &s->lrow,  &s->lkey, &s->loff,
+        halo_buf *bufs[] = {&s->send, &s->rep,  &s->owner, &s->lrow,  &s->lkey, &s->loff,
                        &s->lnbrs, &s->srow, &s->skey, &s->soff, &s->moff, &s->mnbrs, &s->dest,
                        &s->sdisp};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
-            buf_free(bufs[i]);
+            halo_buf_free(bufs[i]);
         }
         halo_free(s);
     }
@@ -301,7 +278,7 @@ static int serve_samples(halo_store *st, halo_sampler *smp, const halo_xchg *x)
         }
         s->rep_off[p + 1] = s->rep_off[p] + sz;
     }
-    char *rep = buf_get(&s->rep, s->rep_off[P]);
+    char *rep = halo_buf_get(&s->rep, s->rep_off[P]);
     /* pass 2: sample each peer's nodes with its keys */
     for (int p = 0; p < P; p++) {
         int64_t bytes = x->recv_off[p + 1] - x->recv_off[p];
@@ -312,9 +289,9 @@ static int serve_samples(halo_store *st, halo_sampler *smp, const halo_xchg *x)
         memcpy(&h, x->recv + x->recv_off[p], sizeof h);
         int64_t n = (bytes - REQ_HDR) / 4;
         const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p] + REQ_HDR);
-        int64_t *row = buf_get(&s->srow, n * 8);
-        int64_t *key = buf_get(&s->skey, n * 8);
-        int64_t *off = buf_get(&s->soff, (n + 1) * 8);
+        int64_t *row = halo_buf_get(&s->srow, n * 8);
+        int64_t *key = halo_buf_get(&s->skey, n * 8);
+        int64_t *off = halo_buf_get(&s->soff, (n + 1) * 8);
         for (int64_t i = 0; i < n; i++) {
             row[i] = ids[i] - st->start;
             key[i] = st->orig[row[i]];
@@ -339,7 +316,7 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
 {
     store_scratch *s = st->scr;
     int P = st->ranks, me = st->rank;
-    int32_t *owner = buf_get(&s->owner, (int64_t)num_dst * 4 + 4);
+    int32_t *owner = halo_buf_get(&s->owner, (int64_t)num_dst * 4 + 4);
     memset(s->cnt, 0, (size_t)P * sizeof *s->cnt);
     int64_t nl = 0;
     for (int32_t i = 0; i < num_dst; i++) {
@@ -358,7 +335,7 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
         int64_t sz = (p != me && s->cnt[p] > 0) ? REQ_HDR + 4 * s->cnt[p] : 0;
         s->send_off[p + 1] = s->send_off[p] + sz;
     }
-    char *send = buf_get(&s->send, s->send_off[P] + 8);
+    char *send = halo_buf_get(&s->send, s->send_off[P] + 8);
     req_hdr h = {k->seed, k->epoch, k->batch, layer, fanout};
     for (int p = 0; p < P; p++) {
         if (s->send_off[p + 1] > s->send_off[p]) {
@@ -366,8 +343,8 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
         }
         s->cur[p] = s->send_off[p] + REQ_HDR;
     }
-    int64_t *lrow = buf_get(&s->lrow, nl * 8 + 8);
-    int64_t *lkey = buf_get(&s->lkey, nl * 8 + 8);
+    int64_t *lrow = halo_buf_get(&s->lrow, nl * 8 + 8);
+    int64_t *lkey = halo_buf_get(&s->lkey, nl * 8 + 8);
     int64_t j = 0;
     for (int32_t i = 0; i < num_dst; i++) {
         int o = owner[i];
@@ -382,9 +359,9 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
     }
     HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xreq, send, s->send_off));
     /* local nodes are sampled while the requests travel */
-    int64_t *loff = buf_get(&s->loff, (nl + 1) * 8);
+    int64_t *loff = halo_buf_get(&s->loff, (nl + 1) * 8);
     int64_t lne = halo_sample_rows_offsets(st->part->indptr, lrow, nl, fanout, loff);
-    int32_t *lnbrs = buf_get(&s->lnbrs, lne * 4 + 4);
+    int32_t *lnbrs = halo_buf_get(&s->lnbrs, lne * 4 + 4);
     halo_sample_rows(smp, st->part->indptr, st->part->indices, lrow, lkey, nl, fanout, k, layer,
                      loff, lnbrs);
     HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xreq));
@@ -401,7 +378,7 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
         s->cur[p] = 0;                          /* node cursor */
         s->cur2[p] = x->recv_off[p] + want;     /* neighbour byte cursor */
     }
-    int64_t *moff = buf_get(&s->moff, ((int64_t)num_dst + 1) * 8);
+    int64_t *moff = halo_buf_get(&s->moff, ((int64_t)num_dst + 1) * 8);
     moff[0] = 0;
     j = 0;
     for (int32_t i = 0; i < num_dst; i++) {
@@ -418,7 +395,7 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
         }
         moff[i + 1] = moff[i] + c;
     }
-    int32_t *mnbrs = buf_get(&s->mnbrs, moff[num_dst] * 4 + 4);
+    int32_t *mnbrs = halo_buf_get(&s->mnbrs, moff[num_dst] * 4 + 4);
     j = 0;
     for (int32_t i = 0; i < num_dst; i++) {
         int o = owner[i];
@@ -568,7 +545,7 @@ static int serve_rows(halo_store *st, const halo_xchg *x)
     for (int p = 0; p < P; p++) {
         s->rep_off[p + 1] = s->rep_off[p] + (x->recv_off[p + 1] - x->recv_off[p]) / 4;
     }
-    int64_t *sdisp = buf_get(&s->sdisp, s->rep_off[P] * 8 + 8);
+    int64_t *sdisp = halo_buf_get(&s->sdisp, s->rep_off[P] * 8 + 8);
     for (int p = 0; p < P; p++) {
         int64_t n = s->rep_off[p + 1] - s->rep_off[p];
         const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p]);
@@ -614,7 +591,7 @@ int halo_store_pull_exec(halo_store *st, halo_pull *p, float *rows)
             nf++;
         }
     }
-    int32_t *xowner = buf_get(&s->owner, p->num_extra * 4 + 4);
+    int32_t *xowner = halo_buf_get(&s->owner, p->num_extra * 4 + 4);
     for (int64_t e = 0; e < p->num_extra; e++) {
         int o = halo_store_owner(st, p->extra_id[e]);
         xowner[e] = o;
@@ -633,12 +610,12 @@ int halo_store_pull_exec(halo_store *st, halo_pull *p, float *rows)
         s->row_off[q + 1] = s->row_off[q] + s->cnt[q];
         s->cur[q] = s->row_off[q]; /* slot cursor */
     }
-    int32_t *send = buf_get(&s->send, s->send_off[P] + 4);
+    int32_t *send = halo_buf_get(&s->send, s->send_off[P] + 4);
     /* destinations as byte displacements from rows (extras from p->extra_rows, a separate block:
      * its displacement is taken as a difference of addresses, as MPI_Get_address would) */
     char *base = rows != NULL ? (char *)rows : (char *)p->extra_rows;
     int64_t xbase = (int64_t)((intptr_t)(void *)p->extra_rows - (intptr_t)(void *)base);
-    int64_t *dest = buf_get(&s->dest, nf * 8 + 8);
+    int64_t *dest = halo_buf_get(&s->dest, nf * 8 + 8);
     for (int64_t r = 0; r < p->num_remote; r++) {
         if (!p->skip[r] && (pf == NULL || pf[p->remote_owner[r]] == NULL)) {
             int64_t slot = s->cur[p->remote_owner[r]]++;
