@@ -71,7 +71,7 @@ int halo_sim_recorded_load(const char *metrics, halo_sim_recorded *out)
     const halo_json *s = out->tree, *pa = halo_json_get(s, "params");
     halo_sim_opts *o = &out->o;
     halo_sim_opts_default(o);
-    int64_t epochs = 0, ranks = 0, batch = 0, hidden = 0, seed = 0, depth = -1, th = 0, thr = 0;
+    int64_t epochs = 0, ranks = 0, batch = 0, hidden = 0, seed = 0, depth = -1, th = 0;
     const char *where = metrics;
     int rc = halo_json_get_i64(s, "epochs", where, &epochs);
     rc = rc < 0 ? rc : halo_json_get_i64(s, "ranks", where, &ranks);
@@ -80,7 +80,6 @@ int halo_sim_recorded_load(const char *metrics, halo_sim_recorded *out)
     rc = rc < 0 ? rc : halo_json_get_i64(pa, "seed", where, &seed);
     rc = rc < 0 ? rc : halo_json_get_i64(pa, "depth", where, &depth);
     rc = rc < 0 ? rc : halo_json_get_i64(pa, "sampler_threads", where, &th);
-    rc = rc < 0 ? rc : halo_json_get_i64(pa, "threads", where, &thr);
     const char *pdir = NULL, *batching = NULL;
     rc = rc < 0 ? rc : halo_json_get_str(pa, "pdir", where, &pdir);
     rc = rc < 0 ? rc : halo_json_get_str(pa, "batching", where, &batching);
@@ -117,7 +116,6 @@ int halo_sim_recorded_load(const char *metrics, halo_sim_recorded *out)
     o->depth = (int)depth;
     o->sampler_threads = (int)th;
     out->ranks = (int)ranks;
-    out->threads = (int)thr;
     return 0;
 }
 

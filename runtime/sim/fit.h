@@ -19,7 +19,6 @@ typedef struct halo_sim_recorded {
     halo_sim_opts o;          /* the replayable options (profile NULL) */
     const char *sets[64];     /* --set values of the run */
     int ranks;                /* ranks of the run */
-    int threads;              /* model threads per rank */
     double netem_lat_s;       /* --netem latency, 0 = none */
     double netem_bw;          /* --netem bandwidth in bytes/s, 0 = infinite */
     struct halo_json *tree;   /* the parsed summary record (owns the strings) */
