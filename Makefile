@@ -77,6 +77,7 @@ help:
 	@echo "make deps       install the Debian packages listed in third_party/packages.txt"
 	@echo "make test       deps, build, then every test tier; ends with 'N passed, N failed'"
 	@echo "make test-gpu   the GPU tests (needs a GPU)"
+	@echo "make bench-peers halo beside a real DistDGL on this machine (root, PyPI; optional)"
 	@echo "make bench      benchmarks, each a ratio against a reference measured in the same run"
 	@echo "make demo       generate, partition and train a small graph end to end"
 	@echo "make asan       tests under AddressSanitizer + UndefinedBehaviorSanitizer"
@@ -136,6 +137,12 @@ bench: deps
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@bash tests/demo.sh
+
+# halo beside a real DistDGL (dgl 2.1.0 + torch 2.2.1 from PyPI in .venv-peers); optional, root.
+.PHONY: bench-peers
+bench-peers: deps
+	@$(MAKE) --no-print-directory $(BIN)
+	@HALO_BIN=$(BIN) bash bench/peers/run.sh
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan CUDA=0 \
