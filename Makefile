@@ -77,6 +77,7 @@ help:
 	@echo "make deps       install the Debian packages listed in third_party/packages.txt"
 	@echo "make test       deps, build, then every test tier; ends with 'N passed, N failed'"
 	@echo "make test-gpu   the GPU tests (needs a GPU)"
+	@echo "make gpu-check  GPU tests, GPU step vs PyTorch/PyG, 4 ranks on one GPU (skips without a GPU)"
 	@echo "make bench-peers halo beside a real DistDGL on this machine (root, PyPI; optional)"
 	@echo "make bench      benchmarks, each a ratio against a reference measured in the same run"
 	@echo "make demo       generate, partition and train a small graph end to end"
@@ -137,6 +138,11 @@ bench: deps
 demo: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@bash tests/demo.sh
+
+# Everything a reviewer needs from a GPU machine in one call (< 10 min); a SKIP line without one.
+.PHONY: gpu-check
+gpu-check: deps
+	@bash scripts/gpu-check.sh
 
 # halo beside a real DistDGL (dgl 2.1.0 + torch 2.2.1 from PyPI in .venv-peers); optional, root.
 .PHONY: bench-peers
