@@ -77,12 +77,13 @@ int halo_cmd_train(int argc, char **argv)
     const halo_cmd_help help = {
         "mpirun -np P halo train PDIR [--policy F] [--set k=v] [--epochs E] [--batch B] "
         "[--device auto|cpu|gpu] [--metrics FILE.jsonl] [--checkpoint DIR] [--resume]",
-        "Trains GraphSAGE (or RGCN: --model rgcn) on the partition PDIR with one MPI rank per part (P = parts):\n"
+        "Trains GraphSAGE on the partition PDIR with one MPI rank per part (P = parts):\n"
         "each rank trains on its part's training seeds, sampling ego-networks that reach into\n"
         "other parts and pulling remote features; gradients are summed with one allreduce per\n"
         "step, so every rank holds the same weights. Rank 0 prints a row per epoch (loss, train\n"
         "and validation accuracy, time and stage breakdown) and the final test accuracy.\n"
-        "Same configuration and ranks: the same losses, bit for bit on the CPU.",
+        "Same configuration and ranks: the same losses, bit for bit on the CPU. --model rgcn\n"
+        "trains an RGCN (a weight per relation) instead.",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;
