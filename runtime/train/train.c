@@ -1309,11 +1309,12 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
             size_t len = strlen(fo);
             snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t.fanouts[l]);
         }
-        halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), hidden %d, "
-                  "%lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
+        halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), model %s, "
+                  "hidden %d, %lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
                   t.ranks, res->device, policy_name, fo, (long long)B,
-                  halo_train_batching_name(o->batching), o->hidden, (long long)nt, (long long)nb,
-                  start_epoch, o->epochs - 1);
+                  halo_train_batching_name(o->batching),
+                  halo_model_kind_name(halo_model_config_of(t.m)->kind), o->hidden,
+                  (long long)nt, (long long)nb, start_epoch, o->epochs - 1);
     }
 
     for (int ep = start_epoch; ep < o->epochs; ep++) {
