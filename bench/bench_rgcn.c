@@ -84,8 +84,12 @@ static void batch_sample(bench_batch *b, const bench_opts *o)
                 }
             }
             b->indptr[l][nd] = e;
-            *blk = (halo_block){.num_dst = nd, .num_src = n, .num_edges = e,
-                                .indptr = b->indptr[l], .indices = b->indices[l], .src_gid = gid,
+            *blk = (halo_block){.num_dst = nd,
+                                .num_src = n,
+                                .num_edges = e,
+                                .indptr = b->indptr[l],
+                                .indices = b->indices[l],
+                                .src_gid = gid,
                                 .etype = b->etype[l]};
             continue;
         }
@@ -130,8 +134,8 @@ static int cmp_double(const void *a, const void *b)
 
 /* Median seconds of a training step (forward, backward, Adam) of a model of the given kind. */
 static int time_steps(const bench_opts *o, const bench_batch *b, const float *feat,
-                      const int32_t *labels, int kind, int bases, halo_model **keep,
-                      double *median, double *flops)
+                      const int32_t *labels, int kind, int bases, halo_model **keep, double *median,
+                      double *flops)
 {
     halo_model_config cfg;
     halo_model_config_default(&cfg);
@@ -179,8 +183,8 @@ static int write_block_file(const char *path, const bench_opts *o, const bench_b
         return halo_errorf(HALO_EIO, "bench_rgcn: cannot write %s", path);
     }
     const halo_model_config *c = halo_model_config_of(m);
-    int32_t hdr[10] = {o->layers, o->in_dim, o->hidden, o->classes, c->relations, c->bases,
-                       o->threads, o->steps, o->warmup, 0};
+    int32_t hdr[10] = {o->layers, o->in_dim,  o->hidden, o->classes, c->relations,
+                       c->bases,  o->threads, o->steps,  o->warmup,  0};
     float hp[2] = {c->dropout, c->lr};
     fwrite("HALORG1", 1, 8, f);
     fwrite(hdr, 4, 10, f);
@@ -237,9 +241,19 @@ int main(int argc, char **argv)
 {
     /* shaped like ogbn-mag in DGL's RGCN example: 8 relations (with reverses), 128-dim
      * inputs, 349 classes */
-    bench_opts o = {.seeds = 512, .layers = 2, .fanout = {10, 10}, .relations = 8, .bases = 2,
-                    .in_dim = 128, .hidden = 64, .classes = 349, .nodes = 2000000, .threads = 0,
-                    .steps = 5, .warmup = 1, .pyg = 1};
+    bench_opts o = {.seeds = 512,
+                    .layers = 2,
+                    .fanout = {10, 10},
+                    .relations = 8,
+                    .bases = 2,
+                    .in_dim = 128,
+                    .hidden = 64,
+                    .classes = 349,
+                    .nodes = 2000000,
+                    .threads = 0,
+                    .steps = 5,
+                    .warmup = 1,
+                    .pyg = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--no-pyg") == 0) {
@@ -297,7 +311,7 @@ int main(int argc, char **argv)
     }
     printf(", %d relations, dims %d-%d-%d, %d threads\n", o.relations, o.in_dim, o.hidden,
            o.classes, o.threads);
-    float *feat = HALO_ALLOC(float, (size_t)b.mb.num_input * o.in_dim);
+    float *feat = HALO_ALLOC(float, (size_t)b.mb.num_input *o.in_dim);
     halo_rng r;
     halo_rng_init(&r, 2, HALO_RNG_TEST, 0, 0, 0);
     for (size_t i = 0; i < (size_t)b.mb.num_input * o.in_dim; i++) {

@@ -80,8 +80,7 @@ static int check_config(const halo_embed_config *c)
         return halo_errorf(HALO_EUSAGE, "embed: unknown optimiser %d", c->optim);
     }
     if (!(c->lr > 0.0f) || !(c->beta1 >= 0.0f && c->beta1 < 1.0f) ||
-        !(c->beta2 >= 0.0f && c->beta2 < 1.0f) || !(c->eps >= 0.0f) ||
-        !(c->init_bound >= 0.0f)) {
+        !(c->beta2 >= 0.0f && c->beta2 < 1.0f) || !(c->eps >= 0.0f) || !(c->init_bound >= 0.0f)) {
         return halo_errorf(HALO_EUSAGE,
                            "embed: bad settings (lr %g, betas %g %g, eps %g, init bound %g)",
                            (double)c->lr, (double)c->beta1, (double)c->beta2, (double)c->eps,
@@ -98,8 +97,9 @@ int halo_embed_create(halo_comm *c, const halo_embed_config *cfg, const int64_t 
     int P = halo_comm_size(c), me = halo_comm_rank(c);
     for (int p = 0; p < P; p++) {
         if (range[p + 1] < range[p] || range[0] != 0 || range[P] > INT32_MAX) {
-            return halo_errorf(HALO_EUSAGE, "embed: owner ranges must rise from 0 (rank %d: "
-                                            "[%lld, %lld))",
+            return halo_errorf(HALO_EUSAGE,
+                               "embed: owner ranges must rise from 0 (rank %d: "
+                               "[%lld, %lld))",
                                p, (long long)range[p], (long long)range[p + 1]);
         }
     }
@@ -204,8 +204,9 @@ static int local_row(const halo_embed *e, int32_t g, int from, int64_t *row)
 {
     int64_t v = (int64_t)g - e->range[e->me];
     if (v < 0 || v >= e->own || e->row_of[v] < 0) {
-        return halo_errorf(HALO_EINPUT, "embed: node %d (asked by rank %d) has no embedding row "
-                                        "on rank %d",
+        return halo_errorf(HALO_EINPUT,
+                           "embed: node %d (asked by rank %d) has no embedding row "
+                           "on rank %d",
                            g, from, e->me);
     }
     *row = e->row_of[v];
@@ -401,13 +402,13 @@ int halo_embed_update(halo_embed *e, int64_t n, const int32_t *gid, const float 
 /* Header of a checkpoint file; the body is the rows, then the optimiser state, then a CRC-32 of
  * everything before it. */
 typedef struct embed_file_hdr {
-    char magic[8];     /* "HALOEMB1" */
-    int32_t dim;       /* row width */
-    int32_t optim;     /* HALO_EMBED_* */
-    int32_t ranks;     /* rank count of the run */
-    int32_t rank;      /* rank that wrote it */
-    int64_t rows;      /* rows held */
-    uint64_t ranges;   /* hash of the owner ranges */
+    char magic[8];   /* "HALOEMB1" */
+    int32_t dim;     /* row width */
+    int32_t optim;   /* HALO_EMBED_* */
+    int32_t ranks;   /* rank count of the run */
+    int32_t rank;    /* rank that wrote it */
+    int64_t rows;    /* rows held */
+    uint64_t ranges; /* hash of the owner ranges */
 } embed_file_hdr;
 
 static uint64_t ranges_hash(const halo_embed *e)
@@ -489,8 +490,10 @@ int halo_embed_load(halo_embed *e, const char *dir)
     uint32_t crc;
     memcpy(&crc, buf + len - 4, 4);
     if (memcmp(h.magic, "HALOEMB1", 8) != 0 || crc != halo_crc32(0, buf, len - 4)) {
-        rc = halo_errorf(HALO_EINPUT, "embed: %s: not an embedding checkpoint or damaged "
-                                      "(bad magic or CRC)", path);
+        rc = halo_errorf(HALO_EINPUT,
+                         "embed: %s: not an embedding checkpoint or damaged "
+                         "(bad magic or CRC)",
+                         path);
         goto fail;
     }
     if (h.dim != e->cfg.dim || h.optim != e->cfg.optim || h.ranks != e->P || h.rank != e->me ||
@@ -499,8 +502,8 @@ int halo_embed_load(halo_embed *e, const char *dir)
                          "embed: %s: written for dim %d, %s, rank %d of %d, %lld rows; this "
                          "table has dim %d, %s, rank %d of %d, %lld rows (or other ranges)",
                          path, h.dim, halo_embed_optim_name(h.optim), h.rank, h.ranks,
-                         (long long)h.rows, e->cfg.dim, halo_embed_optim_name(e->cfg.optim),
-                         e->me, e->P, (long long)e->rows);
+                         (long long)h.rows, e->cfg.dim, halo_embed_optim_name(e->cfg.optim), e->me,
+                         e->P, (long long)e->rows);
         goto fail;
     }
     const char *p = buf + sizeof h;

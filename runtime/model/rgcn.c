@@ -50,8 +50,7 @@ void halo_rgcn_init(const halo_rgcn_shape *s, uint64_t seed, int layer, float *w
     memset(w + halo_rgcn_bias_at(s), 0, (size_t)s->out * sizeof(float));
 }
 
-void halo_rgcn_relation_csr(const halo_block *b, int R, int64_t *vptr, int32_t *vidx,
-                            int64_t *cnt)
+void halo_rgcn_relation_csr(const halo_block *b, int R, int64_t *vptr, int32_t *vidx, int64_t *cnt)
 {
     int64_t pos = 0;
     vptr[0] = 0;
@@ -83,8 +82,10 @@ int halo_rgcn_forward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_rgcn_sh
     int32_t nd = b->num_dst;
     size_t io = (size_t)in * out;
     if ((int64_t)nd * R > INT32_MAX || (int64_t)R * in > INT32_MAX) {
-        return halo_errorf(HALO_EUSAGE, "model: rgcn block of %d destinations x %d relations "
-                                        "is too large", nd, R);
+        return halo_errorf(HALO_EUSAGE,
+                           "model: rgcn block of %d destinations x %d relations "
+                           "is too large",
+                           nd, R);
     }
     void *p;
     st->h = h;
@@ -129,15 +130,15 @@ int halo_rgcn_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_rgcn_s
         HALO_CHECK(ops->ws_alloc(ctx, (size_t)R * io * sizeof(float), &p));
         gwr = p;
     }
-    HALO_CHECK(ops->gemm(ctx, 1, 0, R * in, out, nd, 1.0f, st->mean, R * in, dy, out, 0.0f, gwr,
-                         out));
+    HALO_CHECK(
+        ops->gemm(ctx, 1, 0, R * in, out, nd, 1.0f, st->mean, R * in, dy, out, 0.0f, gwr, out));
     if (s->B > 0) {
         /* W = A V with A (R x B), V (B x in*out): dV = A^T dW, dA = dW V^T */
         const float *coef = w + halo_rgcn_coef_at(s);
         HALO_CHECK(ops->gemm(ctx, 1, 0, s->B, (int)io, R, 1.0f, coef, s->B, gwr, (int)io, 0.0f,
                              gw + io, (int)io));
-        HALO_CHECK(ops->gemm(ctx, 0, 1, R, s->B, (int)io, 1.0f, gwr, (int)io, w + io, (int)io,
-                             0.0f, gw + halo_rgcn_coef_at(s), s->B));
+        HALO_CHECK(ops->gemm(ctx, 0, 1, R, s->B, (int)io, 1.0f, gwr, (int)io, w + io, (int)io, 0.0f,
+                             gw + halo_rgcn_coef_at(s), s->B));
     }
     if (dh == NULL) {
         return 0;
@@ -148,12 +149,12 @@ int halo_rgcn_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_rgcn_s
     HALO_CHECK(ops->ws_alloc(ctx, (size_t)nd * R * in * sizeof(float), &p));
     dmean = p;
     /* dmean = dy W_rel^T; dx_dst = dy W_self^T; then the means' gradients flow to the sources */
-    HALO_CHECK(ops->gemm(ctx, 0, 1, nd, R * in, out, 1.0f, dy, out, st->wr, out, 0.0f, dmean,
-                         R * in));
+    HALO_CHECK(
+        ops->gemm(ctx, 0, 1, nd, R * in, out, 1.0f, dy, out, st->wr, out, 0.0f, dmean, R * in));
     HALO_CHECK(ops->gemm(ctx, 0, 1, nd, in, out, 1.0f, dy, out, w, out, 0.0f, dx, in));
     HALO_CHECK(ops->zero(ctx, dx + (size_t)nd * in, ns - nd, in, in));
-    HALO_CHECK(ops->agg_mean_backward(ctx, nd * R, ns, b->num_edges, st->vptr, st->vidx, in,
-                                      dmean, in, dx, in, 1));
+    HALO_CHECK(ops->agg_mean_backward(ctx, nd * R, ns, b->num_edges, st->vptr, st->vidx, in, dmean,
+                                      in, dx, in, 1));
     *dh = dx;
     return 0;
 }
@@ -163,7 +164,7 @@ double halo_rgcn_flops(const halo_rgcn_shape *s, const halo_block *b, int dx)
     double in = s->in, out = s->out, R = s->R, e = (double)b->num_edges, nd = b->num_dst;
     double mm = 2.0 * nd * in * out; /* one (nd x in) x (in x out) product */
     double basis = s->B > 0 ? 2.0 * R * s->B * in * out : 0.0;
-    double f = e * in + mm * (1 + R) + basis;        /* forward */
+    double f = e * in + mm * (1 + R) + basis;         /* forward */
     f += mm * (1 + R) + (s->B > 0 ? 2 * basis : 0.0); /* weight gradients */
     if (dx) {
         f += mm * (1 + R) + e * in;

@@ -35,8 +35,7 @@ void halo_rgcn_init(const halo_rgcn_shape *s, uint64_t seed, int layer, float *w
  * destination i*R + r listing the sources of dst i's edges of relation r in block order, so the
  * per-relation means are one agg_mean over it. etype NULL: every edge is relation 0. vptr holds
  * num_dst*R + 1 entries, vidx num_edges, cnt R (scratch). */
-void halo_rgcn_relation_csr(const halo_block *b, int R, int64_t *vptr, int32_t *vidx,
-                            int64_t *cnt);
+void halo_rgcn_relation_csr(const halo_block *b, int R, int64_t *vptr, int32_t *vidx, int64_t *cnt);
 
 /* What a layer's forward pass keeps for its backward pass (device pointers). */
 typedef struct halo_rgcn_state {

@@ -19,11 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NODES 900  /* global ids [0, NODES) */
-#define DIM 6      /* row width */
-#define SHARES 4   /* shares of every global batch, whatever the rank count */
+#define NODES 900    /* global ids [0, NODES) */
+#define DIM 6        /* row width */
+#define SHARES 4     /* shares of every global batch, whatever the rank count */
 #define PER_SHARE 70 /* contributions per share (with repeats) */
-#define STEPS 6    /* global batches */
+#define STEPS 6      /* global batches */
 
 static int64_t range[65]; /* owner ranges of this run */
 
@@ -159,7 +159,8 @@ static void ref_run(ref_table *R, int optim, int steps, float scale)
                 continue;
             }
             int64_t t = ++R->t[v];
-            float c1 = (float)(1.0 - pow(0.9f, (double)t)), c2 = (float)(1.0 - pow(0.999f, (double)t));
+            float c1 = (float)(1.0 - pow(0.9f, (double)t)),
+                  c2 = (float)(1.0 - pow(0.999f, (double)t));
             double c1d = 1.0 - pow(0.9f, (double)t), c2d = 1.0 - pow(0.999f, (double)t);
             for (int j = 0; j < DIM; j++) {
                 int k = v * DIM + j;
@@ -219,7 +220,7 @@ static void gather_returns_the_owners_rows(void)
     halo_rng_init(&r, 8, HALO_RNG_TEST, (uint64_t)rank, 0, 0);
     int n = 150 + 13 * rank;
     int32_t *gid = HALO_ALLOC(int32_t, n);
-    float *out = HALO_ALLOC(float, (size_t)n * DIM);
+    float *out = HALO_ALLOC(float, (size_t)n *DIM);
     for (int i = 0; i < n; i++) {
         do {
             gid[i] = (int32_t)halo_rng_below(&r, NODES);
@@ -279,15 +280,15 @@ static void updates_equal_the_single_process_reference(int optim, const char *na
 static void updates_with_adam_equal_the_single_process_reference(void)
 {
     updates_equal_the_single_process_reference(HALO_EMBED_ADAM,
-                                                "updates_with_adam_equal_the_single_process_"
-                                                "reference");
+                                               "updates_with_adam_equal_the_single_process_"
+                                               "reference");
 }
 
 static void updates_with_adagrad_equal_the_single_process_reference(void)
 {
     updates_equal_the_single_process_reference(HALO_EMBED_ADAGRAD,
-                                                "updates_with_adagrad_equal_the_single_process_"
-                                                "reference");
+                                               "updates_with_adagrad_equal_the_single_process_"
+                                               "reference");
 }
 
 /* A fresh temporary directory, the same path on every rank. */

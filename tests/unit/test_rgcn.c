@@ -357,14 +357,14 @@ static void check_rgcn_gradient(int layers, int R, int B, float dropout, const i
     size_t at = 0;
     double err = max_rel_err(g, fd, n, 1e-2, &at);
     if (err >= 2e-3) {
-        fprintf(stderr, "# R %d B %d: parameter gradient %zu is %g, finite differences %g\n", R,
-                B, at, (double)g[at], fd[at]);
+        fprintf(stderr, "# R %d B %d: parameter gradient %zu is %g, finite differences %g\n", R, B,
+                at, (double)g[at], fd[at]);
     }
     assert_true(err < 2e-3);
     double errx = max_rel_err(dx, fdx, nfeat, 1e-2, &at);
     if (errx >= 2e-3) {
-        fprintf(stderr, "# R %d B %d: input gradient %zu is %g, finite differences %g\n", R, B,
-                at, (double)dx[at], fdx[at]);
+        fprintf(stderr, "# R %d B %d: input gradient %zu is %g, finite differences %g\n", R, B, at,
+                (double)dx[at], fdx[at]);
     }
     assert_true(errx < 2e-3);
     /* the check has teeth: some gradients of every relation's weights are far from zero */
@@ -580,7 +580,8 @@ static void rgcn_with_one_relation_computes_sage(void **state)
                halo_model_params(s, NULL) + halo_model_param_offset(s, l),
                (2 * (size_t)li * lo + lo) * sizeof(float));
     }
-    float *a = HALO_ALLOC(float, (size_t)nodes[2] * cls), *b = HALO_ALLOC(float, (size_t)nodes[2] * cls);
+    float *a = HALO_ALLOC(float, (size_t)nodes[2] * cls),
+          *b = HALO_ALLOC(float, (size_t)nodes[2] * cls);
     assert_int_equal(halo_model_infer(r, &tb.t.mb, feat, NULL, a, NULL, NULL), 0);
     assert_int_equal(halo_model_infer(s, &tb.t.mb, feat, NULL, b, NULL, NULL), 0);
     for (int i = 0; i < nodes[2] * cls; i++) {
