@@ -83,7 +83,8 @@ int halo_model_device_resolve(int requested, int local_rank, int *device, int *g
 
 /* Creates a model: validates cfg, opens the back end, and initialises the weights (Xavier/Glorot
  * uniform with the ReLU gain as DGL's SAGEConv, keyed by (seed, layer, matrix, element); biases
- * zero) and Adam's state (zero moments, step 0). */
+ * zero; RGCN: per relation or basis matrix likewise, docs/rgcn.md) and Adam's state (zero
+ * moments, step 0). */
 int halo_model_create(const halo_model_config *cfg, halo_model **out);
 void halo_model_free(halo_model *m);
 /* The configuration the model was created with. */
