@@ -264,7 +264,7 @@ static void updates_equal_the_single_process_reference(int optim, const char *na
     /* one line that a 1-rank and a 4-rank run print alike: the hash of the distributed table,
      * every row gathered from its owner */
     int32_t *all = HALO_ALLOC(int32_t, NODES);
-    float *rows = HALO_ALLOC(float, (size_t)NODES * DIM);
+    float *rows = HALO_ALLOC(float, (size_t)NODES *DIM);
     int32_t na = 0;
     for (int32_t v = 0; v < NODES; v++) {
         if (has_row_of(v)) {
@@ -279,8 +279,7 @@ static void updates_equal_the_single_process_reference(int optim, const char *na
             memcpy(&u, &rows[k], 4);
             h = halo_mix64(h ^ u);
         }
-        printf("# %s: %d ranks, gathered table hash %016llx\n", name, ranks,
-               (unsigned long long)h);
+        printf("# %s: %d ranks, gathered table hash %016llx\n", name, ranks, (unsigned long long)h);
     }
     halo_free(all);
     halo_free(rows);
