@@ -1,4 +1,4 @@
-/* halo train: synchronous data-parallel GraphSAGE training over a partition under mpirun. */
+/* halo train: synchronous data-parallel GraphSAGE or RGCN training over a partition under mpirun. */
 #include "cli/cli.h"
 
 #include "comm/comm.h"
@@ -18,7 +18,7 @@ int halo_cmd_train(int argc, char **argv)
     halo_train_opts_default(&o);
     const char *policy = NULL, *fanouts = NULL, *device = "auto", *eval = "sampled";
     const char *eval_fanouts = NULL, *metrics = NULL, *checkpoint = NULL, *netem = NULL;
-    const char *batching = "local";
+    const char *batching = "local", *model = "sage";
     const char *timeline = NULL;
     int64_t seed = (int64_t)o.seed;
     bool resume = false, check = false, quiet_table = false;
@@ -35,6 +35,10 @@ int halo_cmd_train(int argc, char **argv)
          "batch b is the same seeds whatever the rank count"},
         {"fanouts", 'f', HALO_OPT_STRING, &fanouts, "LIST",
          "fanouts, input layer first (overrides the policy's fanout hook)"},
+        {"model", 0, HALO_OPT_STRING, &model, "sage|rgcn",
+         "GraphSAGE (mean), or RGCN: a weight per relation, mean per relation (docs/rgcn.md)"},
+        {"bases", 0, HALO_OPT_INT, &o.bases, "B",
+         "RGCN: relations share B basis matrices (0: one weight per relation)"},
         {"hidden", 0, HALO_OPT_INT, &o.hidden, "H", "hidden width"},
         {"lr", 0, HALO_OPT_DOUBLE, &o.lr, "X", "Adam learning rate"},
         {"dropout", 0, HALO_OPT_DOUBLE, &o.dropout, "P", "dropout probability"},
@@ -78,7 +82,8 @@ int halo_cmd_train(int argc, char **argv)
         "other parts and pulling remote features; gradients are summed with one allreduce per\n"
         "step, so every rank holds the same weights. Rank 0 prints a row per epoch (loss, train\n"
         "and validation accuracy, time and stage breakdown) and the final test accuracy.\n"
-        "Same configuration and ranks: the same losses, bit for bit on the CPU.",
+        "Same configuration and ranks: the same losses, bit for bit on the CPU. --model rgcn\n"
+        "trains an RGCN (a weight per relation) instead.",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;
@@ -105,6 +110,7 @@ int halo_cmd_train(int argc, char **argv)
     o.seed = (uint64_t)seed;
     if (halo_train_parse_batching(batching, &o.batching) < 0 ||
         halo_model_device_parse(device, &o.device) < 0 ||
+        halo_model_kind_parse(model, &o.model) < 0 ||
         halo_train_parse_eval(eval, &o.eval) < 0) {
         return halo_cli_fail(HALO_EUSAGE);
     }

@@ -1,5 +1,5 @@
-/* GraphSAGE layers, loss and optimiser written once over the table of operations (ops.h); the
- * back end (CPU or CUDA) is chosen when the model is created. */
+/* GraphSAGE and RGCN (rgcn.c) layers, loss and optimiser written once over the table of
+ * operations (ops.h); the back end (CPU or CUDA) is chosen when the model is created. */
 #include "model/model.h"
 
 #include "core/err.h"
@@ -7,6 +7,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "model/ops.h"
+#include "model/rgcn.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -36,6 +37,10 @@ struct halo_model {
     float *h_rowloss;              /* host staging: per-seed loss */
     int32_t *h_pred;               /* host staging: per-seed prediction */
     int32_t stage_rows;            /* capacity of the two above */
+    int64_t *vptr[HALO_MAX_LAYERS];  /* RGCN: host relation CSR of each layer's block */
+    int32_t *vidx[HALO_MAX_LAYERS];  /* its sources */
+    int64_t vptr_cap[HALO_MAX_LAYERS], vidx_cap[HALO_MAX_LAYERS]; /* their capacities */
+    int64_t *rcnt;                 /* RGCN: [relations] scratch of the relation CSR */
 };
 
 /* What the forward pass keeps of a layer for the backward pass (device pointers). */
@@ -46,6 +51,7 @@ typedef struct layer_state {
     float *y;               /* output after bias and activation [num_dst x out] */
     const int64_t *indptr;  /* block CSR on the device */
     const int32_t *indices; /* block sources on the device */
+    halo_rgcn_state rgcn;   /* RGCN layers: what the backward pass needs */
 } layer_state;
 
 void halo_model_config_default(halo_model_config *cfg)
@@ -64,6 +70,27 @@ void halo_model_config_default(halo_model_config *cfg)
     cfg->gpu = -1;
     cfg->threads = 0;
     cfg->path = HALO_MODEL_PATH_AUTO;
+    cfg->kind = HALO_MODEL_SAGE;
+    cfg->relations = 1;
+    cfg->bases = 0;
+}
+
+int halo_model_kind_parse(const char *name, int *kind)
+{
+    if (name != NULL && strcmp(name, "sage") == 0) {
+        *kind = HALO_MODEL_SAGE;
+    } else if (name != NULL && strcmp(name, "rgcn") == 0) {
+        *kind = HALO_MODEL_RGCN;
+    } else {
+        return halo_errorf(HALO_EUSAGE, "--model: expected sage or rgcn, got '%s'",
+                           name != NULL ? name : "");
+    }
+    return 0;
+}
+
+const char *halo_model_kind_name(int kind)
+{
+    return kind == HALO_MODEL_SAGE ? "sage" : kind == HALO_MODEL_RGCN ? "rgcn" : "?";
 }
 
 /* ---------------------------------------------------------------- devices */
@@ -177,7 +204,30 @@ static int check_config(const halo_model_config *c)
     if (c->path < HALO_MODEL_PATH_AUTO || c->path > HALO_MODEL_PATH_LIN_FIRST) {
         return halo_errorf(HALO_EUSAGE, "model: unknown layer path %d", c->path);
     }
+    if (c->kind != HALO_MODEL_SAGE && c->kind != HALO_MODEL_RGCN) {
+        return halo_errorf(HALO_EUSAGE, "model: unknown model kind %d", c->kind);
+    }
+    if (c->kind == HALO_MODEL_RGCN) {
+        /* etype is one byte per edge */
+        if (c->relations < 1 || c->relations > 256) {
+            return halo_errorf(HALO_EUSAGE, "model: rgcn relations must be in [1, 256], got %d",
+                               c->relations);
+        }
+        if (c->bases < 0 || c->bases > c->relations) {
+            return halo_errorf(HALO_EUSAGE,
+                               "model: rgcn bases must be in [0, relations = %d], got %d",
+                               c->relations, c->bases);
+        }
+    }
     return 0;
+}
+
+/* Shape of RGCN layer l. */
+static halo_rgcn_shape rgcn_shape(const halo_model *m, int l)
+{
+    halo_rgcn_shape s = {.in = m->dims[l], .out = m->dims[l + 1], .R = m->cfg.relations,
+                         .B = m->cfg.bases};
+    return s;
 }
 
 /* Xavier/Glorot uniform with the ReLU gain, as DGL's SAGEConv.reset_parameters: each of W_self
@@ -186,6 +236,11 @@ static int check_config(const halo_model_config *c)
 static void init_params(halo_model *m)
 {
     for (int l = 0; l < m->cfg.layers; l++) {
+        if (m->cfg.kind == HALO_MODEL_RGCN) {
+            halo_rgcn_shape s = rgcn_shape(m, l);
+            halo_rgcn_init(&s, m->cfg.seed, l, m->h_param + m->off[l]);
+            continue;
+        }
         int in = m->dims[l], out = m->dims[l + 1];
         double bound = sqrt(2.0) * sqrt(6.0 / (double)(in + out));
         for (int which = 0; which < 2; which++) {
@@ -227,7 +282,12 @@ int halo_model_create(const halo_model_config *cfg, halo_model **out)
     size_t off = 0;
     for (int l = 0; l < L; l++) {
         m->off[l] = off;
-        off += 2 * (size_t)m->dims[l] * m->dims[l + 1] + (size_t)m->dims[l + 1];
+        if (cfg->kind == HALO_MODEL_RGCN) {
+            halo_rgcn_shape s = rgcn_shape(m, l);
+            off += halo_rgcn_floats(&s);
+        } else {
+            off += 2 * (size_t)m->dims[l] * m->dims[l + 1] + (size_t)m->dims[l + 1];
+        }
         off = (off + MODEL_ALIGN - 1) / MODEL_ALIGN * MODEL_ALIGN;
     }
     m->off[L] = off;
@@ -294,6 +354,11 @@ void halo_model_free(halo_model *m)
         m->ops->host_free(m->ctx, m->h_pred);
         m->ops->close(m->ctx);
     }
+    for (int l = 0; l < HALO_MAX_LAYERS; l++) {
+        halo_free(m->vptr[l]);
+        halo_free(m->vidx[l]);
+    }
+    halo_free(m->rcnt);
     halo_free(m);
 }
 
@@ -318,6 +383,15 @@ float *halo_model_grads(halo_model *m, size_t *count)
 size_t halo_model_param_offset(const halo_model *m, int layer)
 {
     return m->off[layer];
+}
+
+size_t halo_model_bias_offset(const halo_model *m, int layer)
+{
+    if (m->cfg.kind == HALO_MODEL_RGCN) {
+        halo_rgcn_shape s = rgcn_shape(m, layer);
+        return m->off[layer] + halo_rgcn_bias_at(&s);
+    }
+    return m->off[layer] + 2 * (size_t)m->dims[layer] * m->dims[layer + 1];
 }
 
 float *halo_model_adam_m(halo_model *m)
@@ -393,6 +467,29 @@ float *halo_model_input_buffer(halo_model *m, int64_t rows)
 
 /* ---------------------------------------------------------------- blocks */
 
+/* RGCN: every edge of block l names a relation of the model; untyped blocks only for R = 1. */
+static int check_etypes(const halo_model *m, int l, const halo_block *b)
+{
+    int R = m->cfg.relations;
+    if (b->etype == NULL) {
+        if (R > 1 && b->num_edges > 0) {
+            return halo_errorf(HALO_EINPUT,
+                               "model: rgcn with %d relations needs typed blocks, block %d has "
+                               "no edge types (a homogeneous graph?)",
+                               R, l);
+        }
+        return 0;
+    }
+    for (int64_t e = 0; e < b->num_edges; e++) {
+        if (b->etype[e] >= R) {
+            return halo_errorf(HALO_EINPUT,
+                               "model: block %d: edge %lld has relation %d, the model has %d", l,
+                               (long long)e, b->etype[e], R);
+        }
+    }
+    return 0;
+}
+
 /* Checks one mini-batch against the model: layer count, chained sizes, CSR offsets and source
  * numbers. A sequential pass over the edges, small next to the layers' work. */
 static int check_minibatch(const halo_model *m, const halo_minibatch *mb)
@@ -427,6 +524,9 @@ static int check_minibatch(const halo_model *m, const halo_minibatch *mb)
                                    "model: block %d: edge %lld has source %d outside [0, %d)", l,
                                    (long long)e, b->indices[e], b->num_src);
             }
+        }
+        if (m->cfg.kind == HALO_MODEL_RGCN) {
+            HALO_CHECK(check_etypes(m, l, b));
         }
     }
     int L = mb->layers;
@@ -463,6 +563,11 @@ double halo_model_step_flops(const halo_model *m, const halo_minibatch *mb)
     double flops = 0;
     for (int l = 0; l < m->cfg.layers; l++) {
         const halo_block *b = &mb->blocks[l];
+        if (m->cfg.kind == HALO_MODEL_RGCN) {
+            halo_rgcn_shape s = rgcn_shape(m, l);
+            flops += halo_rgcn_flops(&s, b, l > 0);
+            continue;
+        }
         double in = m->dims[l], out = m->dims[l + 1], e = (double)b->num_edges;
         double nd = b->num_dst, ns = b->num_src;
         bool dx = l > 0;
@@ -492,6 +597,13 @@ static int layer_forward(halo_model *m, int l, const halo_block *b, const float 
     halo_ops_ctx *ctx = m->ctx;
     int in = m->dims[l], out = m->dims[l + 1];
     bool last = l == m->cfg.layers - 1;
+    if (m->cfg.kind == HALO_MODEL_RGCN) {
+        halo_rgcn_shape s = rgcn_shape(m, l);
+        HALO_CHECK(halo_rgcn_forward(ops, ctx, &s, m->d_param + m->off[l], b, h, indptr, indices,
+                                     !last, drop, &st->rgcn));
+        st->y = st->rgcn.y;
+        return 0;
+    }
     const float *w = m->d_param + m->off[l];
     const float *bias = w + 2 * (size_t)in * out;
     int32_t nd = b->num_dst, ns = b->num_src;
@@ -532,6 +644,11 @@ static int layer_backward(halo_model *m, int l, const halo_block *b, const layer
     halo_ops_ctx *ctx = m->ctx;
     int in = m->dims[l], out = m->dims[l + 1];
     bool last = l == m->cfg.layers - 1;
+    if (m->cfg.kind == HALO_MODEL_RGCN) {
+        halo_rgcn_shape s = rgcn_shape(m, l);
+        return halo_rgcn_backward(ops, ctx, &s, m->d_param + m->off[l], m->d_grad + m->off[l], b,
+                                  &st->rgcn, dy, !last, drop_p, dh);
+    }
     const float *w = m->d_param + m->off[l];
     float *gw = m->d_grad + m->off[l];
     float *gb = gw + 2 * (size_t)in * out;
@@ -604,6 +721,45 @@ static int stage_rows(halo_model *m, int32_t rows)
     return 0;
 }
 
+/* The CSR layer l computes over, on the device: the block's own (SAGE) or its edges regrouped by
+ * relation (RGCN, built on the host into the layer's buffers, which stay untouched until the next
+ * pass, after the back end's sync). */
+static int block_to_dev(halo_model *m, int l, const halo_block *b, const int64_t **indptr,
+                        const int32_t **indices)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    const void *p;
+    const int64_t *ptr = b->indptr;
+    const int32_t *idx = b->indices;
+    int64_t nptr = (int64_t)b->num_dst + 1;
+    if (m->cfg.kind == HALO_MODEL_RGCN) {
+        int R = m->cfg.relations;
+        nptr = (int64_t)b->num_dst * R + 1;
+        if (nptr > m->vptr_cap[l]) {
+            halo_free(m->vptr[l]);
+            m->vptr_cap[l] = nptr + nptr / 2;
+            m->vptr[l] = HALO_ALLOC(int64_t, m->vptr_cap[l]);
+        }
+        if (b->num_edges + 1 > m->vidx_cap[l]) {
+            halo_free(m->vidx[l]);
+            m->vidx_cap[l] = b->num_edges + 1 + b->num_edges / 2;
+            m->vidx[l] = HALO_ALLOC(int32_t, m->vidx_cap[l]);
+        }
+        if (m->rcnt == NULL) {
+            m->rcnt = HALO_ALLOC(int64_t, R);
+        }
+        halo_rgcn_relation_csr(b, R, m->vptr[l], m->vidx[l], m->rcnt);
+        ptr = m->vptr[l];
+        idx = m->vidx[l];
+    }
+    HALO_CHECK(ops->to_dev(ctx, ptr, (size_t)nptr * sizeof(int64_t), &p));
+    *indptr = p;
+    HALO_CHECK(ops->to_dev(ctx, idx, (size_t)b->num_edges * sizeof(int32_t), &p));
+    *indices = p;
+    return 0;
+}
+
 /* Forward over all layers of mb. train: dropout on (keyed by step). Layer states into st. */
 static int model_forward(halo_model *m, const halo_minibatch *mb, const float *feat, bool train,
                          uint64_t step, layer_state *st)
@@ -617,10 +773,7 @@ static int model_forward(halo_model *m, const halo_minibatch *mb, const float *f
         const halo_block *b = &mb->blocks[l];
         const int64_t *indptr;
         const int32_t *indices;
-        HALO_CHECK(ops->to_dev(ctx, b->indptr, (size_t)(b->num_dst + 1) * sizeof(int64_t), &p));
-        indptr = p;
-        HALO_CHECK(ops->to_dev(ctx, b->indices, (size_t)b->num_edges * sizeof(int32_t), &p));
-        indices = p;
+        HALO_CHECK(block_to_dev(m, l, b, &indptr, &indices));
         halo_ops_dropout drop = {0};
         const halo_ops_dropout *dp = NULL;
         if (train && l < mb->layers - 1 && m->cfg.dropout > 0.0f) {
@@ -705,6 +858,13 @@ int halo_model_train_forward_backward(halo_model *m, const halo_minibatch *mb, c
                                       const int32_t *labels, uint64_t step,
                                       halo_model_stats *stats)
 {
+    return halo_model_train_forward_backward_dx(m, mb, feat, labels, step, stats, NULL);
+}
+
+int halo_model_train_forward_backward_dx(halo_model *m, const halo_minibatch *mb,
+                                         const float *feat, const int32_t *labels, uint64_t step,
+                                         halo_model_stats *stats, float *d_input)
+{
     const halo_ops *ops = m->ops;
     halo_ops_ctx *ctx = m->ctx;
     layer_state st[HALO_MAX_LAYERS];
@@ -721,8 +881,12 @@ int halo_model_train_forward_backward(halo_model *m, const halo_minibatch *mb, c
     for (int l = L - 1; l >= 0; l--) {
         float *dh = NULL;
         HALO_CHECK(layer_backward(m, l, &mb->blocks[l], &st[l], dy, l < L - 1 ? p : 0.0f,
-                                  l > 0 ? &dh : NULL));
+                                  l > 0 || d_input != NULL ? &dh : NULL));
         dy = dh;
+    }
+    if (d_input != NULL) {
+        HALO_CHECK(ops->d2h(ctx, d_input, dy,
+                            (size_t)mb->num_input * m->cfg.in_dim * sizeof(float)));
     }
     if (!m->host_is_dev) {
         HALO_CHECK(ops->d2h(ctx, m->h_grad, m->d_grad, m->count * sizeof(float)));
@@ -784,10 +948,9 @@ int halo_model_layer_forward(halo_model *m, int layer, const halo_block *blk, co
     ops->ws_reset(ctx);
     HALO_CHECK(ops->to_dev(ctx, h_src, (size_t)blk->num_src * in * sizeof(float), &p));
     const float *h = p;
-    HALO_CHECK(ops->to_dev(ctx, blk->indptr, (size_t)(blk->num_dst + 1) * sizeof(int64_t), &p));
-    const int64_t *indptr = p;
-    HALO_CHECK(ops->to_dev(ctx, blk->indices, (size_t)blk->num_edges * sizeof(int32_t), &p));
-    const int32_t *indices = p;
+    const int64_t *indptr;
+    const int32_t *indices;
+    HALO_CHECK(block_to_dev(m, layer, blk, &indptr, &indices));
     layer_state st;
     HALO_CHECK(layer_forward(m, layer, blk, h, indptr, indices, NULL, &st));
     HALO_CHECK(ops->d2h(ctx, h_dst, st.y, (size_t)blk->num_dst * out * sizeof(float)));

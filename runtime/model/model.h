@@ -1,5 +1,6 @@
-/* GraphSAGE (mean aggregator, as DGL's SAGEConv) over sampled blocks: forward, softmax
- * cross-entropy, backward, Adam; one model on a CPU (OpenBLAS) or GPU (CUDA + cuBLAS) back end. */
+/* GraphSAGE (mean aggregator, as DGL's SAGEConv) or RGCN (per-relation means, as DGL's
+ * RelGraphConv) over sampled blocks: forward, softmax cross-entropy, backward, Adam; one model on a
+ * CPU (OpenBLAS) or GPU (CUDA + cuBLAS) back end. */
 #ifndef HALO_MODEL_H
 #define HALO_MODEL_H
 
@@ -20,6 +21,12 @@ enum {
     HALO_MODEL_PATH_LIN_FIRST = 2, /* h_src x W_neigh, then mean; plus h_dst x W_self */
 };
 
+/* Which layer the model stacks. */
+enum {
+    HALO_MODEL_SAGE = 0, /* GraphSAGE, mean aggregator */
+    HALO_MODEL_RGCN = 1, /* RGCN: a weight per relation (or a basis mix), mean per relation */
+};
+
 /* Everything that defines a model and its optimiser. halo_model_config_default fills in the
  * defaults of the MassiveGNN / DistDGL GraphSAGE examples. */
 typedef struct halo_model_config {
@@ -37,7 +44,11 @@ typedef struct halo_model_config {
     int device;          /* HALO_DEVICE_CPU or HALO_DEVICE_GPU (resolve AUTO first) */
     int gpu;             /* CUDA device ordinal when device is GPU */
     int threads;         /* CPU threads of the kernels and GEMMs; 0: all online cores */
-    int path;            /* HALO_MODEL_PATH_* for every layer (default AUTO) */
+    int path;            /* HALO_MODEL_PATH_* for every layer (default AUTO; SAGE only) */
+    int kind;            /* HALO_MODEL_SAGE or HALO_MODEL_RGCN (default SAGE) */
+    int relations;       /* RGCN: number of relations R >= 1 (edge types; default 1) */
+    int bases;           /* RGCN: basis matrices B in [1, R] shared by the relations, 0: one
+                            weight per relation (default 0) */
 } halo_model_config;
 
 /* Result of one forward pass with labels. */
@@ -54,6 +65,11 @@ typedef struct halo_model halo_model;
  * eps 1e-8, no weight decay, seed 1, CPU, all cores); in_dim and classes are left 0. */
 void halo_model_config_default(halo_model_config *cfg);
 
+/* Parses "sage" or "rgcn" into HALO_MODEL_*; HALO_EUSAGE otherwise. */
+int halo_model_kind_parse(const char *name, int *kind);
+/* Name of a HALO_MODEL_* kind ("sage", "rgcn"). */
+const char *halo_model_kind_name(int kind);
+
 /* Parses "auto", "cpu" or "gpu" into HALO_DEVICE_*; HALO_EUSAGE otherwise. */
 int halo_model_device_parse(const char *name, int *device);
 /* Name of a HALO_DEVICE_* value ("auto", "cpu", "gpu"). */
@@ -67,7 +83,8 @@ int halo_model_device_resolve(int requested, int local_rank, int *device, int *g
 
 /* Creates a model: validates cfg, opens the back end, and initialises the weights (Xavier/Glorot
  * uniform with the ReLU gain as DGL's SAGEConv, keyed by (seed, layer, matrix, element); biases
- * zero) and Adam's state (zero moments, step 0). */
+ * zero; RGCN: per relation or basis matrix likewise, docs/rgcn.md) and Adam's state (zero
+ * moments, step 0). */
 int halo_model_create(const halo_model_config *cfg, halo_model **out);
 void halo_model_free(halo_model *m);
 /* The configuration the model was created with. */
@@ -78,8 +95,14 @@ int halo_model_layer_in(const halo_model *m, int layer);
 int halo_model_layer_out(const halo_model *m, int layer);
 
 /* Parameters: all weights in one contiguous host buffer. Per layer l, at offset
- * halo_model_param_offset(m, l): W = [W_self; W_neigh] as a row-major (2*in x out) matrix
- * (so y = h_dst W_self + mean(h_src) W_neigh + b), then b (out). Offsets are multiples of 16
+ * halo_model_param_offset(m, l):
+ * SAGE: W = [W_self; W_neigh] as a row-major (2*in x out) matrix (so y = h_dst W_self +
+ * mean(h_src) W_neigh + b), then b (out).
+ * RGCN: W_self (in x out), then without bases W_1..W_R (R matrices in x out, relation r's at
+ * (1+r)*in*out), or with B bases V_1..V_B (B matrices in x out) followed by the coefficients
+ * (R x B row-major, W_r = sum_b a[r][b] V_b), then b (out); halo_model_bias_offset says where.
+ * So y = h_dst W_self + sum_r mean_{u in N_r(dst)} h_u W_r + b (a relation without sampled edges
+ * of a destination adds nothing). Offsets are multiples of 16
  * floats; the padding between layers is zero and stays zero. The host buffer is authoritative between calls
  * (on GPU it is refreshed after every Adam step); after writing it, call halo_model_push_state. */
 float *halo_model_params(halo_model *m, size_t *count);
@@ -87,8 +110,11 @@ float *halo_model_params(halo_model *m, size_t *count);
  * halo_model_train_forward_backward. The trainer may sum them over ranks in place (one
  * MPI_Allreduce) before halo_model_adam_step. */
 float *halo_model_grads(halo_model *m, size_t *count);
-/* Offset of layer l's W in the parameter/gradient buffers; its b is at offset + 2*in*out. */
+/* Offset of layer l's W in the parameter/gradient buffers; its b is at offset + 2*in*out (SAGE),
+ * halo_model_bias_offset in general. */
 size_t halo_model_param_offset(const halo_model *m, int layer);
+/* Offset of layer l's bias in the parameter/gradient buffers. */
+size_t halo_model_bias_offset(const halo_model *m, int layer);
 /* Adam's moments (same layout as the parameters) and step count, for checkpoints. On GPU call
  * halo_model_pull_state first to refresh them from the device. */
 float *halo_model_adam_m(halo_model *m);
@@ -118,6 +144,12 @@ float *halo_model_input_buffer(halo_model *m, int64_t rows);
 int halo_model_train_forward_backward(halo_model *m, const halo_minibatch *mb, const float *feat,
                                       const int32_t *labels, uint64_t step,
                                       halo_model_stats *stats);
+/* The same, and when d_input is not NULL also the gradient of the loss with respect to the input
+ * rows (host, mb->num_input rows of in_dim floats, order of blocks[0].src_gid): what learnable
+ * input embeddings (embed/embed.h) are trained with. */
+int halo_model_train_forward_backward_dx(halo_model *m, const halo_minibatch *mb,
+                                         const float *feat, const int32_t *labels, uint64_t step,
+                                         halo_model_stats *stats, float *d_input);
 /* One Adam step (torch.optim.Adam semantics, L2 weight decay added to the gradient) from the host
  * gradient buffer scaled by grad_scale (e.g. 1/ranks after a summing allreduce). Advances t. */
 int halo_model_adam_step(halo_model *m, float grad_scale);

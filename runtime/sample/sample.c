@@ -245,6 +245,7 @@ void halo_sample_block_free(halo_block *b)
     halo_free(b->indptr);
     halo_free(b->indices);
     halo_free(b->src_gid);
+    halo_free(b->etype);
     memset(b, 0, sizeof *b);
 }
 

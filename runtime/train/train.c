@@ -666,6 +666,10 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
     for (int i = 0; i < o->nsets; i++) {
         halo_sb_printf(&sb, " set=%s", o->sets[i]);
     }
+    if (o->model != HALO_MODEL_SAGE) {
+        halo_sb_printf(&sb, " model=%s relations=%d bases=%d", halo_model_kind_name(o->model),
+                       o->relations, o->bases);
+    }
     char *text = NULL;
     size_t len = 0;
     if (o->policy != NULL && halo_file_read_all(o->policy, &text, &len) == 0) {
@@ -1016,6 +1020,9 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     mc.layers = t->layers;
     mc.in_dim = t->st->feat_dim;
     mc.hidden = o->hidden;
+    mc.kind = o->model;
+    mc.relations = o->relations > 0 ? o->relations : 1;
+    mc.bases = o->bases;
     mc.classes = t->st->info->classes;
     mc.dropout = (float)o->dropout;
     mc.lr = (float)o->lr;
@@ -1302,11 +1309,12 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
             size_t len = strlen(fo);
             snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t.fanouts[l]);
         }
-        halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), hidden %d, "
-                  "%lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
+        halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), model %s, "
+                  "hidden %d, %lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
                   t.ranks, res->device, policy_name, fo, (long long)B,
-                  halo_train_batching_name(o->batching), o->hidden, (long long)nt, (long long)nb,
-                  start_epoch, o->epochs - 1);
+                  halo_train_batching_name(o->batching),
+                  halo_model_kind_name(halo_model_config_of(t.m)->kind), o->hidden,
+                  (long long)nt, (long long)nb, start_epoch, o->epochs - 1);
     }
 
     for (int ep = start_epoch; ep < o->epochs; ep++) {

@@ -39,6 +39,9 @@ typedef struct halo_train_opts {
     int batching;             /* HALO_TRAIN_BATCH_* */
     const char *fanouts;      /* "10,25" overriding the policy, NULL = the policy's */
     int hidden;               /* hidden width */
+    int model;                /* HALO_MODEL_SAGE (default) or HALO_MODEL_RGCN (model/model.h) */
+    int relations;            /* RGCN relations, 0 = the graph's (1 on a homogeneous graph) */
+    int bases;                /* RGCN basis matrices, 0 = one weight per relation */
     double lr;                /* Adam learning rate */
     double dropout;           /* dropout probability */
     double weight_decay;      /* Adam L2 coefficient */
