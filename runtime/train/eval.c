@@ -4,6 +4,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "graph/graph.h"
+#include "train/eval.h"
 #include "train/train_internal.h"
 
 #include <string.h>
