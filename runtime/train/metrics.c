@@ -57,6 +57,7 @@ void halo_metrics_epoch_json(halo_sb *out, const char *mode, const char *policy,
         {"batches", s->batches},           {"sampled_edges", s->sampled_edges},
         {"input_nodes", s->input_nodes},   {"remote_nodes", s->remote_nodes},
         {"cache_hits", s->cache_hits},     {"cache_misses", s->cache_misses},
+        {"cache_evicted", s->cache_evicted},
         {"bytes_remote", s->bytes_remote}, {"bytes_sent", s->bytes_sent},
         {"messages", s->messages},
     };

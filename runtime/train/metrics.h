@@ -27,6 +27,7 @@ typedef struct halo_epoch_stats {
     int64_t remote_nodes;  /* input nodes owned by other ranks */
     int64_t cache_hits;    /* remote input nodes found in the cache */
     int64_t cache_misses;  /* remote input nodes pulled */
+    int64_t cache_evicted; /* cache slots freed by the policy's decisions (replaced nodes) */
     int64_t bytes_remote;  /* feature and adjacency bytes received from peers */
     int64_t bytes_sent;    /* feature and adjacency bytes sent to peers (requests, replies) */
     int64_t messages;      /* point-to-point messages sent to peers by sampling and pulls */

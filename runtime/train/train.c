@@ -210,6 +210,7 @@ typedef struct batch_slot {
     int32_t n;          /* this rank's seeds of the batch */
     int64_t hits;       /* halo input nodes served by the cache */
     int64_t misses;     /* halo input nodes pulled */
+    int64_t evicted;    /* cache slots the policy freed at this batch */
     int64_t bytes;      /* bytes received by the sample and fetch stages for this batch */
     int64_t sent;       /* bytes they sent */
     int64_t messages;   /* messages they sent */
@@ -308,6 +309,7 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
     }
     s->hits = 0;
     s->misses = s->pull.num_remote;
+    s->evicted = 0;
     int prc = 0;
     halo_cache_stats h0;
     memset(&h0, 0, sizeof h0);
@@ -344,6 +346,7 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
         const halo_cache_stats *h1 = halo_cache_stats_get(t->cache);
         s->hits = h1->hits - h0.hits;
         s->misses = h1->misses - h0.misses;
+        s->evicted = h1->evicted - h0.evicted;
     }
     halo_comm_stats c1 = halo_comm_get_stats(st->comm);
     s->bytes += c1.bytes_recv - c0.bytes_recv;
@@ -409,6 +412,7 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     acc->s.remote_nodes += s->pull.num_remote;
     acc->s.cache_hits += s->hits;
     acc->s.cache_misses += s->misses;
+    acc->s.cache_evicted += s->evicted;
     acc->s.bytes_remote += s->bytes;
     acc->s.bytes_sent += s->sent;
     acc->s.messages += s->messages;
