@@ -2,7 +2,8 @@
 # Every shipped cache policy (and distdgl, which has none) at depths 0, 2 and 4 on a tiny graph,
 # 2 ranks, 1 epoch, trains the weights of the run without any policy at depth 0, bit for bit;
 # each policy makes the same cache hits, misses and evictions at every depth; its cache is used
-# (massivegnn and the demand policies also evict, so replacement is exercised, not only lookups).
+# on every rank (massivegnn and the demand policies also evict there, so replacement is
+# exercised, not only lookups).
 . "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 MPIRUN="timeout -k 5 60 mpirun --timeout 50 --oversubscribe --bind-to none"
@@ -24,7 +25,9 @@ counts() {
     grep -o '"cache_hits":[0-9]*,"cache_misses":[0-9]*,"cache_evicted":[0-9]*' "$T/$1.jsonl" |
         tr '\n' ' '
 }
-sum() { grep -o "\"$2\":[0-9]*" "$T/$1.jsonl" | awk -F: '{s += $2} END {print s + 0}'; }
+# least / most RUN KEY: the smallest / largest value of KEY over the run's epoch records (ranks)
+least() { grep -o "\"$2\":[0-9]*" "$T/$1.jsonl" | awk -F: 'NR == 1 || $2 < m { m = $2 } END { print m + 0 }'; }
+most() { grep -o "\"$2\":[0-9]*" "$T/$1.jsonl" | awk -F: '$2 > m { m = $2 } END { print m + 0 }'; }
 
 run ref --depth 0
 ref=$(params ref)
@@ -51,18 +54,20 @@ for pol in distdgl pagraph massivegnn lru fifo lfu vip belady; do
         not_ok "$pol: depths 2 and 4 make the cache counts of depth 0"
         echo "# depth 0: $c0"; echo "# depth 2: $(counts "$pol.2")"; echo "# depth 4: $(counts "$pol.4")"
     fi
-    hits=$(sum "$pol.0" cache_hits)
-    evicted=$(sum "$pol.0" cache_evicted)
-    echo "# $pol: $hits hits, $evicted evicted"
+    # per rank (each record is one rank's epoch): a policy that skipped one rank's admissions,
+    # or its whole cache, is seen here, though the weights stay those of the reference
+    hits=$(least "$pol.0" cache_hits)
+    evicted=$(least "$pol.0" cache_evicted)
+    echo "# $pol: at least $hits hits and $evicted evictions on every rank"
     case $pol in
     distdgl)
-        check "distdgl has no cache (no hits)" test "$hits" -eq 0 ;;
+        check "distdgl has no cache (no hits on any rank)" test "$(most distdgl.0 cache_hits)" -eq 0 ;;
     *)
-        check "$pol: its cache is hit" test "$hits" -gt 0 ;;
+        check "$pol: its cache is hit on every rank" test "$hits" -gt 0 ;;
     esac
     case $pol in
     massivegnn | lru | fifo | lfu | belady)
-        check "$pol: slots are replaced" test "$evicted" -gt 0 ;;
+        check "$pol: slots are replaced on every rank" test "$evicted" -gt 0 ;;
     esac
 done
 done_testing
