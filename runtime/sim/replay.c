@@ -15,6 +15,7 @@
 #include "order/order.h"
 #include "part/part.h"
 #include "pipe/pipe.h"
+#include "pipe/timeline.h"
 #include "policy/policy.h"
 #include "sample/sample.h"
 

@@ -11,7 +11,7 @@
 int halo_train_fetch_rows(halo_comm *c, const halo_store *st, const int32_t *ids, int64_t n,
                           const void *table, size_t row_bytes, void *out)
 {
-    int P = st->ranks;
+    int P = halo_store_ranks(st);
     int64_t *off = HALO_NEW(int64_t, P + 1);
     int64_t *rep_off = HALO_NEW(int64_t, P + 1);
     halo_xchg req, rep;
@@ -38,8 +38,8 @@ int halo_train_fetch_rows(halo_comm *c, const halo_store *st, const int32_t *ids
     reply = HALO_ALLOC(char, nin > 0 ? (size_t)nin * row_bytes : 1);
     const int32_t *asked = (const int32_t *)req.recv;
     for (int64_t i = 0; i < nin; i++) {
-        int64_t row = (int64_t)asked[i] - st->start;
-        if (row < 0 || row >= st->end - st->start) {
+        int64_t row = (int64_t)asked[i] - halo_store_start(st);
+        if (row < 0 || row >= halo_store_end(st) - halo_store_start(st)) {
             rc = halo_errorf(HALO_ESTATE, "train: asked for node %d, not owned here", asked[i]);
             goto fail;
         }
@@ -72,7 +72,7 @@ fail:
  * lends a few): pulled from their owners once, kept sorted for lookup. Collective. */
 int halo_train_borrow_labels(train_ctx *t)
 {
-    const halo_part *pt = t->st->part;
+    const halo_part *pt = halo_store_part(t->st);
     int64_t nb = 0;
     for (int64_t i = 0; i < pt->num_train; i++) {
         nb += !halo_store_is_local(t->st, pt->train[i]);
@@ -94,7 +94,7 @@ int halo_train_borrow_labels(train_ctx *t)
 int32_t halo_train_seed_label(const train_ctx *t, int32_t gid)
 {
     if (halo_store_is_local(t->st, gid)) {
-        return t->st->part->label[gid - t->st->start];
+        return halo_store_part(t->st)->label[gid - halo_store_start(t->st)];
     }
     int64_t lo = 0, hi = t->nborrow;
     while (lo < hi) {

@@ -14,6 +14,7 @@
 #include "core/timer.h"
 #include "order/order.h"
 #include "pipe/pipe.h"
+#include "pipe/timeline.h"
 #include "policy/policy.h"
 #include "train/checkpoint.h"
 #include "train/eval.h"
@@ -144,8 +145,8 @@ int halo_train_opts_check(const halo_train_opts *o)
 static void epoch_order(const train_ctx *t, int epoch, const int64_t *all_orig,
                         halo_order_key *keys, int32_t *order, int64_t *boff)
 {
-    const halo_part *pt = t->st->part;
-    const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+    const halo_part *pt = halo_store_part(t->st);
+    const int64_t *orig = halo_store_orig_ids(t->st);
     int64_t nt = pt->num_train;
     if (t->o->batching == HALO_TRAIN_BATCH_GLOBAL) {
         int32_t *gid = HALO_ALLOC(int32_t, nt * t->ranks > 0 ? nt * t->ranks : 1);
@@ -177,7 +178,7 @@ typedef struct epoch_acc {
  * depend on the partition numbering (1 rank and P ranks drop the same units). */
 static void keyed_minibatch(train_ctx *t, const halo_minibatch *mb, halo_minibatch *out)
 {
-    const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+    const int64_t *orig = halo_store_orig_ids(t->st);
     *out = *mb;
     for (int l = 0; l < mb->layers; l++) {
         const halo_block *b = &mb->blocks[l];
@@ -201,7 +202,7 @@ static void keyed_minibatch(train_ctx *t, const halo_minibatch *mb, halo_minibat
  * stages prepare for the compute. Depth k uses k + 1 of them. */
 typedef struct batch_slot {
     halo_minibatch mb;  /* sampled blocks */
-    halo_pull pull;     /* pull plan of the input rows */
+    halo_store_pull pull;     /* pull plan of the input rows */
     float *rows;        /* [num_input * feat_dim] input features (own buffer or the model's) */
     float *own;         /* the slot's own buffer (depth > 0: the model's is in use) */
     int64_t own_cap;    /* floats allocated in own */
@@ -258,12 +259,12 @@ static int stage_sample(void *arg, halo_pipe_item *it)
     batch_slot *s = it->data;
     int64_t b = it->batch;
     s->n = (int32_t)(pl->boff[b + 1] - pl->boff[b]);
-    halo_comm_stats c0 = halo_comm_get_stats(a->st->comm);
+    halo_comm_stats c0 = halo_comm_get_stats(halo_store_comm(a->st));
     halo_sample_key k = {t->o->seed, pl->epoch, b};
     int rc = halo_store_sample(a->st, a->smp, t->fanouts, t->layers, &k, pl->order + pl->boff[b],
                                s->n, &s->mb);
     if (rc < 0) {
-        halo_comm_fail(a->st->comm, rc);
+        halo_comm_fail(halo_store_comm(a->st), rc);
     }
     if (s->mb.num_seeds > s->labels_cap) {
         halo_free(s->labels);
@@ -273,7 +274,7 @@ static int stage_sample(void *arg, halo_pipe_item *it)
     for (int32_t i = 0; i < s->mb.num_seeds; i++) {
         s->labels[i] = halo_train_seed_label(t, s->mb.seeds[i]);
     }
-    halo_comm_stats c1 = halo_comm_get_stats(a->st->comm);
+    halo_comm_stats c1 = halo_comm_get_stats(halo_store_comm(a->st));
     s->bytes = c1.bytes_recv - c0.bytes_recv;
     s->sent = c1.bytes_sent - c0.bytes_sent;
     s->messages = c1.messages - c0.messages;
@@ -293,19 +294,20 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
     halo_store *st = a->st;
     batch_slot *s = it->data;
     int64_t ni = s->mb.num_input > 0 ? s->mb.num_input : 1;
-    halo_comm_stats c0 = halo_comm_get_stats(st->comm);
+    halo_comm_stats c0 = halo_comm_get_stats(halo_store_comm(st));
     s->rows = pl->depth == 0 ? halo_model_input_buffer(t->m, ni) : NULL;
     if (s->rows == NULL) {
-        if (ni * st->feat_dim > s->own_cap) {
+        if (ni * halo_store_feat_dim(st) > s->own_cap) {
             halo_free(s->own);
-            s->own_cap = ni * st->feat_dim + ni * st->feat_dim / 2;
+            s->own_cap = ni * halo_store_feat_dim(st) + ni * halo_store_feat_dim(st) / 2;
             s->own = HALO_ALLOC(float, s->own_cap);
         }
         s->rows = s->own;
     }
     int rc = halo_store_pull_plan(st, s->mb.input, s->mb.num_input, &s->pull);
     if (rc < 0) {
-        halo_comm_fail(st->comm, rc); /* local and never expected: ids come from the sampler */
+        /* local and never expected: ids come from the sampler */
+        halo_comm_fail(halo_store_comm(st), rc);
     }
     s->hits = 0;
     s->misses = s->pull.num_remote;
@@ -333,12 +335,12 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
         const int32_t *extra = NULL;
         prc = halo_cache_decide(t->cache, &extra, &n_extra);
         if (prc == 0 && n_extra > 0) {
-            prc = halo_pull_add_extra(&s->pull, st, extra, n_extra);
+            prc = halo_store_pull_add_extra(&s->pull, st, extra, n_extra);
         }
     }
     rc = halo_store_pull_exec(st, &s->pull, s->rows);
     if (rc < 0) {
-        halo_comm_fail(st->comm, rc);
+        halo_comm_fail(halo_store_comm(st), rc);
     }
     if (t->cache != NULL && prc == 0) {
         const float *er = n_extra > 0 ? s->pull.extra_rows : NULL;
@@ -348,7 +350,7 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
         s->misses = h1->misses - h0.misses;
         s->evicted = h1->evicted - h0.evicted;
     }
-    halo_comm_stats c1 = halo_comm_get_stats(st->comm);
+    halo_comm_stats c1 = halo_comm_get_stats(halo_store_comm(st));
     s->bytes += c1.bytes_recv - c0.bytes_recv;
     s->sent += c1.bytes_sent - c0.bytes_sent;
     s->messages += c1.messages - c0.messages;
@@ -482,7 +484,7 @@ static void pipe_res_free(pipe_res *pr)
     for (int i = 0; i <= HALO_PIPE_MAX_DEPTH; i++) {
         batch_slot *s = &pr->slot[i];
         halo_sample_free(&s->mb);
-        halo_pull_free(&s->pull);
+        halo_store_pull_free(&s->pull);
         halo_free(s->own);
         halo_free(s->labels);
     }
@@ -561,9 +563,9 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
     halo_sb_printf(&sb,
                    "graph=%08x nodes=%lld parts=%d batch=%lld batching=%s hidden=%d "
                    "lr=%.9g dropout=%.9g wd=%.9g seed=%llu layers=%d fanouts=%s policy=%s(%s)",
-                   t->st->info->graph_checksum, (long long)t->st->info->nodes, t->ranks,
-                   (long long)o->batch, halo_train_batching_name(o->batching), o->hidden, o->lr,
-                   o->dropout, o->weight_decay, (unsigned long long)o->seed, t->layers,
+                   halo_store_info(t->st)->graph_checksum, (long long)halo_store_info(t->st)->nodes,
+                   t->ranks, (long long)o->batch, halo_train_batching_name(o->batching), o->hidden,
+                   o->lr, o->dropout, o->weight_decay, (unsigned long long)o->seed, t->layers,
                    o->fanouts != NULL ? o->fanouts : "policy", policy_name,
                    o->policy != NULL ? o->policy : "");
     for (int i = 0; i < o->nsets; i++) {
@@ -684,7 +686,7 @@ static void ctx_free(train_ctx *t)
     if (t->cache != NULL) {
         halo_cache_close(t->cache);
     }
-    halo_pull_free(&t->pull);
+    halo_store_pull_free(&t->pull);
     halo_sample_free(&t->mb);
     if (t->smp != NULL) {
         halo_sampler_free(t->smp);
@@ -715,7 +717,7 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     rc = halo_policy_open(&po, pol);
     HALO_CHECK(halo_comm_agree(t->c, rc));
 
-    const halo_part *pt = t->st->part;
+    const halo_part *pt = halo_store_part(t->st);
     int64_t nt[2] = {pt->num_train, -pt->num_train};
     HALO_CHECK(halo_comm_allreduce_max_i64(t->c, nt, 2));
     if (nt[0] != -nt[1]) {
@@ -733,10 +735,10 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     pctx->epochs = o->epochs;
     pctx->batch = -1;
     pctx->batch_size = (int)o->batch;
-    pctx->graph.nodes = t->st->info->nodes;
-    pctx->graph.edges = t->st->info->edges;
-    pctx->graph.feat_dim = t->st->feat_dim;
-    pctx->graph.classes = t->st->info->classes;
+    pctx->graph.nodes = halo_store_info(t->st)->nodes;
+    pctx->graph.edges = halo_store_info(t->st)->edges;
+    pctx->graph.feat_dim = halo_store_feat_dim(t->st);
+    pctx->graph.classes = halo_store_info(t->st)->classes;
     pctx->graph.train_nodes = pt->num_train * t->ranks;
     pctx->part.parts = t->ranks;
     pctx->part.id = t->rank;
@@ -770,9 +772,9 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     halo_model_config mc;
     halo_model_config_default(&mc);
     mc.layers = t->layers;
-    mc.in_dim = t->st->feat_dim;
+    mc.in_dim = halo_store_feat_dim(t->st);
     mc.hidden = o->hidden;
-    mc.classes = t->st->info->classes;
+    mc.classes = halo_store_info(t->st)->classes;
     mc.dropout = (float)o->dropout;
     mc.lr = (float)o->lr;
     mc.weight_decay = (float)o->weight_decay;
@@ -799,14 +801,14 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
  * deterministic, invariant 1). Collective: every rank samples the same number of batches. */
 static int presample_future(train_ctx *t, int start_epoch, halo_cache_future *f)
 {
-    const halo_part *pt = t->st->part;
+    const halo_part *pt = halo_store_part(t->st);
     int64_t nt = pt->num_train, B = t->o->batch;
     bool global = t->o->batching == HALO_TRAIN_BATCH_GLOBAL;
     int64_t total = global ? nt * t->ranks : nt, nb = (total + B - 1) / B;
     int64_t *all_orig = NULL;
     int rc = 0;
     if (global) {
-        const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+        const int64_t *orig = halo_store_orig_ids(t->st);
         int64_t *mine = HALO_ALLOC(int64_t, nt > 0 ? nt : 1);
         for (int64_t i = 0; i < nt; i++) {
             mine[i] = orig[pt->train[i]];
@@ -855,7 +857,7 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
                        int start_epoch)
 {
     const halo_store *st = t->st;
-    const halo_part *pt = st->part;
+    const halo_part *pt = halo_store_part(st);
     int rc = 0;
     int32_t *owner = NULL;
     double *p = NULL, *vip = NULL;
@@ -877,9 +879,10 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
         }
         if (hint == HALO_CACHE_HINT_VIP) {
             /* inclusion probabilities over this part's CSR (propagation stops at other parts) */
-            p = HALO_ALLOC(double, st->info->nodes + 1);
-            halo_cache_vip(st->info->nodes, st->start, st->end, pt->indptr, pt->indices, pt->train,
-                           pt->num_train, (int)t->o->batch, t->fanouts, t->layers, p);
+            p = HALO_ALLOC(double, halo_store_info(st)->nodes + 1);
+            halo_cache_vip(halo_store_info(st)->nodes, halo_store_start(st), halo_store_end(st),
+                           pt->indptr, pt->indices, pt->train, pt->num_train, (int)t->o->batch,
+                           t->fanouts, t->layers, p);
             vip = HALO_ALLOC(double, pt->num_halo > 0 ? pt->num_halo : 1);
             for (int64_t h = 0; h < pt->num_halo; h++) {
                 vip[h] = p[pt->halo[h]];
@@ -894,7 +897,7 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
             .halo_deg = pt->halo_deg,
             .halo_owner = owner,
             .vip = vip,
-            .feat_dim = st->feat_dim,
+            .feat_dim = halo_store_feat_dim(st),
             .epochs = t->o->epochs,
             .batches = nb,
             .batch_size = (int)t->o->batch,
@@ -910,8 +913,8 @@ fail:
     if (rc == 0) {
         const int32_t *ids = NULL;
         int64_t n = t->cache != NULL ? halo_cache_init_ids(t->cache, &ids) : 0;
-        rows = HALO_ALLOC(float, n * st->feat_dim > 0 ? n * st->feat_dim : 1);
-        rc = halo_store_pull(t->st, ids, n, rows, &t->pull);
+        rows = HALO_ALLOC(float, n * halo_store_feat_dim(st) > 0 ? n * halo_store_feat_dim(st) : 1);
+        rc = halo_store_pull_rows(t->st, ids, n, rows, &t->pull);
         if (rc == 0 && n > 0) {
             rc = halo_cache_init_fill(t->cache, rows);
         }
@@ -922,7 +925,8 @@ fail:
             } else {
                 snprintf(path, sizeof path, "%s", t->o->trace);
             }
-            rc = halo_trace_create(path, t->ranks, st->feat_dim, st->info->nodes, &t->trace);
+            rc = halo_trace_create(path, t->ranks, halo_store_feat_dim(st),
+                                   halo_store_info(st)->nodes, &t->trace);
             if (rc == 0) {
                 rc = halo_trace_put_halo(t->trace, t->rank, pt->num_halo, pt->halo, pt->halo_deg,
                                          owner, vip);
@@ -1031,14 +1035,14 @@ static int run_setup(train_ctx *t, train_run *r, halo_train_result *res)
         halo_comm_set_netem(c, &ne);
     }
 
-    const halo_part *pt = t->st->part;
+    const halo_part *pt = halo_store_part(t->st);
     int64_t B = o->batch;
     bool global = o->batching == HALO_TRAIN_BATCH_GLOBAL;
     r->nt = pt->num_train;
     r->total = global ? r->nt * t->ranks : r->nt;
     r->nb = (r->total + B - 1) / B;
     if (global) {
-        const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+        const int64_t *orig = halo_store_orig_ids(t->st);
         int64_t *mine = HALO_ALLOC(int64_t, r->nt);
         for (int64_t i = 0; i < r->nt; i++) {
             mine[i] = orig[pt->train[i]];

@@ -28,7 +28,7 @@ typedef struct train_ctx {
     int eval_fanouts[HALO_MAX_LAYERS]; /* fanouts of sampled evaluation */
     halo_sampler *smp;                 /* sampler scratch */
     halo_minibatch mb;                 /* current mini-batch */
-    halo_pull pull;                    /* reusable pull plan */
+    halo_store_pull pull;                    /* reusable pull plan */
     int32_t *keybuf[HALO_MAX_LAYERS];  /* input-graph ids of each block's sources (dropout keys) */
     int64_t keycap[HALO_MAX_LAYERS];   /* capacity of keybuf[l] */
     int32_t *labels;                   /* labels of the current batch's seeds */
