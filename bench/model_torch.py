@@ -81,26 +81,30 @@ class SAGE(torch.nn.Module):
 
 
 def mean_adjacency(indptr, indices, num_dst, num_src, dev):
-    """The block's mean-aggregation matrix [num_dst x num_src] (1 / in-degree at each sampled
-    edge) as a sparse CSR tensor. The sampler lists a row's sources in sampling order; torch
-    1.13's CSR kernels (Debian's python3-torch) need ascending column indices within a row, so
-    each row is sorted first (the row's values are all equal, so only the indices move). Where
-    this torch has no CSR matmul with autograd on the device, a COO tensor does the same sum."""
+    """The block's mean-aggregation matrix [num_dst x num_src]: 1 / in-degree at each sampled
+    edge, as a sparse CSR tensor. The sampler lists a row's sources in sampling order, and a
+    source drawn twice (a multigraph's parallel edges) appears twice; torch 1.13's CSR
+    constructor (Debian's python3-torch) requires ascending, distinct column indices within a
+    row, so each row is sorted and repeated sources merged (their values add up: the same sum).
+    Where this torch has no CSR matmul with autograd on the device, a COO tensor does the same."""
     counts = indptr[1:] - indptr[:-1]
     rows = torch.repeat_interleave(torch.arange(num_dst, dtype=torch.int64), counts)
-    order = torch.argsort(rows * max(num_src, 1) + indices)
-    indices = indices[order]
     deg = counts.to(torch.float32)
     inv = torch.where(deg > 0, 1.0 / deg.clamp(min=1), torch.zeros_like(deg))
-    values = torch.repeat_interleave(inv, counts)
-    adj = torch.sparse_csr_tensor(indptr, indices, values, size=(num_dst, num_src)).to(dev)
+    width = max(num_src, 1)
+    keys, mult = torch.unique_consecutive(torch.sort(rows * width + indices).values,
+                                          return_counts=True)
+    rows, cols = keys // width, keys % width
+    values = inv[rows] * mult.to(torch.float32)
+    crow = torch.zeros(num_dst + 1, dtype=torch.int64)
+    crow[1:] = torch.cumsum(torch.bincount(rows, minlength=num_dst), 0)
+    adj = torch.sparse_csr_tensor(crow, cols, values, size=(num_dst, num_src)).to(dev)
     try:
         probe = torch.ones(num_src, 1, device=dev, requires_grad=True)
         torch.sparse.mm(adj, probe).sum().backward()
         return adj
     except (RuntimeError, NotImplementedError):
-        coo = torch.sparse_coo_tensor(torch.stack([rows, indices]), values,
-                                      size=(num_dst, num_src))
+        coo = torch.sparse_coo_tensor(torch.stack([rows, cols]), values, size=(num_dst, num_src))
         return coo.coalesce().to(dev)
 
 
