@@ -185,7 +185,7 @@ int main(int argc, char **argv)
             ids[j] = t;
         }
         float *out = HALO_ALLOC(float, rows * dim);
-        halo_pull p;
+        halo_store_pull p;
         memset(&p, 0, sizeof p);
         /* the mixed batch: remote row i, then local row i */
         int64_t nm = rank == 0 ? 2 * rows : 0;
@@ -221,7 +221,7 @@ int main(int argc, char **argv)
                 memset(o, 0, (size_t)(nq * rb));
                 must(halo_comm_barrier(comm));
                 double t0 = halo_now();
-                must(halo_store_pull(st, q, nq, o, &p));
+                must(halo_store_pull_rows(st, q, nq, o, &p));
                 double t = halo_now() - t0;
                 double *b = kind == 0 ? &best : kind == 1 ? &best_d : &best_m;
                 *b = rep >= 2 && t < *b ? t : *b;
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
         }
         halo_free(out2);
         halo_free(mixed);
-        halo_pull_free(&p);
+        halo_store_pull_free(&p);
         halo_free(out);
         halo_free(ids);
         halo_store_close(st);

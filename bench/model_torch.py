@@ -80,6 +80,34 @@ class SAGE(torch.nn.Module):
         return h
 
 
+def mean_adjacency(indptr, indices, num_dst, num_src, dev):
+    """The block's mean-aggregation matrix [num_dst x num_src]: 1 / in-degree at each sampled
+    edge, as a sparse CSR tensor. The sampler lists a row's sources in sampling order, and a
+    source drawn twice (a multigraph's parallel edges) appears twice; torch 1.13's CSR
+    constructor (Debian's python3-torch) requires ascending, distinct column indices within a
+    row, so each row is sorted and repeated sources merged (their values add up: the same sum).
+    Where this torch has no CSR matmul with autograd on the device, a COO tensor does the same."""
+    counts = indptr[1:] - indptr[:-1]
+    rows = torch.repeat_interleave(torch.arange(num_dst, dtype=torch.int64), counts)
+    deg = counts.to(torch.float32)
+    inv = torch.where(deg > 0, 1.0 / deg.clamp(min=1), torch.zeros_like(deg))
+    width = max(num_src, 1)
+    keys, mult = torch.unique_consecutive(torch.sort(rows * width + indices).values,
+                                          return_counts=True)
+    rows, cols = keys // width, keys % width
+    values = inv[rows] * mult.to(torch.float32)
+    crow = torch.zeros(num_dst + 1, dtype=torch.int64)
+    crow[1:] = torch.cumsum(torch.bincount(rows, minlength=num_dst), 0)
+    adj = torch.sparse_csr_tensor(crow, cols, values, size=(num_dst, num_src)).to(dev)
+    try:
+        probe = torch.ones(num_src, 1, device=dev, requires_grad=True)
+        torch.sparse.mm(adj, probe).sum().backward()
+        return adj
+    except (RuntimeError, NotImplementedError):
+        coo = torch.sparse_coo_tensor(torch.stack([rows, cols]), values, size=(num_dst, num_src))
+        return coo.coalesce().to(dev)
+
+
 def main():
     data = open(sys.argv[1], "rb").read()
     r = Reader(data)
@@ -96,11 +124,7 @@ def main():
         (num_edges,) = r.take("q")
         indptr = r.tensor(torch.int64, num_dst + 1)
         indices = r.tensor(torch.int32, num_edges).to(torch.int64)
-        deg = (indptr[1:] - indptr[:-1]).to(torch.float32)
-        inv = torch.where(deg > 0, 1.0 / deg.clamp(min=1), torch.zeros_like(deg))
-        values = torch.repeat_interleave(inv, (indptr[1:] - indptr[:-1]))
-        adj = torch.sparse_csr_tensor(indptr, indices, values, size=(num_dst, num_src))
-        blocks.append((adj.to(dev), num_dst))
+        blocks.append((mean_adjacency(indptr, indices, num_dst, num_src, dev), num_dst))
     num_seeds = blocks[-1][1]
     labels = r.tensor(torch.int32, num_seeds).to(torch.int64).to(dev)
     num_input = blocks[0][0].shape[1]
@@ -136,8 +160,8 @@ def main():
         if s >= warmup:
             times.append(time.perf_counter() - t0)
     times.sort()
-    print("model_torch: torch %s on %s, %d threads, last loss %.4f" %
-          (torch.__version__, dev, torch.get_num_threads(), loss.item()))
+    print("model_torch: torch %s on %s, %d threads, %s blocks, last loss %.4f" %
+          (torch.__version__, dev, torch.get_num_threads(), blocks[0][0].layout, loss.item()))
     print("torch_step_s %.6f" % times[len(times) // 2])
     print("torch_step_min_s %.6f" % times[0])
     print("torch_eval_loss %.6f" % eval_loss)

@@ -77,6 +77,7 @@ TRACE_MAGIC = b"HALOTRC1"
 TRACE_VERSION = 1
 TRACE_KIND_HALO = 1
 TRACE_KIND_BATCH = 2
+TRACE_KIND_BLOCK = 3
 
 _TRACE_HEAD = struct.Struct("<8sIIIIq")  # magic, version, ranks, feat_dim, reserved, nodes
 _TRACE_REC = struct.Struct("<IIqqq")  # kind, rank, a, b, n
@@ -467,6 +468,18 @@ class TraceBatch:
 
 
 @dataclass
+class TraceBlock:
+    """One BLOCK record (``halo trace record --blocks``): one layer of a batch's sampled edges."""
+
+    epoch: int
+    batch: int
+    layer: int  # 0 = input layer
+    dst: np.ndarray  # int32 [num_dst] destination ids (global)
+    count: np.ndarray  # int32 [num_dst] sampled in-neighbours of each destination
+    src: np.ndarray  # int32 [edges] their ids, destination by destination
+
+
+@dataclass
 class TraceRank:
     """One rank's part of a trace: its halo set and its batches in step order."""
 
@@ -476,6 +489,7 @@ class TraceRank:
     halo_owner: Optional[np.ndarray] = None  # int32 [num_halo]
     vip: Optional[np.ndarray] = None  # float64 [num_halo] or None
     batches: List[TraceBatch] = field(default_factory=list)
+    blocks: List[TraceBlock] = field(default_factory=list)  # with --blocks, in record order
 
     @property
     def num_halo(self) -> int:
@@ -552,13 +566,33 @@ def _trace_file(path: str, t: Optional[Trace], mmap: bool) -> Trace:
             body = 8 * n + _pad8(4 * n) + (8 * n if a else 0)
         elif kind == TRACE_KIND_BATCH:
             body = _pad8(4 * n) + _pad8(n)
+        elif kind == TRACE_KIND_BLOCK:
+            if size - off - _TRACE_REC.size < 8:
+                raise HaloFormatError(f"{path}: record {k} at byte {off} is truncated")
+            layer, nd = struct.unpack_from("<ii", mv, off + _TRACE_REC.size)
+            if layer < 0 or layer >= 64 or nd < 0:
+                raise HaloFormatError(f"{path}: record {k}: bad block layer {layer} or {nd} "
+                                      f"destinations")
+            body = 8 + 2 * _pad8(4 * nd) + _pad8(4 * n)
         else:
             raise HaloFormatError(f"{path}: record {k} at byte {off}: unknown kind {kind}")
         if body > size - off - _TRACE_REC.size:
             raise HaloFormatError(f"{path}: record {k} at byte {off} is truncated")
         p = off + _TRACE_REC.size
         tr = t.ranks_data[rank]
-        if kind == TRACE_KIND_HALO:
+        if kind == TRACE_KIND_BLOCK:
+            q = p + 8
+            dst = np.frombuffer(buf, "<i4", nd, q)
+            count = np.frombuffer(buf, "<i4", nd, q + _pad8(4 * nd))
+            src = np.frombuffer(buf, "<i4", n, q + 2 * _pad8(4 * nd))
+            if int(count.sum(dtype=np.int64)) != n or bool((count < 0).any()):
+                raise HaloFormatError(f"{path}: record {k}: counts do not add up to the block's "
+                                      f"{n} edges")
+            if bool(((dst < 0) | (dst >= nodes)).any()) or bool(((src < 0) | (src >= nodes)).any()):
+                raise HaloFormatError(f"{path}: record {k}: a block id is out of range")
+            tr.blocks.append(TraceBlock(epoch=int(a), batch=int(b), layer=int(layer), dst=dst,
+                                        count=count, src=src))
+        elif kind == TRACE_KIND_HALO:
             if tr.halo_ids is not None:
                 raise HaloFormatError(f"{path}: record {k}: second halo set of rank {rank}")
             tr.halo_ids = np.frombuffer(buf, "<i4", n, p)

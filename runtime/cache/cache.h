@@ -13,7 +13,7 @@
  *                                                        hits: rows copied, skip[i] = 1
  *   halo_cache_decide(c, &extra, &n_extra);              policy's cache_batch; admitted ids that
  *                                                        are not this batch's misses: extras
- *   halo_pull_add_extra(&pull, st, extra, n_extra);
+ *   halo_store_pull_add_extra(&pull, st, extra, n_extra);
  *   halo_store_pull_exec(st, &pull, rows);               misses + extras in one request per peer
  *   halo_cache_admit(c, rows, extra_rows);               admitted rows copied into their slots
  *

@@ -122,6 +122,19 @@ int halo_trace_put_batch(halo_trace_writer *w, int rank, int epoch, int64_t batc
     return put_padded(w, flags, n);
 }
 
+int halo_trace_put_block(halo_trace_writer *w, int rank, int epoch, int64_t batch, int layer,
+                         int32_t num_dst, const int32_t *dst, const int32_t *count, int64_t n,
+                         const int32_t *src)
+{
+    trace_rec r = {HALO_TRACE_BLOCK, (uint32_t)rank, epoch, batch, n};
+    int32_t ld[2] = {layer, num_dst};
+    HALO_CHECK(halo_writer_put(w->w, &r, sizeof r));
+    HALO_CHECK(halo_writer_put(w->w, ld, sizeof ld));
+    HALO_CHECK(put_padded(w, dst, 4 * (int64_t)num_dst));
+    HALO_CHECK(put_padded(w, count, 4 * (int64_t)num_dst));
+    return put_padded(w, src, 4 * n);
+}
+
 int halo_trace_put_lookup(halo_trace_writer *w, int rank, int epoch, int64_t batch, int64_t n,
                           const int32_t *ids, int64_t nr, const int32_t *remote_id,
                           const int64_t *remote_pos, const uint8_t *served, const halo_cache *c)
@@ -223,6 +236,19 @@ static int index_file(halo_trace *t, const char *path, const char *data, int64_t
             body = 8 * r->n + pad8(4 * r->n) + (r->a ? 8 * r->n : 0);
         } else if (r->kind == HALO_TRACE_BATCH) {
             body = pad8(4 * r->n) + pad8(r->n);
+        } else if (r->kind == HALO_TRACE_BLOCK) {
+            if (len - off - (int64_t)sizeof(trace_rec) < 8) {
+                return halo_errorf(HALO_EINPUT, "%s: record %lld at byte %lld is truncated", path,
+                                   (long long)k, (long long)off);
+            }
+            const int32_t *ld = (const int32_t *)(data + off + sizeof(trace_rec));
+            if (ld[0] < 0 || ld[0] >= 64 || ld[1] < 0) { /* 64: far above any model depth */
+                return halo_errorf(HALO_EINPUT,
+                                   "%s: record %lld: bad block layer %d or %d "
+                                   "destinations",
+                                   path, (long long)k, ld[0], ld[1]);
+            }
+            body = 8 + 2 * pad8(4 * (int64_t)ld[1]) + pad8(4 * r->n);
         } else {
             return halo_errorf(HALO_EINPUT, "%s: record %lld at byte %lld: unknown kind %u", path,
                                (long long)k, (long long)off, r->kind);
@@ -232,7 +258,37 @@ static int index_file(halo_trace *t, const char *path, const char *data, int64_t
                                (long long)k, (long long)off);
         }
         const char *p = data + off + sizeof(trace_rec);
-        if (r->kind == HALO_TRACE_HALO) {
+        if (r->kind == HALO_TRACE_BLOCK) {
+            /* checked, counted, not replayed: destinations and sources are graph ids, the
+             * counts add up to the edges */
+            int32_t nd = ((const int32_t *)p)[1];
+            const int32_t *dst = (const int32_t *)(p + 8);
+            const int32_t *cnt = (const int32_t *)(p + 8 + pad8(4 * (int64_t)nd));
+            const int32_t *src = (const int32_t *)(p + 8 + 2 * pad8(4 * (int64_t)nd));
+            int64_t sum = 0;
+            for (int32_t i = 0; i < nd; i++) {
+                if (dst[i] < 0 || dst[i] >= t->nodes || cnt[i] < 0) {
+                    return halo_errorf(HALO_EINPUT,
+                                       "%s: record %lld: destination %d: bad id %d "
+                                       "or count %d",
+                                       path, (long long)k, i, dst[i], cnt[i]);
+                }
+                sum += cnt[i];
+            }
+            if (sum != r->n) {
+                return halo_errorf(HALO_EINPUT,
+                                   "%s: record %lld: counts add up to %lld, the "
+                                   "block has %lld edges",
+                                   path, (long long)k, (long long)sum, (long long)r->n);
+            }
+            for (int64_t e = 0; e < r->n; e++) {
+                if (src[e] < 0 || src[e] >= t->nodes) {
+                    return halo_errorf(HALO_EINPUT, "%s: record %lld: edge %lld: bad source %d",
+                                       path, (long long)k, (long long)e, src[e]);
+                }
+            }
+            tr->blocks++;
+        } else if (r->kind == HALO_TRACE_HALO) {
             if (tr->halo_ids != NULL) {
                 return halo_errorf(HALO_EINPUT, "%s: record %lld: second halo set of rank %u", path,
                                    (long long)k, r->rank);

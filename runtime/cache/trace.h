@@ -11,6 +11,12 @@
  *                  i32 ids[n] (sorted), i32 deg[n], i32 owner[n], [f64 vip[n]]
  *     kind 2 BATCH (in step order per rank): a = epoch, b = batch within the epoch,
  *                  n = input nodes; i32 ids[n]; u8 flags[n] (HALO_TRACE_F_*)
+ *     kind 3 BLOCK (optional, `halo trace record --blocks`: one per layer, input layer first,
+ *                  right after its BATCH record): a = epoch, b = batch, n = sampled edges;
+ *                  i32 layer; i32 num_dst; i32 dst[num_dst]; i32 count[num_dst]; i32 src[n]
+ *                  (dst: the layer's destination ids; count: sampled in-neighbours of each;
+ *                  src: their ids, destination by destination). Replays skip these records.
+ * Every id is a global id of the partition's numbering. docs/cache.md gives each offset.
  * Records of different ranks may interleave. A distributed run writes one file per rank,
  * FILE.r0 .. FILE.r{P-1} (same header); readers given FILE load those when FILE is absent. */
 #ifndef HALO_TRACE_H
@@ -23,7 +29,7 @@
 
 #define HALO_TRACE_VERSION 1
 
-enum { HALO_TRACE_HALO = 1, HALO_TRACE_BATCH = 2 };
+enum { HALO_TRACE_HALO = 1, HALO_TRACE_BATCH = 2, HALO_TRACE_BLOCK = 3 };
 /* Flags of one input node in a BATCH record. */
 enum {
     HALO_TRACE_F_REMOTE = 1, /* owned by another rank */
@@ -44,6 +50,11 @@ int halo_trace_put_halo(halo_trace_writer *w, int rank, int64_t n, const int32_t
 /* One batch: its n input ids and their flags. */
 int halo_trace_put_batch(halo_trace_writer *w, int rank, int epoch, int64_t batch, int64_t n,
                          const int32_t *ids, const uint8_t *flags);
+/* One layer of a batch's blocks (after the batch's put_batch): num_dst destinations dst[] with
+ * count[i] sampled in-neighbours each, src[] their ids (n = sum of count). */
+int halo_trace_put_block(halo_trace_writer *w, int rank, int epoch, int64_t batch, int layer,
+                         int32_t num_dst, const int32_t *dst, const int32_t *count, int64_t n,
+                         const int32_t *src);
 /* One batch after the cache lookup: its n input ids, of which nr are remote (remote_id[k] at
  * position remote_pos[k] of ids), served[k] = 1 for a cache hit (served may be NULL); halo
  * flags from the cache's halo set (c may be NULL: no halo flags). */
@@ -65,6 +76,7 @@ typedef struct halo_trace_rank {
     const int32_t *halo_owner; /* [num_halo] */
     const double *vip;         /* [num_halo] or NULL */
     int64_t batches;           /* batch records */
+    int64_t blocks;            /* block records (trace record --blocks; not replayed) */
     const char **rec;          /* [batches] the records' heads in the loaded files (owned) */
     int epochs;                /* distinct epochs seen */
     int64_t max_batch;         /* largest batch index + 1 in any epoch */

@@ -87,13 +87,15 @@ int halo_cmd_partition(int argc, char **argv)
     const char *out = NULL, *method = "metis", *constraints = "nodes,train,edges";
     const char *objective = "cut", *stream = "ldg";
     bool force = false, sort_rows = false, unsafe = false;
-    const char *policy = NULL;
+    const char *policy = NULL, *assign_path = NULL;
     halo_strlist sets = {0};
     const halo_opt opts[] = {
         {"policy", 0, HALO_OPT_STRING, &policy, "FILE",
          "a policy whose partition(g) hook makes the choice (overrides the flags below)"},
         {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "a policy parameter (repeatable)"},
         {"unsafe", 0, HALO_OPT_FLAG, &unsafe, NULL, "run the policy without the sandbox"},
+        {"assign", 0, HALO_OPT_STRING, &assign_path, "FILE",
+         "take the part of each node from FILE (raw int32 or .npy int32/int64, one per node)"},
         {"parts", 'p', HALO_OPT_INT, &parts, "P", "number of parts (multilevel: M x G)"},
         {"output", 'o', HALO_OPT_STRING, &out, "PDIR", "partition directory to write"},
         {"method", 0, HALO_OPT_STRING, &method, "NAME",
@@ -123,7 +125,11 @@ int halo_cmd_partition(int argc, char **argv)
         "refuses them). multilevel partitions across --machines M first, then each machine\n"
         "across its --trainers-per-part G.\n"
         "With --policy, the policy's partition(g) hook chooses the method, parts, constraints,\n"
-        "imbalance and objective (or returns an assignment); g.parts is --parts.",
+        "imbalance and objective (or returns an assignment); g.parts is --parts.\n"
+        "With --assign FILE, another tool's node -> part array (e.g. DGL's METIS call saved by\n"
+        "numpy.save) is used as it is: one entry per node of DIR, part ids in [0, --parts) (or\n"
+        "0..largest without --parts), no part empty; nodes are relabelled and written as for\n"
+        "any method.",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos = 0;
@@ -153,7 +159,11 @@ int halo_cmd_partition(int argc, char **argv)
         (rc = halo_partition_parse_stream(stream, &po.choice.stream)) < 0) {
         return halo_cli_fail(rc);
     }
-    if (po.choice.method == HALO_PARTITION_CUSTOM && policy == NULL) {
+    if (assign_path != NULL && policy != NULL) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --assign and --policy both "
+                                                      "choose the parts; give one"));
+    }
+    if (po.choice.method == HALO_PARTITION_CUSTOM && policy == NULL && assign_path == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --method custom needs a policy "
                                                       "that returns an assignment"));
     }
@@ -162,7 +172,7 @@ int halo_cmd_partition(int argc, char **argv)
                                          "partition: --parts, --machines and "
                                          "--trainers-per-part must be >= 1"));
     }
-    if (parts == 0 && machines == 0 && policy == NULL) {
+    if (parts == 0 && machines == 0 && policy == NULL && assign_path == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --parts must be >= 1 (got 0 "
                                                       "or none)"));
     }
@@ -183,6 +193,20 @@ int halo_cmd_partition(int argc, char **argv)
             return halo_cli_fail(rc);
         }
         imbalance = po.choice.imbalance;
+    } else if (assign_path != NULL) {
+        int p = 0;
+        rc = halo_partition_load_assign(assign_path, g->nodes, parts, &assign, &p);
+        if (rc < 0) {
+            halo_graph_free(g);
+            return halo_cli_fail(halo_error_prefix(rc, "--assign"));
+        }
+        po.parts = p;
+        po.machines = 0;
+        po.trainers_per_machine = 1;
+        po.choice.method = HALO_PARTITION_CUSTOM;
+        po.choice.assignment = assign;
+        po.choice.assignment_len = g->nodes;
+        method = "custom (--assign)";
     }
     halo_partition_stats st;
     double t0 = halo_now();

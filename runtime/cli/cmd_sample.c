@@ -34,7 +34,7 @@ enum {
 static int run_epochs(halo_store *st, const int *fanouts, int layers, int64_t batch, int epochs,
                       int64_t max_batches, uint64_t seed, double *fig)
 {
-    int64_t nt = st->part->num_train;
+    int64_t nt = halo_store_part(st)->num_train;
     int64_t nb = (nt + batch - 1) / batch;
     if (max_batches > 0 && nb > max_batches) {
         nb = max_batches;
@@ -44,15 +44,15 @@ static int run_epochs(halo_store *st, const int *fanouts, int layers, int64_t ba
     int64_t rows_cap = 0;
     halo_sampler *smp = halo_sampler_new();
     halo_minibatch mb;
-    halo_pull pull;
+    halo_store_pull pull;
     memset(&mb, 0, sizeof mb);
     memset(&pull, 0, sizeof pull);
     int rc = 0;
     for (int ep = 0; ep < epochs; ep++) {
         /* per-epoch shuffle of this part's seeds (Fisher-Yates, keyed by seed, epoch, part) */
-        memcpy(order, st->part->train, (size_t)nt * sizeof *order);
+        memcpy(order, halo_store_part(st)->train, (size_t)nt * sizeof *order);
         halo_rng r;
-        halo_rng_init(&r, seed, HALO_RNG_SHUFFLE, (uint64_t)ep, (uint64_t)st->rank, 0);
+        halo_rng_init(&r, seed, HALO_RNG_SHUFFLE, (uint64_t)ep, (uint64_t)halo_store_rank(st), 0);
         for (int64_t i = nt - 1; i > 0; i--) {
             int64_t j = (int64_t)halo_rng_below(&r, (uint64_t)i + 1);
             int32_t t = order[i];
@@ -66,13 +66,13 @@ static int run_epochs(halo_store *st, const int *fanouts, int layers, int64_t ba
             HALO_TRY(halo_store_sample(st, smp, fanouts, layers, &k, order + s0,
                                        (int32_t)(s1 - s0), &mb));
             double t1 = halo_now();
-            int64_t need = (int64_t)mb.num_input * st->feat_dim;
+            int64_t need = (int64_t)mb.num_input * halo_store_feat_dim(st);
             if (need > rows_cap) {
                 halo_free(rows);
                 rows_cap = need + need / 2 + 16;
                 rows = HALO_ALLOC(float, rows_cap);
             }
-            HALO_TRY(halo_store_pull(st, mb.input, mb.num_input, rows, &pull));
+            HALO_TRY(halo_store_pull_rows(st, mb.input, mb.num_input, rows, &pull));
             double t2 = halo_now();
             fig[F_BATCHES] += 1;
             fig[F_EDGES] += (double)halo_sample_edges(&mb);
@@ -84,7 +84,7 @@ static int run_epochs(halo_store *st, const int *fanouts, int layers, int64_t ba
         }
     }
 fail:
-    halo_pull_free(&pull);
+    halo_store_pull_free(&pull);
     halo_sample_free(&mb);
     halo_sampler_free(smp);
     halo_free(rows);

@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "core/mem.h"
 #include "pipe/pipe.h"
+#include "pipe/timeline.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -122,8 +122,33 @@ static int cmp_order_key(const void *a, const void *b)
 }
 
 /* Records every rank's batches of `epochs` epochs into w (seed order as the trainer shuffles). */
+/* One BLOCK record per layer of mb (trace.h), ids turned into the partition's numbering. */
+static int put_blocks(halo_trace_writer *w, const orig_graph *og, int rank, int epoch, int64_t b,
+                      const halo_minibatch *mb)
+{
+    int rc = 0;
+    for (int l = 0; rc == 0 && l < mb->layers; l++) {
+        const halo_block *bl = &mb->blocks[l];
+        int32_t *dst = HALO_ALLOC(int32_t, bl->num_dst + 1);
+        int32_t *cnt = HALO_ALLOC(int32_t, bl->num_dst + 1);
+        int32_t *src = HALO_ALLOC(int32_t, bl->num_edges + 1);
+        for (int32_t i = 0; i < bl->num_dst; i++) {
+            dst[i] = og->new_of[bl->src_gid[i]];
+            cnt[i] = (int32_t)(bl->indptr[i + 1] - bl->indptr[i]);
+        }
+        for (int64_t e = 0; e < bl->num_edges; e++) {
+            src[e] = og->new_of[bl->src_gid[bl->indices[e]]];
+        }
+        rc = halo_trace_put_block(w, rank, epoch, b, l, bl->num_dst, dst, cnt, bl->num_edges, src);
+        halo_free(src);
+        halo_free(cnt);
+        halo_free(dst);
+    }
+    return rc;
+}
+
 static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts, int layers,
-                        int64_t batch, int epochs, int64_t max_batches, uint64_t seed,
+                        int64_t batch, int epochs, int64_t max_batches, uint64_t seed, bool blocks,
                         int64_t *n_batches, int64_t *n_input, int64_t *n_remote, int64_t *n_halo)
 {
     int P = og->pi->parts;
@@ -224,6 +249,9 @@ static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts
                     }
                 }
                 HALO_TRY(halo_trace_put_batch(w, r, ep, b, mb.num_input, ids, flags));
+                if (blocks) {
+                    HALO_TRY(put_blocks(w, og, r, ep, b, &mb));
+                }
                 (*n_batches)++;
                 *n_input += mb.num_input;
             }
@@ -249,6 +277,7 @@ static int trace_record(int argc, char **argv)
     const char *out = NULL, *fanout_s = "10,25";
     int64_t batch = 2000, max_batches = 0, seed = 1;
     int epochs = 2;
+    bool blocks = false;
     const halo_opt opts[] = {
         {"output", 'o', HALO_OPT_STRING, &out, "TRACE", "trace file to write (required)"},
         {"fanouts", 0, HALO_OPT_STRING, &fanout_s, "LIST", "per-layer fanouts, input layer first"},
@@ -256,14 +285,18 @@ static int trace_record(int argc, char **argv)
         {"epochs", 'e', HALO_OPT_INT, &epochs, "E", "epochs to record"},
         {"max-batches", 0, HALO_OPT_I64, &max_batches, "N", "batches per epoch at most (0: all)"},
         {"seed", 's', HALO_OPT_I64, &seed, "S", "run seed (shuffle and sampling keys)"},
+        {"blocks", 0, HALO_OPT_FLAG, &blocks, NULL,
+         "also record each batch's sampled edges, layer by layer (BLOCK records, docs/cache.md)"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
-        "halo trace record PDIR -o TRACE [--fanouts 10,25] [--batch B] [--epochs E]",
+        "halo trace record PDIR -o TRACE [--fanouts 10,25] [--batch B] [--epochs E] [--blocks]",
         "Samples every part's mini-batches in one process, exactly as `halo train` draws them\n"
         "(local batching: same epoch order, same sampling keys), and writes the access trace:\n"
         "per rank its halo set (with in-degrees and SALIENT++ inclusion probabilities) and per\n"
-        "batch the input ids with remote/halo flags. No training, no MPI. Replay it with\n"
+        "batch the input ids with remote/halo flags; with --blocks also each batch's sampled\n"
+        "edges (destination ids, counts, source ids per layer), so the sampler can be checked\n"
+        "from outside. No training, no MPI. Replay it with\n"
         "`halo trace replay TRACE --policies all`.",
     };
     char *pos[64];
@@ -298,8 +331,8 @@ static int trace_record(int argc, char **argv)
     rc = halo_trace_create(out, og.pi->parts, og.pi->feat_dim, og.pi->nodes, &w);
     int64_t nb = 0, ni = 0, nr = 0, nh = 0;
     if (rc == 0) {
-        rc = record_trace(&og, w, fanouts, layers, batch, epochs, max_batches, (uint64_t)seed, &nb,
-                          &ni, &nr, &nh);
+        rc = record_trace(&og, w, fanouts, layers, batch, epochs, max_batches, (uint64_t)seed,
+                          blocks, &nb, &ni, &nr, &nh);
     }
     if (rc == 0) {
         rc = halo_trace_close(w);
@@ -368,7 +401,8 @@ static int trace_replay(int argc, char **argv)
         "halo trace replay TRACE (--policy F | --policies all|LIST) [--capacities LIST] "
         "[--set NAME=VALUE ...]",
         "Replays an access trace through cache policies without training: for each policy and\n"
-        "capacity, the hit rate over halo nodes (MassiveGNN's definition), its fraction of\n"
+        "capacity, the hit rate over halo nodes (MassiveGNN's definition; the hits, misses and\n"
+        "evicted slots it comes from are the last three columns), its fraction of\n"
         "Belady's (the offline optimum) at the same capacity, the remote megabytes pulled per\n"
         "batch (misses, non-halo remote nodes, prefetched rows) against no cache, and the\n"
         "policy's cost per batch. TRACE may be FILE or the per-rank FILE.r0.. of a run.",
@@ -446,8 +480,9 @@ static int trace_replay(int argc, char **argv)
            "%lld halo nodes, %lld bytes per row; no cache pulls %.2f MB\n",
            pos[0], t->ranks, (long long)nb, (long long)ni, (long long)nr, (long long)nh,
            (long long)halo, (long long)rb, (double)(nr * rb) / 1e6);
-    printf("%-8s %-12s %9s %8s %9s %10s %7s %9s %8s %9s\n", "capacity", "policy", "slots",
-           "hit_rate", "of_belady", "remote_MB", "vs_none", "prefetch", "init_MB", "us/batch");
+    printf("%-8s %-12s %9s %8s %9s %10s %7s %9s %8s %9s %10s %10s %10s\n", "capacity", "policy",
+           "slots", "hit_rate", "of_belady", "remote_MB", "vs_none", "prefetch", "init_MB",
+           "us/batch", "hits", "misses", "evicted");
     int nc = ncap > 0 ? ncap : 1;
     for (int ci = 0; ci < nc && rc == 0; ci++) {
         double belady_rate = -1;
@@ -493,10 +528,13 @@ static int trace_replay(int argc, char **argv)
             char name[64];
             snprintf(name, sizeof name, "%.*s", (int)(strlen(nm) > 4 ? strlen(nm) - 4 : strlen(nm)),
                      nm);
-            printf("%-8s %-12s %9lld %8.4f %9s %10.2f %7.3f %9lld %8.2f %9.1f\n", capcol, name,
-                   (long long)res.capacity, rate, ofb, mb, none, (long long)res.stats.prefetched,
-                   (double)res.stats.bytes_init / 1e6,
-                   res.batches > 0 ? 1e6 * res.policy_s / (double)res.batches : 0.0);
+            printf("%-8s %-12s %9lld %8.4f %9s %10.2f %7.3f %9lld %8.2f %9.1f %10lld %10lld "
+                   "%10lld\n",
+                   capcol, name, (long long)res.capacity, rate, ofb, mb, none,
+                   (long long)res.stats.prefetched, (double)res.stats.bytes_init / 1e6,
+                   res.batches > 0 ? 1e6 * res.policy_s / (double)res.batches : 0.0,
+                   (long long)res.stats.hits, (long long)res.stats.misses,
+                   (long long)res.stats.evicted);
             fflush(stdout);
         }
     }

@@ -9,6 +9,7 @@
 #include "core/mem.h"
 #include "core/progress.h"
 #include "core/rng.h"
+#include "core/sort.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -673,84 +674,6 @@ static int32_t *gen_permutation(uint64_t seed, int purpose, int64_t n)
     return perm;
 }
 
-/* In-place ascending sort of int32 (quicksort, median of three, insertion sort below 24). */
-static void sort_i32(int32_t *a, int64_t n)
-{
-    while (n > 24) {
-        int32_t x = a[0], y = a[n / 2], z = a[n - 1];
-        int32_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-        int64_t i = 0, j = n - 1;
-        for (;;) {
-            while (a[i] < pivot) {
-                i++;
-            }
-            while (a[j] > pivot) {
-                j--;
-            }
-            if (i >= j) {
-                break;
-            }
-            int32_t t = a[i];
-            a[i] = a[j];
-            a[j] = t;
-            i++;
-            j--;
-        }
-        /* [0, j] <= pivot <= [j+1, n): recurse into the smaller part, loop on the larger. */
-        int64_t left = j + 1, right = n - (j + 1);
-        if (left < right) {
-            sort_i32(a, left);
-            a += left;
-            n = right;
-        } else {
-            sort_i32(a + left, right);
-            n = left;
-        }
-    }
-    for (int64_t i = 1; i < n; i++) {
-        int32_t t = a[i];
-        int64_t j = i;
-        while (j > 0 && a[j - 1] > t) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = t;
-    }
-}
-
-/* LSD radix sort of non-negative int32 below 2^bits through tmp[n]: ceil(bits / 11) passes of
- * equal digit width, so a 20-bit key takes two 10-bit passes (1024 counters to clear per pass,
- * not 2048). */
-static void radix_sort_i32(int32_t *a, int64_t n, int bits, int32_t *tmp)
-{
-    int64_t count[2048];
-    int passes = (bits + 10) / 11;
-    int width = (bits + passes - 1) / passes;
-    uint32_t digits = 1u << width, dmask = digits - 1;
-    int32_t *from = a, *to = tmp;
-    for (int shift = 0; shift < bits; shift += width) {
-        memset(count, 0, digits * sizeof count[0]);
-        for (int64_t i = 0; i < n; i++) {
-            count[((uint32_t)from[i] >> shift) & dmask]++;
-        }
-        int64_t sum = 0;
-        for (uint32_t d = 0; d < digits; d++) {
-            int64_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (int64_t i = 0; i < n; i++) {
-            to[count[((uint32_t)from[i] >> shift) & dmask]++] = from[i];
-        }
-        int32_t *t = from;
-        from = to;
-        to = t;
-    }
-    if (from != a) {
-        memcpy(a, from, (size_t)n * sizeof *a);
-    }
-}
-
 /* Continued fraction of the regularised incomplete beta function (modified Lentz). */
 static double beta_cf(double a, double b, double x)
 {
@@ -965,9 +888,9 @@ static void gen_csr(const gen_ctx *g, int64_t **indptr_out, int32_t **indices_ou
     for (int64_t v = 0; v < n; v++) {
         int64_t b = off[v + 1];
         if (b - a >= 256) {
-            radix_sort_i32(ind + a, b - a, g->k, tmp);
+            halo_sort_i32_radix(ind + a, b - a, g->k, tmp);
         } else {
-            sort_i32(ind + a, b - a);
+            halo_sort_i32(ind + a, b - a);
         }
         off[v] = w;
         for (int64_t i = a; i < b; i++) {
@@ -994,9 +917,9 @@ static void gen_csr(const gen_ctx *g, int64_t **indptr_out, int32_t **indices_ou
 static int64_t gen_row_dedup(int32_t *row, int64_t len, int bits, int32_t *tmp)
 {
     if (len >= 256) {
-        radix_sort_i32(row, len, bits, tmp);
+        halo_sort_i32_radix(row, len, bits, tmp);
     } else {
-        sort_i32(row, len);
+        halo_sort_i32(row, len);
     }
     int64_t w = 0;
     for (int64_t i = 0; i < len; i++) {

@@ -111,6 +111,14 @@ int halo_partition_write(const halo_graph *g, const int32_t *assignment,
 int halo_partition_run(const halo_graph *g, const halo_partition_opts *opts, const char *pdir,
                        halo_partition_stats *stats);
 
+/* Reads a node -> part assignment written by another tool (part/assign.c): a NumPy .npy file
+ * (1-D, int32 or int64, little-endian; found by its magic) or else raw little-endian int32, one
+ * entry per node. Checks the length (== nodes), the range ([0, parts), or [0, largest + 1) when
+ * parts is 0) and that no part is empty, each failure one HALO_EINPUT message naming path.
+ * *out (halo_malloc'd, caller frees) and *parts_out (the part count) on success. */
+int halo_partition_load_assign(const char *path, int64_t nodes, int parts, int32_t **out,
+                               int *parts_out);
+
 /* Edges (u -> v) with assignment[u] != assignment[v]. */
 int64_t halo_partition_edge_cut(const halo_graph *g, const int32_t *assignment);
 /* Max over mean of the per-part weight of constraint column c (0 nodes, 1 train, 2 edges). */

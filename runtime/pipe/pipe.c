@@ -1,6 +1,7 @@
 /* The pipeline: worker threads per stage, slots that circulate through bounded queues, errors
  * carried on the items, and a shutdown that every rank carries out alike. */
 #include "pipe/pipe.h"
+#include "pipe/timeline.h"
 
 #include "core/err.h"
 #include "core/log.h"

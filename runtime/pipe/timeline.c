@@ -1,5 +1,6 @@
 /* The pipeline timeline: stage intervals per rank and batch, written and read as JSON Lines. */
 #include "pipe/pipe.h"
+#include "pipe/timeline.h"
 
 #include "core/err.h"
 #include "core/fs.h"

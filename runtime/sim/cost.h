@@ -29,7 +29,7 @@
 #ifndef HALO_SIM_COST_H
 #define HALO_SIM_COST_H
 
-#include "pipe/pipe.h"
+#include "pipe/timeline.h"
 #include "sample/block.h"
 #include "sim/profile.h"
 #include "train/metrics.h"

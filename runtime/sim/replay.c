@@ -15,6 +15,7 @@
 #include "order/order.h"
 #include "part/part.h"
 #include "pipe/pipe.h"
+#include "pipe/timeline.h"
 #include "policy/policy.h"
 #include "sample/sample.h"
 
@@ -237,6 +238,7 @@ static int sim_fetch(sim *S, int r, int epoch, int64_t b, int64_t step)
         const halo_cache_stats *h1 = halo_cache_stats_get(R->cache);
         R->hits = h1->hits - h0.hits;
         R->misses = h1->misses - h0.misses;
+        R->acc.cache_evicted += h1->evicted - h0.evicted;
         R->w.lookups = nr;
         R->w.hook_calls = halo_policy_hooks(R->pol) & (1u << HALO_POLICY_CACHE_BATCH) ? 1 : 0;
     }

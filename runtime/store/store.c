@@ -1,5 +1,6 @@
 /* Distributed graph store: opening a part, owner lookup, distributed sampling and feature pulls. */
 #include "store/store.h"
+#include "store/store_impl.h"
 
 #include "core/err.h"
 #include "core/mem.h"
@@ -445,7 +446,7 @@ int halo_store_sample(halo_store *st, halo_sampler *smp, const int *fanouts, int
 
 /* ---- feature pulls ---- */
 
-int halo_store_pull_plan(halo_store *st, const int32_t *ids, int64_t n, halo_pull *p)
+int halo_store_pull_plan(halo_store *st, const int32_t *ids, int64_t n, halo_store_pull *p)
 {
     int64_t nr = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -487,7 +488,8 @@ int halo_store_pull_plan(halo_store *st, const int32_t *ids, int64_t n, halo_pul
     return 0;
 }
 
-int halo_pull_add_extra(halo_pull *p, const halo_store *st, const int32_t *ids, int64_t m)
+int halo_store_pull_add_extra(halo_store_pull *p, const halo_store *st, const int32_t *ids,
+                              int64_t m)
 {
     for (int64_t i = 0; i < m; i++) {
         if (halo_store_owner(st, ids[i]) < 0) {
@@ -507,7 +509,7 @@ int halo_pull_add_extra(halo_pull *p, const halo_store *st, const int32_t *ids, 
     return 0;
 }
 
-void halo_pull_free(halo_pull *p)
+void halo_store_pull_free(halo_store_pull *p)
 {
     halo_free(p->remote_pos);
     halo_free(p->remote_id);
@@ -567,7 +569,7 @@ static int serve_rows(halo_store *st, const halo_xchg *x)
  * back is received in place, the others are scattered as they arrive; no count exchange, the
  * sizes are known), then sends the requests (one per peer); each owner answers with the rows of
  * its feature array. Local and shared-memory rows are copied while the replies travel. */
-int halo_store_pull_exec(halo_store *st, halo_pull *p, float *rows)
+int halo_store_pull_exec(halo_store *st, halo_store_pull *p, float *rows)
 {
     store_scratch *s = st->scr;
     int P = st->ranks, me = st->rank;
@@ -678,8 +680,66 @@ int halo_store_pull_exec(halo_store *st, halo_pull *p, float *rows)
     return 0;
 }
 
-int halo_store_pull(halo_store *st, const int32_t *ids, int64_t n, float *rows, halo_pull *p)
+int halo_store_pull_rows(halo_store *st, const int32_t *ids, int64_t n, float *rows,
+                         halo_store_pull *p)
 {
     HALO_CHECK(halo_store_pull_plan(st, ids, n, p));
     return halo_store_pull_exec(st, p, rows);
+}
+
+/* ---------------------------------------------------------------- accessors */
+
+halo_comm *halo_store_comm(const halo_store *st)
+{
+    return st->comm;
+}
+
+int halo_store_rank(const halo_store *st)
+{
+    return st->rank;
+}
+
+int halo_store_ranks(const halo_store *st)
+{
+    return st->ranks;
+}
+
+const halo_partinfo *halo_store_info(const halo_store *st)
+{
+    return st->info;
+}
+
+const halo_part *halo_store_part(const halo_store *st)
+{
+    return st->part;
+}
+
+int64_t halo_store_start(const halo_store *st)
+{
+    return st->start;
+}
+
+int64_t halo_store_end(const halo_store *st)
+{
+    return st->end;
+}
+
+int halo_store_feat_dim(const halo_store *st)
+{
+    return st->feat_dim;
+}
+
+const int64_t *halo_store_orig_ids(const halo_store *st)
+{
+    return (const int64_t *)st->orig_map.data;
+}
+
+const halo_store_stats *halo_store_stats_get(const halo_store *st)
+{
+    return &st->stats;
+}
+
+int halo_store_is_local(const halo_store *st, int32_t gid)
+{
+    return gid >= st->start && gid < st->end;
 }

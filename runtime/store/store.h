@@ -26,24 +26,27 @@ typedef struct halo_store_stats {
     int64_t served_rows;        /* rows this rank sent to others */
 } halo_store_stats;
 
-/* A rank's view of a partition. Fields are read-only for callers. */
-typedef struct halo_store {
-    halo_comm *comm;        /* channel for requests (not owned) */
-    int rank;               /* this rank == the part it owns */
-    int ranks;              /* ranks == parts */
-    halo_partinfo *info;    /* range table and summary (owned) */
-    halo_part *part;        /* this rank's part (owned) */
-    int64_t start, end;     /* owned global ids [start, end) */
-    int feat_dim;           /* features per node */
-    const int64_t *orig;    /* [end-start] input-graph id of each owned node (sampling keys) */
-    halo_map orig_map;      /* mapping of orig_id.i64 */
-    halo_store_stats stats; /* counters */
-    store_scratch *scr;     /* exchange buffers */
-    struct halo_store *parent; /* the store whose part this clone shares (NULL: owns its part) */
-    int direct;             /* pulls read same-host peers' rows from their mapped files */
-    const float **peer_feat;/* [ranks] feat.f32 of same-host peers when direct, else NULL */
-    halo_map *peer_maps;    /* [ranks] their mappings (owned by the parent) */
-} halo_store;
+/* A rank's view of a partition: opaque; read it through the accessors below. */
+typedef struct halo_store halo_store;
+
+/* The channel its requests use (not owned). */
+halo_comm *halo_store_comm(const halo_store *st);
+/* This rank (== the part it owns) and the rank count (== parts). */
+int halo_store_rank(const halo_store *st);
+int halo_store_ranks(const halo_store *st);
+/* The partition's range table and summary. */
+const halo_partinfo *halo_store_info(const halo_store *st);
+/* This rank's part (CSR of its owned nodes' in-edges, features, labels, split, halo, seeds). */
+const halo_part *halo_store_part(const halo_store *st);
+/* The owned global ids are [start, end). */
+int64_t halo_store_start(const halo_store *st);
+int64_t halo_store_end(const halo_store *st);
+/* Features per node. */
+int halo_store_feat_dim(const halo_store *st);
+/* [nodes] the input-graph id of every global id (the partition's orig_id.i64, mapped). */
+const int64_t *halo_store_orig_ids(const halo_store *st);
+/* The counters since open or halo_store_stats_reset. */
+const halo_store_stats *halo_store_stats_get(const halo_store *st);
 
 /* Opens part `rank` of pdir for the channel's rank (parts must equal ranks). Local: a rank that
  * fails returns an error; the caller ends the job with halo_comm_fail (see docs/distributed.md). */
@@ -62,10 +65,8 @@ int halo_store_set_direct(halo_store *st, int on);
 
 /* Owner of a global id (binary search over range ends); -1 when out of range. */
 int halo_store_owner(const halo_store *st, int32_t gid);
-static inline int halo_store_is_local(const halo_store *st, int32_t gid)
-{
-    return gid >= st->start && gid < st->end;
-}
+/* 1 when gid is owned by this rank. */
+int halo_store_is_local(const halo_store *st, int32_t gid);
 
 /* Memory held for this rank: mapped part arrays (bytes of files) and heap bytes of the store. */
 typedef struct halo_store_memory {
@@ -89,12 +90,12 @@ int halo_store_sample(halo_store *st, halo_sampler *s, const int *fanouts, int l
  *   halo_store_pull_plan(st, ids, n, &p)      which ids are local, which remote (and their owner)
  *   caller: for each remote i it can serve (a cache hit), writes the row to
  *           rows[p.remote_pos[i]] itself and sets p.skip[i] = 1;
- *           halo_pull_add_extra(&p, ids, m)    prefetch ids to fetch in the same request
+ *           halo_store_pull_add_extra(&p, ids, m)    prefetch ids to fetch in the same request
  *   halo_store_pull_exec(st, &p, rows)        collective: one request per peer, local rows copied
  *                                             while the replies travel; extras land in
  *                                             p.extra_rows (m * feat_dim floats, in order).
- * A halo_pull is reusable (zero it once, free with halo_pull_free). */
-typedef struct halo_pull {
+ * A halo_store_pull is reusable (zero it once, free with halo_store_pull_free). */
+typedef struct halo_store_pull {
     int64_t n;             /* ids in the plan */
     const int32_t *ids;    /* [n] the ids (not owned; must live until exec) */
     int64_t num_local;     /* ids owned by this rank */
@@ -110,14 +111,16 @@ typedef struct halo_pull {
     int64_t bytes;         /* after exec: feature bytes received from other ranks */
     int64_t cap;           /* internal: capacity of the remote arrays */
     int64_t extra_cap;     /* internal: capacity of the extra arrays */
-} halo_pull;
+} halo_store_pull;
 
-int halo_store_pull_plan(halo_store *st, const int32_t *ids, int64_t n, halo_pull *p);
-int halo_pull_add_extra(halo_pull *p, const halo_store *st, const int32_t *ids, int64_t m);
-int halo_store_pull_exec(halo_store *st, halo_pull *p, float *rows);
-void halo_pull_free(halo_pull *p);
+int halo_store_pull_plan(halo_store *st, const int32_t *ids, int64_t n, halo_store_pull *p);
+int halo_store_pull_add_extra(halo_store_pull *p, const halo_store *st, const int32_t *ids,
+                              int64_t m);
+int halo_store_pull_exec(halo_store *st, halo_store_pull *p, float *rows);
+void halo_store_pull_free(halo_store_pull *p);
 /* plan + exec without a cache: rows[n * feat_dim] (collective). */
-int halo_store_pull(halo_store *st, const int32_t *ids, int64_t n, float *rows, halo_pull *p);
+int halo_store_pull_rows(halo_store *st, const int32_t *ids, int64_t n, float *rows,
+                         halo_store_pull *p);
 
 void halo_store_stats_reset(halo_store *st);
 

@@ -4,6 +4,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "graph/graph.h"
+#include "train/eval.h"
 #include "train/train_internal.h"
 
 #include <string.h>
@@ -11,7 +12,7 @@
 /* Owned nodes of split valid or test, ascending. */
 static int32_t *eval_nodes(const halo_store *st, int64_t *n)
 {
-    const halo_part *pt = st->part;
+    const halo_part *pt = halo_store_part(st);
     int64_t k = 0;
     for (int64_t i = 0; i < pt->nodes; i++) {
         k += pt->split[i] == HALO_SPLIT_VALID || pt->split[i] == HALO_SPLIT_TEST;
@@ -20,7 +21,7 @@ static int32_t *eval_nodes(const halo_store *st, int64_t *n)
     k = 0;
     for (int64_t i = 0; i < pt->nodes; i++) {
         if (pt->split[i] == HALO_SPLIT_VALID || pt->split[i] == HALO_SPLIT_TEST) {
-            ids[k++] = (int32_t)(st->start + i);
+            ids[k++] = (int32_t)(halo_store_start(st) + i);
         }
     }
     *n = k;
@@ -39,10 +40,10 @@ static int finish(halo_comm *c, int64_t *cnt, double *val_acc, double *test_acc)
 /* Counts a prediction of an owned node into cnt. */
 static void count(const halo_store *st, int32_t gid, int32_t pred, int64_t *cnt)
 {
-    int64_t row = gid - st->start;
-    int s = st->part->split[row];
+    int64_t row = gid - halo_store_start(st);
+    int s = halo_store_part(st)->split[row];
     int base = s == HALO_SPLIT_VALID ? 0 : 2;
-    cnt[base] += pred == st->part->label[row];
+    cnt[base] += pred == halo_store_part(st)->label[row];
     cnt[base + 1]++;
 }
 
@@ -68,7 +69,7 @@ int halo_train_eval_sampled(train_ctx *t, int epoch, double *val_acc, double *te
         HALO_TRY(halo_store_sample(st, t->smp, t->eval_fanouts, t->layers, &k, ids + s0,
                                    (int32_t)(s1 - s0), &t->mb));
         float *rows = halo_model_input_buffer(t->m, t->mb.num_input > 0 ? t->mb.num_input : 1);
-        HALO_TRY(halo_store_pull(st, t->mb.input, t->mb.num_input, rows, &t->pull));
+        HALO_TRY(halo_store_pull_rows(st, t->mb.input, t->mb.num_input, rows, &t->pull));
         if (t->mb.num_seeds > 0) {
             HALO_TRY(halo_model_infer(t->m, &t->mb, rows, NULL, NULL, pred, NULL));
             for (int32_t i = 0; i < t->mb.num_seeds; i++) {
@@ -87,10 +88,10 @@ fail:
 static int64_t src_index(const halo_store *st, int32_t gid)
 {
     if (halo_store_is_local(st, gid)) {
-        return gid - st->start;
+        return gid - halo_store_start(st);
     }
-    const int32_t *h = st->part->halo;
-    int64_t lo = 0, hi = st->part->num_halo;
+    const int32_t *h = halo_store_part(st)->halo;
+    int64_t lo = 0, hi = halo_store_part(st)->num_halo;
     while (lo < hi) {
         int64_t mid = (lo + hi) / 2;
         if (h[mid] < gid) {
@@ -99,7 +100,8 @@ static int64_t src_index(const halo_store *st, int32_t gid)
             hi = mid;
         }
     }
-    return lo < st->part->num_halo && h[lo] == gid ? st->part->nodes + lo : -1;
+    return lo < halo_store_part(st)->num_halo && h[lo] == gid ? halo_store_part(st)->nodes + lo
+                                                              : -1;
 }
 
 /* Full-neighbour layer-wise inference. Each rank computes every layer for all the nodes it owns
@@ -110,7 +112,7 @@ static int64_t src_index(const halo_store *st, int32_t gid)
 int halo_train_eval_full(train_ctx *t, double *val_acc, double *test_acc)
 {
     halo_store *st = t->st;
-    const halo_part *pt = st->part;
+    const halo_part *pt = halo_store_part(st);
     int64_t n = pt->nodes, H = pt->num_halo, S = n + H;
     int64_t cnt[4] = {0};
     halo_block blk;
@@ -139,13 +141,13 @@ int halo_train_eval_full(train_ctx *t, double *val_acc, double *test_acc)
     }
     HALO_TRY(halo_comm_agree(t->c, rc));
     for (int64_t i = 0; i < n; i++) {
-        blk.src_gid[i] = (int32_t)(st->start + i);
+        blk.src_gid[i] = (int32_t)(halo_store_start(st) + i);
     }
     if (H > 0) {
         memcpy(blk.src_gid + n, pt->halo, (size_t)H * sizeof(int32_t));
     }
-    hs = HALO_ALLOC(float, S * st->feat_dim > 0 ? S * st->feat_dim : 1);
-    HALO_TRY(halo_store_pull(st, blk.src_gid, S, hs, &t->pull));
+    hs = HALO_ALLOC(float, S * halo_store_feat_dim(st) > 0 ? S * halo_store_feat_dim(st) : 1);
+    HALO_TRY(halo_store_pull_rows(st, blk.src_gid, S, hs, &t->pull));
     for (int l = 0; l < t->layers; l++) {
         int out = halo_model_layer_out(t->m, l);
         bool last = l + 1 == t->layers;
@@ -175,7 +177,7 @@ int halo_train_eval_full(train_ctx *t, double *val_acc, double *test_acc)
                 best = k;
             }
         }
-        count(st, (int32_t)(st->start + i), best, cnt);
+        count(st, (int32_t)(halo_store_start(st) + i), best, cnt);
     }
     HALO_TRY(finish(t->c, cnt, val_acc, test_acc));
 fail:

@@ -5,6 +5,7 @@
 
 #include "core/json.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,6 +27,7 @@ typedef struct halo_epoch_stats {
     int64_t remote_nodes;  /* input nodes owned by other ranks */
     int64_t cache_hits;    /* remote input nodes found in the cache */
     int64_t cache_misses;  /* remote input nodes pulled */
+    int64_t cache_evicted; /* cache slots freed by the policy's decisions (replaced nodes) */
     int64_t bytes_remote;  /* feature and adjacency bytes received from peers */
     int64_t bytes_sent;    /* feature and adjacency bytes sent to peers (requests, replies) */
     int64_t messages;      /* point-to-point messages sent to peers by sampling and pulls */
@@ -49,5 +51,29 @@ int halo_metrics_line(halo_metrics *m, const char *json);
 int halo_metrics_close(halo_metrics *m);
 /* Removes the temporary file (on an error path). */
 void halo_metrics_abort(halo_metrics *m);
+
+/* Rank 0's per-epoch table row (times: mean over the ranks of all[ranks], epoch time: the
+ * longest rank's), with the column header first when header; val_acc < 0 prints "-". */
+void halo_metrics_table_row(FILE *f, int epoch, const halo_epoch_stats *all, int ranks,
+                            double loss, double train_acc, double val_acc, bool header);
+
+/* What the summary record of a training run holds besides its options and result. */
+typedef struct halo_metrics_run {
+    const char *policy;   /* policy name */
+    const char *batching; /* "local" or "global" */
+    const char *eval;     /* "sampled", "full" or "none" */
+    int ranks;            /* ranks of the run */
+    int layers;           /* model layers */
+    const int *fanouts;   /* [layers] training fanouts, input layer first */
+    int threads;          /* CPU threads per rank */
+    int64_t train_seeds;  /* training seeds over all ranks */
+} halo_metrics_run;
+
+struct halo_train_opts;
+struct halo_train_result;
+/* Appends the "summary" record of a training run (docs/design.md §5): enough of the command line
+ * to replay it in the simulator. */
+void halo_metrics_summary_json(halo_sb *out, const struct halo_train_opts *o,
+                               const struct halo_train_result *res, const halo_metrics_run *run);
 
 #endif

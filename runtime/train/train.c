@@ -14,8 +14,10 @@
 #include "core/timer.h"
 #include "order/order.h"
 #include "pipe/pipe.h"
+#include "pipe/timeline.h"
 #include "policy/policy.h"
 #include "train/checkpoint.h"
+#include "train/eval.h"
 #include "train/metrics.h"
 #include "train/train_internal.h"
 
@@ -134,108 +136,6 @@ int halo_train_opts_check(const halo_train_opts *o)
     return 0;
 }
 
-/* ---------------------------------------------------------------- exchanges */
-
-int halo_train_fetch_rows(halo_comm *c, const halo_store *st, const int32_t *ids, int64_t n,
-                          const void *table, size_t row_bytes, void *out)
-{
-    int P = st->ranks;
-    int64_t *off = HALO_NEW(int64_t, P + 1);
-    int64_t *rep_off = HALO_NEW(int64_t, P + 1);
-    halo_xchg req, rep;
-    memset(&req, 0, sizeof req);
-    memset(&rep, 0, sizeof rep);
-    char *reply = NULL;
-    int rc = 0;
-    /* ids are sorted, owners own contiguous ranges: the requests to peer p are one run */
-    for (int64_t i = 0; i < n; i++) {
-        int p = halo_store_owner(st, ids[i]);
-        if (p < 0) {
-            rc = halo_errorf(HALO_ESTATE, "train: node %d has no owner", ids[i]);
-            goto fail;
-        }
-        off[p + 1] += (int64_t)sizeof(int32_t);
-    }
-    for (int p = 0; p < P; p++) {
-        off[p + 1] += off[p];
-    }
-    HALO_TRY(halo_comm_xchg_start(c, &req, ids, off));
-    HALO_TRY(halo_comm_xchg_wait(c, &req));
-    /* answer each peer's ids with rows of our table, in the order asked */
-    int64_t nin = req.recv_off[P] / (int64_t)sizeof(int32_t);
-    reply = HALO_ALLOC(char, nin > 0 ? (size_t)nin * row_bytes : 1);
-    const int32_t *asked = (const int32_t *)req.recv;
-    for (int64_t i = 0; i < nin; i++) {
-        int64_t row = (int64_t)asked[i] - st->start;
-        if (row < 0 || row >= st->end - st->start) {
-            rc = halo_errorf(HALO_ESTATE, "train: asked for node %d, not owned here", asked[i]);
-            goto fail;
-        }
-        memcpy(reply + (size_t)i * row_bytes, (const char *)table + (size_t)row * row_bytes,
-               row_bytes);
-    }
-    for (int p = 0; p <= P; p++) {
-        rep_off[p] = req.recv_off[p] / (int64_t)sizeof(int32_t) * (int64_t)row_bytes;
-    }
-    HALO_TRY(halo_comm_xchg_start(c, &rep, reply, rep_off));
-    HALO_TRY(halo_comm_xchg_wait(c, &rep));
-    if (rep.recv_off[P] != n * (int64_t)row_bytes) {
-        rc = halo_errorf(HALO_ESTATE, "train: got %lld bytes of rows, expected %lld",
-                         (long long)rep.recv_off[P], (long long)(n * (int64_t)row_bytes));
-        goto fail;
-    }
-    if (n > 0) {
-        memcpy(out, rep.recv, (size_t)n * row_bytes);
-    }
-fail:
-    halo_xchg_free(&req);
-    halo_xchg_free(&rep);
-    halo_free(reply);
-    halo_free(rep_off);
-    halo_free(off);
-    return rc;
-}
-
-/* Labels of the training seeds this rank holds but does not own (DistDGL's force-even split
- * lends a few): pulled from their owners once, kept sorted for lookup. Collective. */
-static int borrow_labels(train_ctx *t)
-{
-    const halo_part *pt = t->st->part;
-    int64_t nb = 0;
-    for (int64_t i = 0; i < pt->num_train; i++) {
-        nb += !halo_store_is_local(t->st, pt->train[i]);
-    }
-    t->nborrow = nb;
-    t->borrow_id = HALO_ALLOC(int32_t, nb > 0 ? nb : 1);
-    t->borrow_label = HALO_ALLOC(int32_t, nb > 0 ? nb : 1);
-    nb = 0;
-    for (int64_t i = 0; i < pt->num_train; i++) {
-        if (!halo_store_is_local(t->st, pt->train[i])) {
-            t->borrow_id[nb++] = pt->train[i];
-        }
-    }
-    halo_sort_i32(t->borrow_id, nb);
-    return halo_train_fetch_rows(t->c, t->st, t->borrow_id, nb, pt->label, sizeof(int32_t),
-                                 t->borrow_label);
-}
-
-int32_t halo_train_seed_label(const train_ctx *t, int32_t gid)
-{
-    if (halo_store_is_local(t->st, gid)) {
-        return t->st->part->label[gid - t->st->start];
-    }
-    int64_t lo = 0, hi = t->nborrow;
-    while (lo < hi) {
-        int64_t mid = (lo + hi) / 2;
-        if (t->borrow_id[mid] < gid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo < t->nborrow && t->borrow_id[lo] == gid ? t->borrow_label[lo] : -1;
-}
-
 /* ---------------------------------------------------------------- epoch order */
 
 /* Epoch order (runtime/order, shared with the simulator): local batching orders this rank's
@@ -245,8 +145,8 @@ int32_t halo_train_seed_label(const train_ctx *t, int32_t gid)
 static void epoch_order(const train_ctx *t, int epoch, const int64_t *all_orig,
                         halo_order_key *keys, int32_t *order, int64_t *boff)
 {
-    const halo_part *pt = t->st->part;
-    const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+    const halo_part *pt = halo_store_part(t->st);
+    const int64_t *orig = halo_store_orig_ids(t->st);
     int64_t nt = pt->num_train;
     if (t->o->batching == HALO_TRAIN_BATCH_GLOBAL) {
         int32_t *gid = HALO_ALLOC(int32_t, nt * t->ranks > 0 ? nt * t->ranks : 1);
@@ -278,7 +178,7 @@ typedef struct epoch_acc {
  * depend on the partition numbering (1 rank and P ranks drop the same units). */
 static void keyed_minibatch(train_ctx *t, const halo_minibatch *mb, halo_minibatch *out)
 {
-    const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+    const int64_t *orig = halo_store_orig_ids(t->st);
     *out = *mb;
     for (int l = 0; l < mb->layers; l++) {
         const halo_block *b = &mb->blocks[l];
@@ -302,7 +202,7 @@ static void keyed_minibatch(train_ctx *t, const halo_minibatch *mb, halo_minibat
  * stages prepare for the compute. Depth k uses k + 1 of them. */
 typedef struct batch_slot {
     halo_minibatch mb;  /* sampled blocks */
-    halo_pull pull;     /* pull plan of the input rows */
+    halo_store_pull pull;     /* pull plan of the input rows */
     float *rows;        /* [num_input * feat_dim] input features (own buffer or the model's) */
     float *own;         /* the slot's own buffer (depth > 0: the model's is in use) */
     int64_t own_cap;    /* floats allocated in own */
@@ -311,6 +211,7 @@ typedef struct batch_slot {
     int32_t n;          /* this rank's seeds of the batch */
     int64_t hits;       /* halo input nodes served by the cache */
     int64_t misses;     /* halo input nodes pulled */
+    int64_t evicted;    /* cache slots the policy freed at this batch */
     int64_t bytes;      /* bytes received by the sample and fetch stages for this batch */
     int64_t sent;       /* bytes they sent */
     int64_t messages;   /* messages they sent */
@@ -358,12 +259,12 @@ static int stage_sample(void *arg, halo_pipe_item *it)
     batch_slot *s = it->data;
     int64_t b = it->batch;
     s->n = (int32_t)(pl->boff[b + 1] - pl->boff[b]);
-    halo_comm_stats c0 = halo_comm_get_stats(a->st->comm);
+    halo_comm_stats c0 = halo_comm_get_stats(halo_store_comm(a->st));
     halo_sample_key k = {t->o->seed, pl->epoch, b};
     int rc = halo_store_sample(a->st, a->smp, t->fanouts, t->layers, &k, pl->order + pl->boff[b],
                                s->n, &s->mb);
     if (rc < 0) {
-        halo_comm_fail(a->st->comm, rc);
+        halo_comm_fail(halo_store_comm(a->st), rc);
     }
     if (s->mb.num_seeds > s->labels_cap) {
         halo_free(s->labels);
@@ -373,7 +274,7 @@ static int stage_sample(void *arg, halo_pipe_item *it)
     for (int32_t i = 0; i < s->mb.num_seeds; i++) {
         s->labels[i] = halo_train_seed_label(t, s->mb.seeds[i]);
     }
-    halo_comm_stats c1 = halo_comm_get_stats(a->st->comm);
+    halo_comm_stats c1 = halo_comm_get_stats(halo_store_comm(a->st));
     s->bytes = c1.bytes_recv - c0.bytes_recv;
     s->sent = c1.bytes_sent - c0.bytes_sent;
     s->messages = c1.messages - c0.messages;
@@ -393,22 +294,24 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
     halo_store *st = a->st;
     batch_slot *s = it->data;
     int64_t ni = s->mb.num_input > 0 ? s->mb.num_input : 1;
-    halo_comm_stats c0 = halo_comm_get_stats(st->comm);
+    halo_comm_stats c0 = halo_comm_get_stats(halo_store_comm(st));
     s->rows = pl->depth == 0 ? halo_model_input_buffer(t->m, ni) : NULL;
     if (s->rows == NULL) {
-        if (ni * st->feat_dim > s->own_cap) {
+        if (ni * halo_store_feat_dim(st) > s->own_cap) {
             halo_free(s->own);
-            s->own_cap = ni * st->feat_dim + ni * st->feat_dim / 2;
+            s->own_cap = ni * halo_store_feat_dim(st) + ni * halo_store_feat_dim(st) / 2;
             s->own = HALO_ALLOC(float, s->own_cap);
         }
         s->rows = s->own;
     }
     int rc = halo_store_pull_plan(st, s->mb.input, s->mb.num_input, &s->pull);
     if (rc < 0) {
-        halo_comm_fail(st->comm, rc); /* local and never expected: ids come from the sampler */
+        /* local and never expected: ids come from the sampler */
+        halo_comm_fail(halo_store_comm(st), rc);
     }
     s->hits = 0;
     s->misses = s->pull.num_remote;
+    s->evicted = 0;
     int prc = 0;
     halo_cache_stats h0;
     memset(&h0, 0, sizeof h0);
@@ -432,12 +335,12 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
         const int32_t *extra = NULL;
         prc = halo_cache_decide(t->cache, &extra, &n_extra);
         if (prc == 0 && n_extra > 0) {
-            prc = halo_pull_add_extra(&s->pull, st, extra, n_extra);
+            prc = halo_store_pull_add_extra(&s->pull, st, extra, n_extra);
         }
     }
     rc = halo_store_pull_exec(st, &s->pull, s->rows);
     if (rc < 0) {
-        halo_comm_fail(st->comm, rc);
+        halo_comm_fail(halo_store_comm(st), rc);
     }
     if (t->cache != NULL && prc == 0) {
         const float *er = n_extra > 0 ? s->pull.extra_rows : NULL;
@@ -445,8 +348,9 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
         const halo_cache_stats *h1 = halo_cache_stats_get(t->cache);
         s->hits = h1->hits - h0.hits;
         s->misses = h1->misses - h0.misses;
+        s->evicted = h1->evicted - h0.evicted;
     }
-    halo_comm_stats c1 = halo_comm_get_stats(st->comm);
+    halo_comm_stats c1 = halo_comm_get_stats(halo_store_comm(st));
     s->bytes += c1.bytes_recv - c0.bytes_recv;
     s->sent += c1.bytes_sent - c0.bytes_sent;
     s->messages += c1.messages - c0.messages;
@@ -510,6 +414,7 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     acc->s.remote_nodes += s->pull.num_remote;
     acc->s.cache_hits += s->hits;
     acc->s.cache_misses += s->misses;
+    acc->s.cache_evicted += s->evicted;
     acc->s.bytes_remote += s->bytes;
     acc->s.bytes_sent += s->sent;
     acc->s.messages += s->messages;
@@ -579,7 +484,7 @@ static void pipe_res_free(pipe_res *pr)
     for (int i = 0; i <= HALO_PIPE_MAX_DEPTH; i++) {
         batch_slot *s = &pr->slot[i];
         halo_sample_free(&s->mb);
-        halo_pull_free(&s->pull);
+        halo_store_pull_free(&s->pull);
         halo_free(s->own);
         halo_free(s->labels);
     }
@@ -658,9 +563,9 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
     halo_sb_printf(&sb,
                    "graph=%08x nodes=%lld parts=%d batch=%lld batching=%s hidden=%d "
                    "lr=%.9g dropout=%.9g wd=%.9g seed=%llu layers=%d fanouts=%s policy=%s(%s)",
-                   t->st->info->graph_checksum, (long long)t->st->info->nodes, t->ranks,
-                   (long long)o->batch, halo_train_batching_name(o->batching), o->hidden, o->lr,
-                   o->dropout, o->weight_decay, (unsigned long long)o->seed, t->layers,
+                   halo_store_info(t->st)->graph_checksum, (long long)halo_store_info(t->st)->nodes,
+                   t->ranks, (long long)o->batch, halo_train_batching_name(o->batching), o->hidden,
+                   o->lr, o->dropout, o->weight_decay, (unsigned long long)o->seed, t->layers,
                    o->fanouts != NULL ? o->fanouts : "policy", policy_name,
                    o->policy != NULL ? o->policy : "");
     for (int i = 0; i < o->nsets; i++) {
@@ -776,153 +681,6 @@ static int check_params(train_ctx *t, int epoch)
     return rc;
 }
 
-/* ---------------------------------------------------------------- output */
-
-/* Rank 0: the per-epoch table on stderr. */
-static void table_row(const train_ctx *t, int epoch, const halo_epoch_stats *all, double loss,
-                      double train_acc, double val_acc, bool header)
-{
-    if (header) {
-        fprintf(stderr, "%5s %8s %9s %8s %8s | %8s %8s %8s %9s %9s %8s  (s, mean over ranks)\n",
-                "epoch", "loss", "train_acc", "val_acc", "time_s", "sample", "fetch", "copy",
-                "compute", "allreduce", "wait");
-    }
-    double m[6] = {0}, tmax = 0;
-    for (int r = 0; r < t->ranks; r++) {
-        const halo_epoch_stats *s = &all[r];
-        m[0] += s->sample_s;
-        m[1] += s->fetch_s;
-        m[2] += s->copy_s;
-        m[3] += s->compute_s;
-        m[4] += s->allreduce_s;
-        m[5] += s->wait_s;
-        tmax = s->time_s > tmax ? s->time_s : tmax;
-    }
-    char val[16];
-    if (val_acc >= 0) {
-        snprintf(val, sizeof val, "%.4f", val_acc);
-    } else {
-        snprintf(val, sizeof val, "-");
-    }
-    fprintf(stderr, "%5d %8.4f %9.4f %8s %8.3f | %8.3f %8.3f %8.3f %9.3f %9.3f %8.3f\n", epoch,
-            loss, train_acc, val, tmax, m[0] / t->ranks, m[1] / t->ranks, m[2] / t->ranks,
-            m[3] / t->ranks, m[4] / t->ranks, m[5] / t->ranks);
-    fflush(stderr);
-}
-
-/* The final summary record. */
-static void summary_json(halo_sb *out, const train_ctx *t, const halo_train_result *res,
-                         const char *policy_name, int64_t train_seeds)
-{
-    const halo_train_opts *o = t->o;
-    halo_jw w;
-    halo_jw_init(&w, false);
-    halo_jw_obj_begin(&w);
-    halo_jw_key(&w, "type");
-    halo_jw_str(&w, "summary");
-    halo_jw_key(&w, "mode");
-    halo_jw_str(&w, "run");
-    halo_jw_key(&w, "epochs");
-    halo_jw_i64(&w, res->epochs);
-    halo_jw_key(&w, "start_epoch");
-    halo_jw_i64(&w, res->start_epoch);
-    halo_jw_key(&w, "steps");
-    halo_jw_i64(&w, res->steps);
-    halo_jw_key(&w, "ranks");
-    halo_jw_i64(&w, t->ranks);
-    halo_jw_key(&w, "device");
-    halo_jw_str(&w, res->device);
-    halo_jw_key(&w, "policy");
-    halo_jw_str(&w, policy_name);
-    halo_jw_key(&w, "mean_epoch_s");
-    halo_jw_f64(&w, res->mean_epoch_s);
-    halo_jw_key(&w, "val_acc");
-    if (res->val_acc >= 0) {
-        halo_jw_f64(&w, res->val_acc);
-    } else {
-        halo_jw_null(&w);
-    }
-    halo_jw_key(&w, "test_acc");
-    if (res->test_acc >= 0) {
-        halo_jw_f64(&w, res->test_acc);
-    } else {
-        halo_jw_null(&w);
-    }
-    halo_jw_key(&w, "epoch_loss");
-    halo_jw_arr_begin(&w);
-    for (int e = res->start_epoch; e < res->epochs && e < 1024; e++) {
-        halo_jw_f64(&w, res->loss[e]);
-    }
-    halo_jw_arr_end(&w);
-    char hex[24];
-    snprintf(hex, sizeof hex, "%016" PRIx64, res->param_checksum);
-    halo_jw_key(&w, "param_checksum");
-    halo_jw_str(&w, hex);
-    halo_jw_key(&w, "params");
-    halo_jw_obj_begin(&w);
-    halo_jw_key(&w, "batch");
-    halo_jw_i64(&w, o->batch);
-    halo_jw_key(&w, "batching");
-    halo_jw_str(&w, halo_train_batching_name(o->batching));
-    halo_jw_key(&w, "fanouts");
-    halo_jw_arr_begin(&w);
-    for (int l = 0; l < t->layers; l++) {
-        halo_jw_i64(&w, t->fanouts[l]);
-    }
-    halo_jw_arr_end(&w);
-    halo_jw_key(&w, "hidden");
-    halo_jw_i64(&w, o->hidden);
-    halo_jw_key(&w, "lr");
-    halo_jw_f64(&w, o->lr);
-    halo_jw_key(&w, "dropout");
-    halo_jw_f64(&w, o->dropout);
-    halo_jw_key(&w, "seed");
-    halo_jw_i64(&w, (int64_t)o->seed);
-    halo_jw_key(&w, "eval");
-    halo_jw_str(&w, halo_train_eval_name(o->eval));
-    halo_jw_key(&w, "train_seeds");
-    halo_jw_i64(&w, train_seeds);
-    /* enough of the command line to replay this run in the simulator (halo calibrate
-       --from-metrics) */
-    char abs[PATH_MAX];
-    halo_jw_key(&w, "pdir"); /* absolute, so the replay works from any directory */
-    halo_jw_str(&w, realpath(o->pdir, abs) != NULL ? abs : o->pdir);
-    halo_jw_key(&w, "policy_file");
-    if (o->policy != NULL) {
-        halo_jw_str(&w, realpath(o->policy, abs) != NULL ? abs : o->policy);
-    } else {
-        halo_jw_null(&w);
-    }
-    halo_jw_key(&w, "sets");
-    halo_jw_arr_begin(&w);
-    for (int i = 0; i < o->nsets; i++) {
-        halo_jw_str(&w, o->sets[i]);
-    }
-    halo_jw_arr_end(&w);
-    halo_jw_key(&w, "fanouts_flag");
-    if (o->fanouts != NULL) {
-        halo_jw_str(&w, o->fanouts);
-    } else {
-        halo_jw_null(&w);
-    }
-    halo_jw_key(&w, "depth");
-    halo_jw_i64(&w, o->depth);
-    halo_jw_key(&w, "sampler_threads");
-    halo_jw_i64(&w, o->sampler_threads);
-    halo_jw_key(&w, "netem");
-    if (o->netem != NULL) {
-        halo_jw_str(&w, o->netem);
-    } else {
-        halo_jw_null(&w);
-    }
-    halo_jw_key(&w, "threads");
-    halo_jw_i64(&w, halo_model_config_of(t->m)->threads);
-    halo_jw_obj_end(&w);
-    halo_jw_obj_end(&w);
-    halo_sb_puts(out, w.sb.buf);
-    halo_jw_free(&w);
-}
-
 /* ---------------------------------------------------------------- the run */
 
 /* Frees everything of a train_ctx. */
@@ -932,7 +690,7 @@ static void ctx_free(train_ctx *t)
     if (t->cache != NULL) {
         halo_cache_close(t->cache);
     }
-    halo_pull_free(&t->pull);
+    halo_store_pull_free(&t->pull);
     halo_sample_free(&t->mb);
     if (t->smp != NULL) {
         halo_sampler_free(t->smp);
@@ -963,7 +721,7 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     rc = halo_policy_open(&po, pol);
     HALO_CHECK(halo_comm_agree(t->c, rc));
 
-    const halo_part *pt = t->st->part;
+    const halo_part *pt = halo_store_part(t->st);
     int64_t nt[2] = {pt->num_train, -pt->num_train};
     HALO_CHECK(halo_comm_allreduce_max_i64(t->c, nt, 2));
     if (nt[0] != -nt[1]) {
@@ -981,10 +739,10 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     pctx->epochs = o->epochs;
     pctx->batch = -1;
     pctx->batch_size = (int)o->batch;
-    pctx->graph.nodes = t->st->info->nodes;
-    pctx->graph.edges = t->st->info->edges;
-    pctx->graph.feat_dim = t->st->feat_dim;
-    pctx->graph.classes = t->st->info->classes;
+    pctx->graph.nodes = halo_store_info(t->st)->nodes;
+    pctx->graph.edges = halo_store_info(t->st)->edges;
+    pctx->graph.feat_dim = halo_store_feat_dim(t->st);
+    pctx->graph.classes = halo_store_info(t->st)->classes;
     pctx->graph.train_nodes = pt->num_train * t->ranks;
     pctx->part.parts = t->ranks;
     pctx->part.id = t->rank;
@@ -1018,12 +776,12 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     halo_model_config mc;
     halo_model_config_default(&mc);
     mc.layers = t->layers;
-    mc.in_dim = t->st->feat_dim;
+    mc.in_dim = halo_store_feat_dim(t->st);
     mc.hidden = o->hidden;
     mc.kind = o->model;
     mc.relations = o->relations > 0 ? o->relations : 1;
     mc.bases = o->bases;
-    mc.classes = t->st->info->classes;
+    mc.classes = halo_store_info(t->st)->classes;
     mc.dropout = (float)o->dropout;
     mc.lr = (float)o->lr;
     mc.weight_decay = (float)o->weight_decay;
@@ -1041,7 +799,7 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     rc = halo_model_create(&mc, &t->m);
     HALO_CHECK(halo_comm_agree(t->c, rc));
     t->smp = halo_sampler_new();
-    rc = borrow_labels(t);
+    rc = halo_train_borrow_labels(t);
     return halo_comm_agree(t->c, rc);
 }
 
@@ -1050,14 +808,14 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
  * deterministic, invariant 1). Collective: every rank samples the same number of batches. */
 static int presample_future(train_ctx *t, int start_epoch, halo_cache_future *f)
 {
-    const halo_part *pt = t->st->part;
+    const halo_part *pt = halo_store_part(t->st);
     int64_t nt = pt->num_train, B = t->o->batch;
     bool global = t->o->batching == HALO_TRAIN_BATCH_GLOBAL;
     int64_t total = global ? nt * t->ranks : nt, nb = (total + B - 1) / B;
     int64_t *all_orig = NULL;
     int rc = 0;
     if (global) {
-        const int64_t *orig = (const int64_t *)t->st->orig_map.data;
+        const int64_t *orig = halo_store_orig_ids(t->st);
         int64_t *mine = HALO_ALLOC(int64_t, nt > 0 ? nt : 1);
         for (int64_t i = 0; i < nt; i++) {
             mine[i] = orig[pt->train[i]];
@@ -1106,7 +864,7 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
                        int start_epoch)
 {
     const halo_store *st = t->st;
-    const halo_part *pt = st->part;
+    const halo_part *pt = halo_store_part(st);
     int rc = 0;
     int32_t *owner = NULL;
     double *p = NULL, *vip = NULL;
@@ -1128,9 +886,10 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
         }
         if (hint == HALO_CACHE_HINT_VIP) {
             /* inclusion probabilities over this part's CSR (propagation stops at other parts) */
-            p = HALO_ALLOC(double, st->info->nodes + 1);
-            halo_cache_vip(st->info->nodes, st->start, st->end, pt->indptr, pt->indices, pt->train,
-                           pt->num_train, (int)t->o->batch, t->fanouts, t->layers, p);
+            p = HALO_ALLOC(double, halo_store_info(st)->nodes + 1);
+            halo_cache_vip(halo_store_info(st)->nodes, halo_store_start(st), halo_store_end(st),
+                           pt->indptr, pt->indices, pt->train, pt->num_train, (int)t->o->batch,
+                           t->fanouts, t->layers, p);
             vip = HALO_ALLOC(double, pt->num_halo > 0 ? pt->num_halo : 1);
             for (int64_t h = 0; h < pt->num_halo; h++) {
                 vip[h] = p[pt->halo[h]];
@@ -1145,7 +904,7 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
             .halo_deg = pt->halo_deg,
             .halo_owner = owner,
             .vip = vip,
-            .feat_dim = st->feat_dim,
+            .feat_dim = halo_store_feat_dim(st),
             .epochs = t->o->epochs,
             .batches = nb,
             .batch_size = (int)t->o->batch,
@@ -1161,8 +920,8 @@ fail:
     if (rc == 0) {
         const int32_t *ids = NULL;
         int64_t n = t->cache != NULL ? halo_cache_init_ids(t->cache, &ids) : 0;
-        rows = HALO_ALLOC(float, n * st->feat_dim > 0 ? n * st->feat_dim : 1);
-        rc = halo_store_pull(t->st, ids, n, rows, &t->pull);
+        rows = HALO_ALLOC(float, n * halo_store_feat_dim(st) > 0 ? n * halo_store_feat_dim(st) : 1);
+        rc = halo_store_pull_rows(t->st, ids, n, rows, &t->pull);
         if (rc == 0 && n > 0) {
             rc = halo_cache_init_fill(t->cache, rows);
         }
@@ -1173,7 +932,8 @@ fail:
             } else {
                 snprintf(path, sizeof path, "%s", t->o->trace);
             }
-            rc = halo_trace_create(path, t->ranks, st->feat_dim, st->info->nodes, &t->trace);
+            rc = halo_trace_create(path, t->ranks, halo_store_feat_dim(st),
+                                   halo_store_info(st)->nodes, &t->trace);
             if (rc == 0) {
                 rc = halo_trace_put_halo(t->trace, t->rank, pt->num_halo, pt->halo, pt->halo_deg,
                                          owner, vip);
@@ -1217,6 +977,330 @@ static int write_timeline(train_ctx *t, pipe_res *pr)
     return halo_comm_agree(t->c, rc);
 }
 
+/* ---------------------------------------------------------------- the run */
+
+/* What halo_train_run keeps across its set-up, epochs and finish. */
+typedef struct train_run {
+    halo_policy *pol;              /* the policy */
+    halo_policy_ctx pctx;          /* the context its hooks see */
+    const char *policy_name;       /* its name */
+    uint64_t hash;                 /* configuration hash (checkpoints) */
+    halo_metrics *mf;              /* --metrics file on rank 0, NULL = none */
+    int start_epoch;               /* first epoch this run trains */
+    int64_t step;                  /* global steps taken so far */
+    int64_t nt;                    /* training seeds of this rank */
+    int64_t total;                 /* seeds ordered per epoch (this rank's, or all: global) */
+    int64_t nb;                    /* batches per epoch */
+    int64_t *all_orig;             /* global batching: every rank's seeds' orig ids */
+    halo_order_key *keys;          /* epoch order scratch */
+    int32_t *order;                /* this rank's seeds in epoch order */
+    int64_t *boff;                 /* batch offsets into order */
+    halo_epoch_stats *all_stats;   /* every rank's record of the epoch */
+    halo_sb sb;                    /* metrics line scratch */
+    bool gpu_notice, mt_notice;    /* notices said once */
+    pipe_res *pr;                  /* pipeline resources */
+    int last_depth, last_threads;  /* pipeline settings last announced */
+    double train_time;             /* seconds of the epochs trained */
+    int trained;                   /* epochs trained */
+} train_run;
+
+/* Empties a string builder for the next metrics line. */
+static void sb_reset(halo_sb *sb)
+{
+    sb->len = 0;
+    if (sb->buf != NULL) {
+        sb->buf[0] = 0;
+    }
+}
+
+/* Set-up: store, policy and model (setup), the checkpoint to resume, the metrics file, the
+ * emulated network, the epoch order's buffers, the cache, the pipeline's resources and the
+ * start-up line. Collective; every rank returns the same code. */
+static int run_setup(train_ctx *t, train_run *r, halo_train_result *res)
+{
+    const halo_train_opts *o = t->o;
+    halo_comm *c = t->c;
+    int rc = 0;
+    HALO_CHECK(setup(t, &r->pol, &r->pctx, &r->gpu_notice));
+    r->policy_name = halo_policy_name(r->pol);
+    snprintf(res->device, sizeof res->device, "%s",
+             halo_model_device_name(halo_model_config_of(t->m)->device));
+    r->hash = config_hash(t, r->policy_name);
+    if (o->resume) {
+        HALO_CHECK(resume_from(t, r->hash, &r->start_epoch, &r->step));
+    }
+    res->start_epoch = r->start_epoch;
+    res->epochs = r->start_epoch;
+    res->steps = r->step;
+    if (t->rank == 0 && o->metrics != NULL) {
+        rc = halo_metrics_open(o->metrics, &r->mf);
+    }
+    HALO_CHECK(halo_comm_agree(c, rc));
+    if (o->netem != NULL) {
+        halo_netem ne;
+        HALO_CHECK(halo_netem_parse(o->netem, &ne));
+        halo_comm_set_netem(c, &ne);
+    }
+
+    const halo_part *pt = halo_store_part(t->st);
+    int64_t B = o->batch;
+    bool global = o->batching == HALO_TRAIN_BATCH_GLOBAL;
+    r->nt = pt->num_train;
+    r->total = global ? r->nt * t->ranks : r->nt;
+    r->nb = (r->total + B - 1) / B;
+    if (global) {
+        const int64_t *orig = halo_store_orig_ids(t->st);
+        int64_t *mine = HALO_ALLOC(int64_t, r->nt);
+        for (int64_t i = 0; i < r->nt; i++) {
+            mine[i] = orig[pt->train[i]];
+        }
+        r->all_orig = HALO_ALLOC(int64_t, r->total);
+        rc = halo_comm_allgather(c, mine, r->nt * (int64_t)sizeof(int64_t), r->all_orig);
+        halo_free(mine);
+        HALO_CHECK(rc);
+    }
+    r->keys = HALO_ALLOC(halo_order_key, r->total);
+    r->order = HALO_ALLOC(int32_t, r->nt);
+    r->boff = HALO_ALLOC(int64_t, r->nb + 1);
+    r->all_stats = HALO_ALLOC(halo_epoch_stats, t->ranks);
+    r->pctx.batches = r->nb;
+    HALO_CHECK(setup_cache(t, r->pol, &r->pctx, r->nb, r->start_epoch));
+    pipe_res *pr = r->pr = HALO_NEW(pipe_res, 1);
+    for (int i = 0; i <= HALO_PIPE_MAX_DEPTH; i++) {
+        pr->slotp[i] = &pr->slot[i];
+    }
+    size_t nparams;
+    halo_model_grads(t->m, &nparams);
+    pr->gbuf = HALO_ALLOC(float, nparams + 1);
+    double origin = -halo_now(); /* the earliest clock of all ranks: one time axis */
+    HALO_CHECK(halo_comm_allreduce_max_f64(c, &origin, 1));
+    halo_timeline_init(&pr->tl, -origin);
+    if (t->rank == 0) {
+        if (r->gpu_notice) {
+            halo_notice("--device auto: no GPU found, training on the CPU");
+        }
+        char fo[64] = "";
+        for (int l = 0; l < t->layers; l++) {
+            size_t len = strlen(fo);
+            snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t->fanouts[l]);
+        }
+        halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), model %s, "
+                  "hidden %d, %lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
+                  t->ranks, res->device, r->policy_name, fo, (long long)B,
+                  halo_train_batching_name(o->batching),
+                  halo_model_kind_name(halo_model_config_of(t->m)->kind), o->hidden,
+                  (long long)r->nt, (long long)r->nb, r->start_epoch, o->epochs - 1);
+    }
+    return 0;
+}
+
+/* Rank 0's records of an epoch: every rank's epoch record and the eval record in the metrics
+ * file, the table row. */
+static int epoch_report(train_ctx *t, train_run *r, int ep, double loss, double train_acc,
+                        bool do_eval, double va, double ta)
+{
+    int rc = 0;
+    for (int k = 0; r->mf != NULL && rc == 0 && k < t->ranks; k++) {
+        sb_reset(&r->sb);
+        halo_metrics_epoch_json(&r->sb, "run", r->policy_name, &r->all_stats[k]);
+        rc = halo_metrics_line(r->mf, r->sb.buf);
+    }
+    if (r->mf != NULL && rc == 0 && do_eval) {
+        sb_reset(&r->sb);
+        halo_metrics_eval_json(&r->sb, ep, va, ta);
+        rc = halo_metrics_line(r->mf, r->sb.buf);
+    }
+    if (t->o->table) {
+        halo_metrics_table_row(stderr, ep, r->all_stats, t->ranks, loss, train_acc, va,
+                               ep == r->start_epoch);
+    }
+    return rc;
+}
+
+/* The epoch's record and counts in the policy's context (epoch_end hooks read it). */
+static void epoch_context(train_run *r, const epoch_acc *acc, double loss)
+{
+    halo_policy_stats *le = &r->pctx.last_epoch;
+    le->epoch = acc->s.epoch;
+    le->batches = acc->s.batches;
+    le->seeds = acc->seeds;
+    le->input_nodes = acc->s.input_nodes;
+    le->sampled_edges = acc->s.sampled_edges;
+    le->remote_nodes = acc->s.remote_nodes;
+    le->cache_hits = acc->s.cache_hits;
+    le->cache_misses = acc->s.cache_misses;
+    le->bytes_remote = acc->s.bytes_remote;
+    le->loss = loss;
+    le->time_s = acc->s.time_s;
+    le->sample_s = acc->s.sample_s;
+    le->fetch_s = acc->s.fetch_s;
+    le->compute_s = acc->s.compute_s;
+    le->wait_s = acc->s.wait_s;
+    r->pctx.step = r->step;
+}
+
+/* One epoch: the policy's fanouts and pipeline, the epoch order, the batches (train_epoch),
+ * the global loss, evaluation, records, checkpoint, --check and the epoch_end hook.
+ * Collective; every rank returns the same code. */
+static int run_epoch(train_ctx *t, train_run *r, int ep, halo_train_result *res)
+{
+    const halo_train_opts *o = t->o;
+    halo_comm *c = t->c;
+    pipe_res *pr = r->pr;
+    r->pctx.epoch = ep;
+    r->pctx.step = r->step;
+    int lay = t->layers;
+    int rc = epoch_fanouts(t, r->pol, &r->pctx, t->fanouts, &lay);
+    if (rc == 0 && lay != t->layers) {
+        rc = halo_errorf(HALO_ELUA,
+                         "policy %s: fanout returned %d layers at epoch %d, the "
+                         "model has %d",
+                         r->policy_name, lay, ep, t->layers);
+    }
+    HALO_CHECK(halo_comm_agree(c, rc));
+    int depth, threads;
+    HALO_CHECK(epoch_pipeline(t, r->pol, &r->pctx, &depth, &threads, &r->mt_notice));
+    if (depth > 0) {
+        HALO_CHECK(pipe_channels(t, pr, threads));
+    }
+    if (depth != r->last_depth || threads != r->last_threads) {
+        halo_info("train: pipeline depth %d%s, %d sampling thread%s (from epoch %d)", depth,
+                  depth == 0 ? " (synchronous)" : "", threads, threads == 1 ? "" : "s", ep);
+        r->last_depth = depth;
+        r->last_threads = threads;
+    }
+    epoch_order(t, ep, r->all_orig, r->keys, r->order, r->boff);
+    halo_progress prog;
+    bool bar = t->rank == 0 && o->table && isatty(2);
+    if (bar) {
+        char label[32];
+        snprintf(label, sizeof label, "epoch %d", ep);
+        halo_progress_begin(&prog, label, (uint64_t)r->nb);
+    }
+    epoch_acc acc;
+    memset(&acc, 0, sizeof acc);
+    double te0 = halo_now();
+    epoch_plan plan = {t, ep, (uint64_t)r->step, r->order, r->boff, depth};
+    uint64_t ustep = (uint64_t)r->step;
+    rc = train_epoch(t, pr, &plan, threads, r->nb, r->total, &ustep, &acc, bar ? &prog : NULL);
+    r->step = (int64_t)ustep;
+    acc.s.time_s = halo_now() - te0;
+    if (bar) {
+        halo_progress_end(&prog);
+    }
+    HALO_CHECK(rc);
+    r->train_time += acc.s.time_s;
+    r->trained++;
+    acc.s.epoch = ep;
+    acc.s.rank = t->rank;
+    acc.s.ranks = t->ranks;
+    acc.s.loss = acc.seeds > 0 ? acc.loss_sum / (double)acc.seeds : 0;
+    acc.s.train_acc = acc.seeds > 0 ? (double)acc.correct / (double)acc.seeds : 0;
+    double g[3] = {acc.loss_sum, (double)acc.seeds, (double)acc.correct};
+    HALO_CHECK(halo_comm_allreduce_sum_f64(c, g, 3));
+    double loss = g[0] / g[1], train_acc = g[2] / g[1];
+    if (ep < 1024) {
+        res->loss[ep] = loss;
+    }
+    res->epochs = ep + 1;
+    res->steps = r->step;
+
+    bool do_eval = o->eval != HALO_TRAIN_EVAL_NONE &&
+                   ((ep + 1) % o->eval_every == 0 || ep + 1 == o->epochs);
+    double va = -1, ta = -1;
+    if (do_eval) {
+        rc = o->eval == HALO_TRAIN_EVAL_FULL ? halo_train_eval_full(t, &va, &ta)
+                                             : halo_train_eval_sampled(t, ep, &va, &ta);
+        if (rc < 0) {
+            halo_comm_fail(c, rc); /* peers may wait in an evaluation collective */
+        }
+        res->val_acc = va;
+        res->test_acc = ta;
+    }
+    HALO_CHECK(halo_comm_allgather(c, &acc.s, sizeof acc.s, r->all_stats));
+    if (t->rank == 0) {
+        rc = epoch_report(t, r, ep, loss, train_acc, do_eval, va, ta);
+    }
+    HALO_CHECK(halo_comm_agree(c, rc));
+    if (o->checkpoint != NULL && ((ep + 1) % o->checkpoint_every == 0 || ep + 1 == o->epochs)) {
+        HALO_CHECK(write_checkpoint(t, r->hash, ep + 1, r->step));
+    }
+    if (o->check) {
+        HALO_CHECK(check_params(t, ep));
+    }
+    epoch_context(r, &acc, loss);
+    if (t->cache != NULL) {
+        /* the cache's context carries the cache and halo views the hook may read */
+        halo_cache_ctx(t->cache)->last_epoch = r->pctx.last_epoch;
+        rc = halo_cache_epoch_end(t->cache, ep);
+    } else {
+        rc = halo_policy_epoch_end(r->pol, &r->pctx);
+    }
+    return halo_comm_agree(c, rc);
+}
+
+/* Finish: the trace closed, the timeline written, the result's totals and the summary record;
+ * the metrics file renamed into place. Collective; every rank returns the same code. */
+static int run_finish(train_ctx *t, train_run *r, halo_train_result *res)
+{
+    const halo_train_opts *o = t->o;
+    int rc = 0;
+    if (t->trace != NULL) {
+        rc = halo_trace_close(t->trace);
+        t->trace = NULL;
+    }
+    HALO_CHECK(halo_comm_agree(t->c, rc));
+    if (o->timeline != NULL) {
+        HALO_CHECK(write_timeline(t, r->pr));
+    }
+    res->mean_epoch_s = r->trained > 0 ? r->train_time / r->trained : 0;
+    res->param_checksum = halo_model_param_checksum(t->m);
+    if (t->rank == 0 && r->mf != NULL) {
+        sb_reset(&r->sb);
+        halo_metrics_run run = {
+            .policy = r->policy_name,
+            .batching = halo_train_batching_name(o->batching),
+            .eval = halo_train_eval_name(o->eval),
+            .ranks = t->ranks,
+            .layers = t->layers,
+            .fanouts = t->fanouts,
+            .threads = halo_model_config_of(t->m)->threads,
+            .train_seeds = r->nt * t->ranks,
+        };
+        halo_metrics_summary_json(&r->sb, o, res, &run);
+        rc = halo_metrics_line(r->mf, r->sb.buf);
+        if (rc == 0) {
+            rc = halo_metrics_close(r->mf);
+        } else {
+            halo_metrics_abort(r->mf);
+        }
+        r->mf = NULL;
+    }
+    return halo_comm_agree(t->c, rc);
+}
+
+/* Frees what run_setup made (an unfinished metrics file is removed). */
+static void run_free(train_ctx *t, train_run *r)
+{
+    if (r->mf != NULL) {
+        halo_metrics_abort(r->mf);
+    }
+    halo_sb_free(&r->sb);
+    halo_free(r->all_stats);
+    halo_free(r->boff);
+    halo_free(r->order);
+    halo_free(r->keys);
+    halo_free(r->all_orig);
+    if (r->pr != NULL) {
+        pipe_res_free(r->pr); /* store clones before the store */
+        halo_free(r->pr);
+    }
+    ctx_free(t); /* before the policy: the cache calls its hooks */
+    if (r->pol != NULL) {
+        halo_policy_close(r->pol);
+    }
+}
+
 int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *res)
 {
     train_ctx t;
@@ -1227,268 +1311,17 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
     t.o = o;
     t.rank = halo_comm_rank(c);
     t.ranks = halo_comm_size(c);
-    halo_policy *pol = NULL;
-    halo_policy_ctx pctx;
-    memset(&pctx, 0, sizeof pctx);
-    halo_metrics *mf = NULL;
-    int64_t *all_orig = NULL;
-    halo_order_key *keys = NULL;
-    int32_t *order = NULL;
-    int64_t *boff = NULL;
-    halo_epoch_stats *all_stats = NULL;
-    halo_sb sb;
-    halo_sb_init(&sb);
-    bool gpu_notice = false, mt_notice = false;
-    pipe_res *pr = NULL;
-    int last_depth = -1, last_threads = -1;
-    int rc = 0;
-    double train_time = 0;
-    int trained = 0;
-
-    HALO_TRY(setup(&t, &pol, &pctx, &gpu_notice));
-    const char *policy_name = halo_policy_name(pol);
-    snprintf(res->device, sizeof res->device, "%s",
-             halo_model_device_name(halo_model_config_of(t.m)->device));
-    uint64_t hash = config_hash(&t, policy_name);
-    int start_epoch = 0;
-    int64_t step = 0;
-    if (o->resume) {
-        HALO_TRY(resume_from(&t, hash, &start_epoch, &step));
+    train_run r;
+    memset(&r, 0, sizeof r);
+    halo_sb_init(&r.sb);
+    r.last_depth = r.last_threads = -1;
+    int rc = run_setup(&t, &r, res);
+    for (int ep = r.start_epoch; rc == 0 && ep < o->epochs; ep++) {
+        rc = run_epoch(&t, &r, ep, res);
     }
-    res->start_epoch = start_epoch;
-    res->epochs = start_epoch;
-    res->steps = step;
-    if (t.rank == 0 && o->metrics != NULL) {
-        rc = halo_metrics_open(o->metrics, &mf);
+    if (rc == 0) {
+        rc = run_finish(&t, &r, res);
     }
-    HALO_TRY(halo_comm_agree(c, rc));
-    if (o->netem != NULL) {
-        halo_netem ne;
-        HALO_TRY(halo_netem_parse(o->netem, &ne));
-        halo_comm_set_netem(c, &ne);
-    }
-
-    const halo_part *pt = t.st->part;
-    int64_t nt = pt->num_train, B = o->batch;
-    bool global = o->batching == HALO_TRAIN_BATCH_GLOBAL;
-    int64_t total = global ? nt * t.ranks : nt;
-    int64_t nb = (total + B - 1) / B;
-    if (global) {
-        const int64_t *orig = (const int64_t *)t.st->orig_map.data;
-        int64_t *mine = HALO_ALLOC(int64_t, nt);
-        for (int64_t i = 0; i < nt; i++) {
-            mine[i] = orig[pt->train[i]];
-        }
-        all_orig = HALO_ALLOC(int64_t, total);
-        rc = halo_comm_allgather(c, mine, nt * (int64_t)sizeof(int64_t), all_orig);
-        halo_free(mine);
-        HALO_TRY(rc);
-    }
-    keys = HALO_ALLOC(halo_order_key, total);
-    order = HALO_ALLOC(int32_t, nt);
-    boff = HALO_ALLOC(int64_t, nb + 1);
-    all_stats = HALO_ALLOC(halo_epoch_stats, t.ranks);
-    pctx.batches = nb;
-    HALO_TRY(setup_cache(&t, pol, &pctx, nb, start_epoch));
-    pr = HALO_NEW(pipe_res, 1);
-    for (int i = 0; i <= HALO_PIPE_MAX_DEPTH; i++) {
-        pr->slotp[i] = &pr->slot[i];
-    }
-    size_t nparams;
-    halo_model_grads(t.m, &nparams);
-    pr->gbuf = HALO_ALLOC(float, nparams + 1);
-    double origin = -halo_now(); /* the earliest clock of all ranks: one time axis */
-    HALO_TRY(halo_comm_allreduce_max_f64(c, &origin, 1));
-    halo_timeline_init(&pr->tl, -origin);
-    if (t.rank == 0) {
-        if (gpu_notice) {
-            halo_notice("--device auto: no GPU found, training on the CPU");
-        }
-        char fo[64] = "";
-        for (int l = 0; l < t.layers; l++) {
-            size_t len = strlen(fo);
-            snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t.fanouts[l]);
-        }
-        halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), model %s, "
-                  "hidden %d, %lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
-                  t.ranks, res->device, policy_name, fo, (long long)B,
-                  halo_train_batching_name(o->batching),
-                  halo_model_kind_name(halo_model_config_of(t.m)->kind), o->hidden,
-                  (long long)nt, (long long)nb, start_epoch, o->epochs - 1);
-    }
-
-    for (int ep = start_epoch; ep < o->epochs; ep++) {
-        pctx.epoch = ep;
-        pctx.step = step;
-        int lay = t.layers;
-        rc = epoch_fanouts(&t, pol, &pctx, t.fanouts, &lay);
-        if (rc == 0 && lay != t.layers) {
-            rc = halo_errorf(HALO_ELUA,
-                             "policy %s: fanout returned %d layers at epoch %d, the "
-                             "model has %d",
-                             policy_name, lay, ep, t.layers);
-        }
-        HALO_TRY(halo_comm_agree(c, rc));
-        int depth, threads;
-        HALO_TRY(epoch_pipeline(&t, pol, &pctx, &depth, &threads, &mt_notice));
-        if (depth > 0) {
-            HALO_TRY(pipe_channels(&t, pr, threads));
-        }
-        if (depth != last_depth || threads != last_threads) {
-            halo_info("train: pipeline depth %d%s, %d sampling thread%s (from epoch %d)", depth,
-                      depth == 0 ? " (synchronous)" : "", threads, threads == 1 ? "" : "s", ep);
-            last_depth = depth;
-            last_threads = threads;
-        }
-        epoch_order(&t, ep, all_orig, keys, order, boff);
-        halo_progress prog;
-        bool bar = t.rank == 0 && o->table && isatty(2);
-        if (bar) {
-            char label[32];
-            snprintf(label, sizeof label, "epoch %d", ep);
-            halo_progress_begin(&prog, label, (uint64_t)nb);
-        }
-        epoch_acc acc;
-        memset(&acc, 0, sizeof acc);
-        double te0 = halo_now();
-        epoch_plan plan = {&t, ep, (uint64_t)step, order, boff, depth};
-        uint64_t ustep = (uint64_t)step;
-        rc = train_epoch(&t, pr, &plan, threads, nb, total, &ustep, &acc, bar ? &prog : NULL);
-        step = (int64_t)ustep;
-        if (rc < 0) {
-            if (bar) {
-                halo_progress_end(&prog);
-            }
-            goto fail;
-        }
-        acc.s.time_s = halo_now() - te0;
-        if (bar) {
-            halo_progress_end(&prog);
-        }
-        train_time += acc.s.time_s;
-        trained++;
-        acc.s.epoch = ep;
-        acc.s.rank = t.rank;
-        acc.s.ranks = t.ranks;
-        acc.s.loss = acc.seeds > 0 ? acc.loss_sum / (double)acc.seeds : 0;
-        acc.s.train_acc = acc.seeds > 0 ? (double)acc.correct / (double)acc.seeds : 0;
-        double g[3] = {acc.loss_sum, (double)acc.seeds, (double)acc.correct};
-        HALO_TRY(halo_comm_allreduce_sum_f64(c, g, 3));
-        double loss = g[0] / g[1], train_acc = g[2] / g[1];
-        if (ep < 1024) {
-            res->loss[ep] = loss;
-        }
-        res->epochs = ep + 1;
-        res->steps = step;
-
-        bool do_eval = o->eval != HALO_TRAIN_EVAL_NONE &&
-                       ((ep + 1) % o->eval_every == 0 || ep + 1 == o->epochs);
-        double va = -1, ta = -1;
-        if (do_eval) {
-            rc = o->eval == HALO_TRAIN_EVAL_FULL ? halo_train_eval_full(&t, &va, &ta)
-                                                 : halo_train_eval_sampled(&t, ep, &va, &ta);
-            if (rc < 0) {
-                halo_comm_fail(c, rc); /* peers may wait in an evaluation collective */
-            }
-            res->val_acc = va;
-            res->test_acc = ta;
-        }
-        HALO_TRY(halo_comm_allgather(c, &acc.s, sizeof acc.s, all_stats));
-        if (t.rank == 0) {
-            for (int r = 0; mf != NULL && rc == 0 && r < t.ranks; r++) {
-                sb.len = 0;
-                if (sb.buf != NULL) {
-                    sb.buf[0] = 0;
-                }
-                halo_metrics_epoch_json(&sb, "run", policy_name, &all_stats[r]);
-                rc = halo_metrics_line(mf, sb.buf);
-            }
-            if (mf != NULL && rc == 0 && do_eval) {
-                sb.len = 0;
-                if (sb.buf != NULL) {
-                    sb.buf[0] = 0;
-                }
-                halo_metrics_eval_json(&sb, ep, va, ta);
-                rc = halo_metrics_line(mf, sb.buf);
-            }
-            if (o->table) {
-                table_row(&t, ep, all_stats, loss, train_acc, va, ep == start_epoch);
-            }
-        }
-        HALO_TRY(halo_comm_agree(c, rc));
-        if (o->checkpoint != NULL && ((ep + 1) % o->checkpoint_every == 0 || ep + 1 == o->epochs)) {
-            HALO_TRY(write_checkpoint(&t, hash, ep + 1, step));
-        }
-        if (o->check) {
-            HALO_TRY(check_params(&t, ep));
-        }
-        pctx.last_epoch.epoch = ep;
-        pctx.last_epoch.batches = acc.s.batches;
-        pctx.last_epoch.seeds = acc.seeds;
-        pctx.last_epoch.input_nodes = acc.s.input_nodes;
-        pctx.last_epoch.sampled_edges = acc.s.sampled_edges;
-        pctx.last_epoch.remote_nodes = acc.s.remote_nodes;
-        pctx.last_epoch.cache_hits = acc.s.cache_hits;
-        pctx.last_epoch.cache_misses = acc.s.cache_misses;
-        pctx.last_epoch.bytes_remote = acc.s.bytes_remote;
-        pctx.last_epoch.loss = loss;
-        pctx.last_epoch.time_s = acc.s.time_s;
-        pctx.last_epoch.sample_s = acc.s.sample_s;
-        pctx.last_epoch.fetch_s = acc.s.fetch_s;
-        pctx.last_epoch.compute_s = acc.s.compute_s;
-        pctx.last_epoch.wait_s = acc.s.wait_s;
-        pctx.step = step;
-        if (t.cache != NULL) {
-            /* the cache's context carries the cache and halo views the hook may read */
-            halo_cache_ctx(t.cache)->last_epoch = pctx.last_epoch;
-            rc = halo_cache_epoch_end(t.cache, ep);
-        } else {
-            rc = halo_policy_epoch_end(pol, &pctx);
-        }
-        HALO_TRY(halo_comm_agree(c, rc));
-    }
-    if (t.trace != NULL) {
-        rc = halo_trace_close(t.trace);
-        t.trace = NULL;
-    }
-    HALO_TRY(halo_comm_agree(c, rc));
-    if (o->timeline != NULL) {
-        HALO_TRY(write_timeline(&t, pr));
-    }
-    res->mean_epoch_s = trained > 0 ? train_time / trained : 0;
-    res->param_checksum = halo_model_param_checksum(t.m);
-    if (t.rank == 0 && mf != NULL) {
-        sb.len = 0;
-        if (sb.buf != NULL) {
-            sb.buf[0] = 0;
-        }
-        summary_json(&sb, &t, res, policy_name, nt * t.ranks);
-        rc = halo_metrics_line(mf, sb.buf);
-        if (rc == 0) {
-            rc = halo_metrics_close(mf);
-        } else {
-            halo_metrics_abort(mf);
-        }
-        mf = NULL;
-    }
-    HALO_TRY(halo_comm_agree(c, rc));
-fail:
-    if (mf != NULL) {
-        halo_metrics_abort(mf);
-    }
-    halo_sb_free(&sb);
-    halo_free(all_stats);
-    halo_free(boff);
-    halo_free(order);
-    halo_free(keys);
-    halo_free(all_orig);
-    if (pr != NULL) {
-        pipe_res_free(pr); /* store clones before the store */
-        halo_free(pr);
-    }
-    ctx_free(&t); /* before the policy: the cache calls its hooks */
-    if (pol != NULL) {
-        halo_policy_close(pol);
-    }
+    run_free(&t, &r);
     return rc;
 }

@@ -28,7 +28,7 @@ typedef struct train_ctx {
     int eval_fanouts[HALO_MAX_LAYERS]; /* fanouts of sampled evaluation */
     halo_sampler *smp;                 /* sampler scratch */
     halo_minibatch mb;                 /* current mini-batch */
-    halo_pull pull;                    /* reusable pull plan */
+    halo_store_pull pull;                    /* reusable pull plan */
     int32_t *keybuf[HALO_MAX_LAYERS];  /* input-graph ids of each block's sources (dropout keys) */
     int64_t keycap[HALO_MAX_LAYERS];   /* capacity of keybuf[l] */
     int32_t *labels;                   /* labels of the current batch's seeds */
@@ -38,6 +38,8 @@ typedef struct train_ctx {
     int32_t *borrow_label;             /* [nborrow] their labels (pulled from the owners once) */
 } train_ctx;
 
+/* ---- rows.c: what both the epoch loop and the evaluation use */
+
 /* Rows of a table owned by other ranks (collective: every rank calls it, n may be 0). ids are
  * global ids sorted ascending (so grouped by owner); each owner answers with
  * table[(id - its start) * row_bytes ...]; out receives n rows of row_bytes in ids' order.
@@ -45,11 +47,11 @@ typedef struct train_ctx {
 int halo_train_fetch_rows(halo_comm *c, const halo_store *st, const int32_t *ids, int64_t n,
                           const void *table, size_t row_bytes, void *out);
 
+/* Pulls the labels of the training seeds this rank holds but does not own (DistDGL's force-even
+ * split lends a few) into t->borrow_id / t->borrow_label. Collective. */
+int halo_train_borrow_labels(train_ctx *t);
+
 /* Label of a training seed held by this rank (owned or borrowed). */
 int32_t halo_train_seed_label(const train_ctx *t, int32_t gid);
-
-/* Validation and test accuracy over all ranks (collective). epoch keys the sampled draws. */
-int halo_train_eval_sampled(train_ctx *t, int epoch, double *val_acc, double *test_acc);
-int halo_train_eval_full(train_ctx *t, double *val_acc, double *test_acc);
 
 #endif

@@ -9,6 +9,11 @@ bad=$(grep -lE '#include <mpi\.h>|#include "mpi\.h"' runtime/*/*.c runtime/*/*.h
 if [ -z "$bad" ]; then ok "only comm/ includes mpi.h"; else not_ok "only comm/ includes mpi.h: $bad"; fi
 bad=$(grep -lE '#include [<"](lua|lauxlib|lualib)\.h' runtime/*/*.c runtime/*/*.h | grep -v '^runtime/policy/')
 if [ -z "$bad" ]; then ok "only policy/ includes Lua"; else not_ok "only policy/ includes Lua: $bad"; fi
+# halo_store is opaque: its layout (store_impl.h) is seen by store/ alone, never by tests
+bad=$(grep -lE '#include "store/store_impl\.h"' runtime/*/*.c runtime/*/*.h tests/*/*.c bench/*.c |
+    grep -v '^runtime/store/')
+if [ -z "$bad" ]; then ok "only store/ sees halo_store's layout"; else
+    not_ok "only store/ sees halo_store's layout: $bad"; fi
 bad=$(grep -lE '#include [<"](cuda_runtime|cublas_v2|cuda)\.h' runtime/*/*.c runtime/*/*.h)
 if [ -z "$bad" ]; then ok "no C file includes CUDA"; else not_ok "no C file includes CUDA: $bad"; fi
 

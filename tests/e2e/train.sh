@@ -54,9 +54,31 @@ if grep -q '"cache_hits":[1-9]' "$T/mg.jsonl"; then ok "... and its cache is hit
     not_ok "... and its cache is hit"; fi
 
 # --- resume after a stop at epoch 2 reaches the uninterrupted run's weights bit for bit
-check "uninterrupted 4 epochs" run4 --epochs 4 --checkpoint "$T/ckA"
+check "uninterrupted 4 epochs" run4 --epochs 4 --checkpoint "$T/ckA" --metrics "$T/mA.jsonl"
 check "stop after 2 epochs" run4 --epochs 2 --checkpoint "$T/ckB"
-check "resume to 4 epochs" run4 --epochs 4 --checkpoint "$T/ckB" --resume
+check "resume to 4 epochs" run4 --epochs 4 --checkpoint "$T/ckB" --resume --metrics "$T/mB.jsonl"
+# only the remaining epochs ran: the resumed run's epoch records are epochs 2 and 3 (none of 0
+# and 1), it says it started at epoch 2, and its batches are those of the uninterrupted run's
+# epochs 2 and 3 (a resume that silently restarts from epoch 0 trains equal weights, since
+# training is deterministic, but fails here)
+# epochs_of FILE: the epoch numbers of rank 0's epoch records, one line
+epochs_of() { grep '"type":"epoch"' "$1" | grep '"rank":0,' | grep -o '"epoch":[0-9]*' |
+    cut -d: -f2 | tr '\n' ' '; }
+# batches_of FILE FROM: batches of rank 0's epoch records of epochs >= FROM, summed
+batches_of() { grep '"type":"epoch"' "$1" | grep '"rank":0,' |
+    sed 's/.*"epoch":\([0-9]*\),.*"batches":\([0-9]*\),.*/\1 \2/' |
+    awk -v from="$2" '$1 >= from { s += $2 } END { print s + 0 }'; }
+eB=$(epochs_of "$T/mB.jsonl")
+echo "# resumed run's epochs: $eB; uninterrupted: $(epochs_of "$T/mA.jsonl")"
+check "the resumed run trained epochs 2 and 3 only" test "$eB" = "2 3 "
+check "its summary starts at epoch 2" grep -q '"type":"summary".*"start_epoch":2,' "$T/mB.jsonl"
+bA=$(batches_of "$T/mA.jsonl" 2)
+bB=$(batches_of "$T/mB.jsonl" 0)
+echo "# batches of epochs 2..3: uninterrupted $bA, resumed $bB"
+check "its batches are the remaining epochs' ($bA)" test "$bA" -gt 0 -a "$bB" = "$bA"
+stepsA=$(grep -o '"type":"summary".*"steps":[0-9]*' "$T/mA.jsonl" | grep -o '"steps":[0-9]*$')
+stepsB=$(grep -o '"type":"summary".*"steps":[0-9]*' "$T/mB.jsonl" | grep -o '"steps":[0-9]*$')
+check "it ends at the uninterrupted run's step ($stepsA)" test -n "$stepsA" -a "$stepsA" = "$stepsB"
 if cmp -s "$T/ckA/params.f32" "$T/ckB/params.f32" && \
     cmp -s "$T/ckA/adam_m.f32" "$T/ckB/adam_m.f32" && cmp -s "$T/ckA/adam_v.f32" "$T/ckB/adam_v.f32"
 then

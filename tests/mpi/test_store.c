@@ -137,7 +137,7 @@ static void compare_batches(const int *fanouts, int layers, int from_other_part,
     memset(&mr, 0, sizeof mr);
     int32_t seeds[40], rseeds[40];
     int other = (rank + 1) % ranks;
-    int64_t o0 = st->info->start[other], on = st->info->start[other + 1] - o0;
+    int64_t o0 = halo_store_info(st)->start[other], on = halo_store_info(st)->start[other + 1] - o0;
     for (int epoch = 0; epoch < 2; epoch++) {
         for (int b = 0; b < batches; b++) {
             int32_t ns = 0;
@@ -146,7 +146,7 @@ static void compare_batches(const int *fanouts, int layers, int from_other_part,
                 if (from_other_part) {
                     v = (int32_t)(o0 + (b * 40 + i) % on);
                 } else {
-                    v = st->part->train[(b * 40 + i) % st->part->num_train];
+                    v = halo_store_part(st)->train[(b * 40 + i) % halo_store_part(st)->num_train];
                 }
                 if (!sorted_find(seeds, ns, v)) {
                     seeds[ns] = v;
@@ -193,10 +193,10 @@ static void distributed_blocks_equal_single_process_blocks(void)
 
 static void remote_seeds_are_sampled_by_their_owners(void)
 {
-    int64_t before = st->stats.sample_remote_nodes;
+    int64_t before = halo_store_stats_get(st)->sample_remote_nodes;
     int f2[2] = {4, 6};
     compare_batches(f2, 2, 1, 3);
-    EXPECT(ranks == 1 || st->stats.sample_remote_nodes > before);
+    EXPECT(ranks == 1 || halo_store_stats_get(st)->sample_remote_nodes > before);
     report("remote_seeds_are_sampled_by_their_owners");
 }
 
@@ -205,7 +205,7 @@ static void owner_lookup_matches_range_table(void)
     for (int32_t v = 0; v < g->nodes; v++) {
         int want = -1;
         for (int p = 0; p < ranks; p++) {
-            if (v >= st->info->start[p] && v < st->info->start[p + 1]) {
+            if (v >= halo_store_info(st)->start[p] && v < halo_store_info(st)->start[p + 1]) {
                 want = p;
             }
         }
@@ -214,7 +214,7 @@ static void owner_lookup_matches_range_table(void)
     EXPECT(halo_store_owner(st, -1) == -1);
     EXPECT(halo_store_owner(st, (int32_t)g->nodes) == -1);
     halo_store_memory m = halo_store_mem(st);
-    EXPECT(m.mapped_bytes >= (st->end - st->start) * (16 * 4 + 8));
+    EXPECT(m.mapped_bytes >= (halo_store_end(st) - halo_store_start(st)) * (16 * 4 + 8));
     report("owner_lookup_matches_range_table_and_memory_is_reported");
 }
 
@@ -226,11 +226,11 @@ static int32_t *batch_inputs(int32_t *n)
     memset(&mb, 0, sizeof mb);
     int32_t seeds[30];
     for (int i = 0; i < 30; i++) {
-        seeds[i] = st->part->train[i % st->part->num_train];
+        seeds[i] = halo_store_part(st)->train[i % halo_store_part(st)->num_train];
     }
     int f[2] = {10, 10};
     halo_sample_key k = {3, 0, 0};
-    int32_t ns = st->part->num_train < 30 ? (int32_t)st->part->num_train : 30;
+    int32_t ns = halo_store_part(st)->num_train < 30 ? (int32_t)halo_store_part(st)->num_train : 30;
     MUST(halo_store_sample(st, s, f, 2, &k, seeds, ns, &mb));
     int32_t *ids = HALO_ALLOC(int32_t, mb.num_input);
     memcpy(ids, mb.input, (size_t)mb.num_input * 4);
@@ -245,22 +245,22 @@ static void pulled_rows_equal_input_rows(void)
     int32_t n;
     int32_t *ids = batch_inputs(&n);
     float *rows = HALO_ALLOC(float, (int64_t)n * 16);
-    halo_pull p;
+    halo_store_pull p;
     memset(&p, 0, sizeof p);
-    halo_store_stats before = st->stats;
-    MUST(halo_store_pull(st, ids, n, rows, &p));
+    halo_store_stats before = *halo_store_stats_get(st);
+    MUST(halo_store_pull_rows(st, ids, n, rows, &p));
     int64_t remote = 0;
     for (int32_t i = 0; i < n; i++) {
         EXPECT(memcmp(rows + (int64_t)i * 16, g->feat + orig[ids[i]] * 16, 64) == 0);
-        remote += ids[i] < st->start || ids[i] >= st->end;
+        remote += ids[i] < halo_store_start(st) || ids[i] >= halo_store_end(st);
     }
     EXPECT(p.fetched == remote);
     EXPECT(p.bytes == remote * 64);
-    EXPECT(st->stats.remote_nodes - before.remote_nodes == remote);
-    EXPECT(st->stats.bytes_remote - before.bytes_remote == remote * 64);
-    EXPECT(st->stats.local_nodes - before.local_nodes == n - remote);
+    EXPECT(halo_store_stats_get(st)->remote_nodes - before.remote_nodes == remote);
+    EXPECT(halo_store_stats_get(st)->bytes_remote - before.bytes_remote == remote * 64);
+    EXPECT(halo_store_stats_get(st)->local_nodes - before.local_nodes == n - remote);
     EXPECT(ranks == 1 || remote > 0);
-    halo_pull_free(&p);
+    halo_store_pull_free(&p);
     halo_free(rows);
     halo_free(ids);
     report("pulled_rows_equal_input_rows_and_counts_are_kept");
@@ -419,7 +419,7 @@ static void pull_plan_takes_cache_hits_and_prefetches(void)
     int32_t n;
     int32_t *ids = batch_inputs(&n);
     float *rows = HALO_ALLOC(float, (int64_t)n * 16);
-    halo_pull p;
+    halo_store_pull p;
     memset(&p, 0, sizeof p);
     MUST(halo_store_pull_plan(st, ids, n, &p));
     int64_t hits = 0;
@@ -432,10 +432,10 @@ static void pull_plan_takes_cache_hits_and_prefetches(void)
     int64_t extra_remote = 0;
     for (int i = 0; i < 20; i++) {
         extra[i] = (int32_t)((i * 149 + rank * 7) % g->nodes);
-        extra_remote += extra[i] < st->start || extra[i] >= st->end;
+        extra_remote += extra[i] < halo_store_start(st) || extra[i] >= halo_store_end(st);
     }
-    MUST(halo_pull_add_extra(&p, st, extra, 10));
-    MUST(halo_pull_add_extra(&p, st, extra + 10, 10));
+    MUST(halo_store_pull_add_extra(&p, st, extra, 10));
+    MUST(halo_store_pull_add_extra(&p, st, extra + 10, 10));
     MUST(halo_store_pull_exec(st, &p, rows));
     for (int32_t i = 0; i < n; i++) {
         EXPECT(memcmp(rows + (int64_t)i * 16, g->feat + orig[ids[i]] * 16, 64) == 0);
@@ -444,7 +444,7 @@ static void pull_plan_takes_cache_hits_and_prefetches(void)
         EXPECT(memcmp(p.extra_rows + i * 16, g->feat + orig[extra[i]] * 16, 64) == 0);
     }
     EXPECT(p.fetched == p.num_remote - hits + extra_remote);
-    halo_pull_free(&p);
+    halo_store_pull_free(&p);
     halo_free(rows);
     halo_free(ids);
     report("pull_plan_takes_cache_hits_and_prefetches");
@@ -457,7 +457,7 @@ static void direct_pull_reads_same_host_rows_without_messages(void)
     int32_t n;
     int32_t *ids = batch_inputs(&n);
     float *rows = HALO_ALLOC(float, (int64_t)n * 16);
-    halo_pull p;
+    halo_store_pull p;
     memset(&p, 0, sizeof p);
     halo_comm_stats c0 = halo_comm_get_stats(comm);
     MUST(halo_store_pull_plan(st, ids, n, &p));
@@ -465,7 +465,7 @@ static void direct_pull_reads_same_host_rows_without_messages(void)
     for (int i = 0; i < 8; i++) {
         extra[i] = (int32_t)((i * 331 + rank) % g->nodes);
     }
-    MUST(halo_pull_add_extra(&p, st, extra, 8));
+    MUST(halo_store_pull_add_extra(&p, st, extra, 8));
     if (p.num_remote > 0) { /* one cache hit */
         memcpy(rows + p.remote_pos[0] * 16, g->feat + orig[p.remote_id[0]] * 16, 64);
         p.skip[0] = 1;
@@ -475,17 +475,17 @@ static void direct_pull_reads_same_host_rows_without_messages(void)
     int64_t remote = 0;
     for (int32_t i = 0; i < n; i++) {
         EXPECT(memcmp(rows + (int64_t)i * 16, g->feat + orig[ids[i]] * 16, 64) == 0);
-        remote += ids[i] < st->start || ids[i] >= st->end;
+        remote += ids[i] < halo_store_start(st) || ids[i] >= halo_store_end(st);
     }
     int64_t extra_remote = 0;
     for (int i = 0; i < 8; i++) {
         EXPECT(memcmp(p.extra_rows + i * 16, g->feat + orig[extra[i]] * 16, 64) == 0);
-        extra_remote += extra[i] < st->start || extra[i] >= st->end;
+        extra_remote += extra[i] < halo_store_start(st) || extra[i] >= halo_store_end(st);
     }
     EXPECT(p.fetched == remote - (p.num_remote > 0) + extra_remote);
     EXPECT(c1.bytes_recv == c0.bytes_recv); /* every peer is on this host */
     MUST(halo_store_set_direct(st, 0));
-    halo_pull_free(&p);
+    halo_store_pull_free(&p);
     halo_free(rows);
     halo_free(ids);
     report("direct_pull_reads_same_host_rows_without_messages");
@@ -530,14 +530,14 @@ static void netem_delays_remote_requests_without_spinning(void)
     int32_t n;
     int32_t *ids = batch_inputs(&n);
     float *rows = HALO_ALLOC(float, (int64_t)n * 16);
-    halo_pull p;
+    halo_store_pull p;
     memset(&p, 0, sizeof p);
     halo_comm_set_netem(comm, &ne);
     halo_comm_stats s0 = halo_comm_get_stats(comm);
     MUST(halo_comm_barrier(comm));
     double t0 = halo_now(), c0 = cpu_now();
     for (int i = 0; i < 4; i++) {
-        MUST(halo_store_pull(st, ids, n, rows, &p));
+        MUST(halo_store_pull_rows(st, ids, n, rows, &p));
     }
     double wall = halo_now() - t0, cpu = cpu_now() - c0;
     halo_comm_stats s1 = halo_comm_get_stats(comm);
@@ -548,7 +548,7 @@ static void netem_delays_remote_requests_without_spinning(void)
            wall * 1e3, cpu * 1e3, slept * 1e3);
     EXPECT(ranks == 1 || wall >= 4 * 2 * 0.020);
     EXPECT(cpu < 0.5 * wall); /* slept (netem and the polling waits), not spun */
-    halo_pull_free(&p);
+    halo_store_pull_free(&p);
     halo_free(rows);
     halo_free(ids);
     report("netem_delays_remote_requests_without_spinning");
@@ -559,14 +559,14 @@ static void netem_delays_remote_requests_without_spinning(void)
 static void part_rows_keep_input_order(void)
 {
     int64_t bad = 0, first = -1;
-    for (int64_t i = 0; i < st->end - st->start; i++) {
-        int64_t v = orig[st->start + i];
+    for (int64_t i = 0; i < halo_store_end(st) - halo_store_start(st); i++) {
+        int64_t v = orig[halo_store_start(st) + i];
         int64_t d = g->indptr[v + 1] - g->indptr[v];
-        const int32_t *row = st->part->indices + st->part->indptr[i];
+        const int32_t *row = halo_store_part(st)->indices + halo_store_part(st)->indptr[i];
         for (int64_t j = 0; j < d; j++) {
             if (orig[row[j]] != g->indices[g->indptr[v] + j]) {
                 bad++;
-                first = first < 0 ? st->start + i : first;
+                first = first < 0 ? halo_store_start(st) + i : first;
                 break;
             }
         }
@@ -598,10 +598,13 @@ static void *sampling_thread(void *arg)
     int32_t seeds[20], rseeds[20];
     for (int b = 0; b < 6; b++) {
         for (int i = 0; i < 20; i++) {
-            seeds[i] = job->st->part->train[(b * 20 + i) % job->st->part->num_train];
+            seeds[i] =
+                halo_store_part(job->st)->train[(b * 20 + i) % halo_store_part(job->st)->num_train];
             rseeds[i] = (int32_t)orig[seeds[i]];
         }
-        int32_t ns = job->st->part->num_train < 20 ? (int32_t)job->st->part->num_train : 20;
+        int32_t ns = halo_store_part(job->st)->num_train < 20
+                         ? (int32_t)halo_store_part(job->st)->num_train
+                         : 20;
         halo_sample_key k = {23, 1, b};
         if (halo_store_sample(job->st, s, f, 2, &k, seeds, ns, &md) < 0 ||
             halo_sample_graph(s, g, f, 2, &k, rseeds, ns, &mr) < 0) {
@@ -642,20 +645,20 @@ static void clone_samples_on_a_thread_while_main_pulls(void)
     int32_t n;
     int32_t *ids = batch_inputs(&n);
     float *rows = HALO_ALLOC(float, (int64_t)n * 16);
-    halo_pull p;
+    halo_store_pull p;
     memset(&p, 0, sizeof p);
     for (int i = 0; i < 6; i++) {
-        MUST(halo_store_pull(st, ids, n, rows, &p));
+        MUST(halo_store_pull_rows(st, ids, n, rows, &p));
         for (int32_t j = 0; j < n; j++) {
             EXPECT(memcmp(rows + (int64_t)j * 16, g->feat + orig[ids[j]] * 16, 64) == 0);
         }
     }
     pthread_join(th, NULL);
     EXPECT(job.failures == 0);
-    EXPECT(job.st->stats.sample_calls == 6);
+    EXPECT(halo_store_stats_get(job.st)->sample_calls == 6);
     halo_store_close(job.st);
     halo_comm_free(c2);
-    halo_pull_free(&p);
+    halo_store_pull_free(&p);
     halo_free(rows);
     halo_free(ids);
     report("clone_samples_on_a_thread_while_main_pulls");

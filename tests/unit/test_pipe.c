@@ -12,6 +12,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "pipe/pipe.h"
+#include "pipe/timeline.h"
 #include "policy/policy.h"
 
 #include <pthread.h>
