@@ -18,6 +18,7 @@ typedef struct halo_block {
     int64_t *indptr;   /* [num_dst+1] */
     int32_t *indices;  /* [num_edges] local source numbers */
     int32_t *src_gid;  /* [num_src] global node ids (partition numbering on a distributed run) */
+    uint8_t *etype;    /* [num_edges] relation of each sampled edge, or NULL on a homogeneous graph */
 } halo_block;
 
 /* A sampled mini-batch: blocks[0] is the input layer (its sources are the input nodes whose
