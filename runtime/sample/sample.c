@@ -536,10 +536,21 @@ static int parse_fanout_value(const char *p, const char *stop, const char *spec,
     return 0;
 }
 
-int halo_sample_parse_rel_fanouts(const char *str, const halo_graph *g, halo_rel_fanouts fan,
-                                  int max_layers)
+/* Relation id named by the first len bytes of name in rels[nrels], or -1. */
+static int rel_lookup(const halo_relation *rels, int nrels, const char *name, size_t len)
 {
-    int nrels = halo_graph_typed(g) ? g->nrels : 1;
+    for (int r = 0; r < nrels; r++) {
+        if (strlen(rels[r].name) == len && memcmp(rels[r].name, name, len) == 0) {
+            return r;
+        }
+    }
+    return -1;
+}
+
+int halo_sample_parse_rel_fanouts(const char *str, const halo_relation *rels, int nrels_in,
+                                  halo_rel_fanouts fan, int max_layers)
+{
+    int nrels = nrels_in > 0 ? nrels_in : 1;
     if (strchr(str, '=') == NULL) {
         int plain[HALO_MAX_LAYERS];
         int layers = halo_sample_parse_fanouts(str, plain, max_layers);
@@ -553,7 +564,7 @@ int halo_sample_parse_rel_fanouts(const char *str, const halo_graph *g, halo_rel
         }
         return layers;
     }
-    if (!halo_graph_typed(g)) {
+    if (nrels_in <= 0) {
         return halo_errorf(HALO_EUSAGE, "--fanouts: '%s' names relations, but the graph has "
                            "none (a homogeneous graph takes a plain list such as 10,25)", str);
     }
@@ -588,7 +599,6 @@ int halo_sample_parse_rel_fanouts(const char *str, const halo_graph *g, halo_rel
             }
             int v = 0;
             HALO_CHECK(parse_fanout_value(eq + 1, eend, str, &v));
-            char name[HALO_TYPE_NAME + 1];
             size_t len = (size_t)(eq - q);
             if (len == 1 && q[0] == '*') {
                 if (star) {
@@ -598,22 +608,19 @@ int halo_sample_parse_rel_fanouts(const char *str, const halo_graph *g, halo_rel
                 star = true;
                 rest = v;
             } else {
-                snprintf(name, sizeof name, "%.*s", (int)(len < HALO_TYPE_NAME ? len
-                                                                              : HALO_TYPE_NAME),
-                         q);
-                int r = len < HALO_TYPE_NAME ? halo_graph_relation(g, name) : -1;
+                int r = rel_lookup(rels, nrels, q, len);
                 if (r < 0) {
                     char known[HALO_MAX_RELS * (HALO_TYPE_NAME + 2)] = "";
-                    for (int i = 0; i < g->nrels; i++) {
+                    for (int i = 0; i < nrels; i++) {
                         strcat(known, i ? ", " : "");
-                        strcat(known, g->rel[i].name);
+                        strcat(known, rels[i].name);
                     }
-                    return halo_errorf(HALO_EUSAGE, "--fanouts: no relation '%.*s' in graph %s "
-                                       "(relations: %s)", (int)len, q, g->name, known);
+                    return halo_errorf(HALO_EUSAGE, "--fanouts: no relation '%.*s' (the graph's "
+                                       "relations: %s)", (int)len, q, known);
                 }
                 if (named[r]) {
                     return halo_errorf(HALO_EUSAGE, "--fanouts: relation '%s' twice in layer %d "
-                                       "of '%s'", name, layers, str);
+                                       "of '%s'", rels[r].name, layers, str);
                 }
                 named[r] = true;
                 fan[layers][r] = v;
@@ -623,7 +630,7 @@ int halo_sample_parse_rel_fanouts(const char *str, const halo_graph *g, halo_rel
                 return halo_errorf(HALO_EUSAGE, "--fanouts: trailing ',' in '%s'", str);
             }
         }
-        for (int r = 0; r < g->nrels; r++) {
+        for (int r = 0; r < nrels; r++) {
             if (!named[r]) {
                 fan[layers][r] = star ? rest : 0;
             }

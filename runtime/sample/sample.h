@@ -70,13 +70,13 @@ int halo_sample_parse_fanouts(const char *s, int *fanouts, int max_layers);
  * relation r; -1 = all in-edges of that relation, 0 = none. */
 typedef int halo_rel_fanouts[HALO_MAX_LAYERS][HALO_MAX_RELS];
 
-/* Parses a fanout spec for graph g into fan; returns the layer count or HALO_EUSAGE with one
- * line naming the problem. Two forms (docs/hetero.md): a plain list "10,25" (each number is that
+/* Parses a fanout spec for a graph with relations rels[nrels] (nrels 0: homogeneous) into fan;
+ * returns the layer count or HALO_EUSAGE with one line naming the problem. Two forms (docs/hetero.md): a plain list "10,25" (each number is that
  * layer's fanout for every relation, as DGL takes an int on a heterograph), or layers separated
  * by ';' of REL=N entries, "cites=10,writes=5;cites=15,*=10", where '*' gives every relation
  * not named in that layer (else they get 0). On a homogeneous graph only the plain form. */
-int halo_sample_parse_rel_fanouts(const char *s, const halo_graph *g, halo_rel_fanouts fan,
-                                  int max_layers);
+int halo_sample_parse_rel_fanouts(const char *s, const halo_relation *rels, int nrels,
+                                  halo_rel_fanouts fan, int max_layers);
 
 /* Typed draws: row[i]'s in-edges are grouped by relation (etype ascending, as in a typed graph
  * directory); relation r's in-edges get fanout fan[r], drawn without replacement from a stream
