@@ -433,8 +433,9 @@ int64_t halo_sample_rows_typed_offsets(const int64_t *indptr, const uint8_t *ety
     off[0] = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t b = indptr[row[i]], e = indptr[row[i] + 1], c = 0;
-        for (int r = 0; r < nrels && b < e; r++) {
-            int64_t m = rel_lower(etype, b, e, r + 1);
+        while (b < e) { /* one run of in-edges per relation present in the row */
+            int r = etype[b];
+            int64_t m = r + 1 < nrels ? rel_lower(etype, b, e, r + 1) : e;
             c += halo_sample_count(m - b, fan[r]);
             b = m;
         }
@@ -455,8 +456,9 @@ void halo_sample_rows_typed(halo_sampler *s, const int64_t *indptr, const int32_
             __builtin_prefetch(&indices[indptr[row[i + 1]]]);
         }
         int64_t b = indptr[row[i]], e = indptr[row[i] + 1], o = off[i];
-        for (int r = 0; r < nrels && b < e; r++) {
-            int64_t m = rel_lower(etype, b, e, r + 1), deg = m - b;
+        while (b < e) {
+            int r = etype[b];
+            int64_t m = r + 1 < nrels ? rel_lower(etype, b, e, r + 1) : e, deg = m - b;
             int64_t cnt = halo_sample_count(deg, fan[r]);
             const int32_t *src = indices + b;
             if (cnt >= deg) {
