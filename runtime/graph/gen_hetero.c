@@ -139,56 +139,6 @@ static void het_members_build(const int32_t *comm, int64_t v0, int64_t v1, int c
     halo_free(fill);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Builds the in-edge CSR of g from edges (dst[i], key[i] = relation << 32 | src): rows grouped
- * by relation, sources ascending within a relation, duplicates removed. Frees dst and key. */
-static void het_csr(halo_graph *g, int64_t ne, int32_t *dst, uint64_t *key)
-{
-    int64_t n = g->nodes;
-    int64_t *start = HALO_NEW(int64_t, n + 1);
-    for (int64_t i = 0; i < ne; i++) {
-        start[dst[i] + 1]++;
-    }
-    for (int64_t v = 0; v < n; v++) {
-        start[v + 1] += start[v];
-    }
-    uint64_t *sorted = HALO_ALLOC(uint64_t, ne + 1);
-    int64_t *fill = HALO_ALLOC(int64_t, n + 1);
-    memcpy(fill, start, (size_t)(n + 1) * sizeof *fill);
-    for (int64_t i = 0; i < ne; i++) {
-        sorted[fill[dst[i]]++] = key[i];
-    }
-    halo_free(fill);
-    halo_free(dst);
-    halo_free(key);
-    int64_t out = 0;
-    for (int64_t v = 0; v < n; v++) {
-        int64_t b = start[v], e = start[v + 1];
-        qsort(sorted + b, (size_t)(e - b), sizeof *sorted, cmp_u64);
-        g->indptr[v] = out;
-        for (int64_t i = b; i < e; i++) {
-            if (i == b || sorted[i] != sorted[i - 1]) {
-                sorted[out++] = sorted[i];
-            }
-        }
-    }
-    g->indptr[n] = out;
-    g->edges = out;
-    halo_free(start);
-    g->indices = HALO_ALLOC(int32_t, out + 1);
-    g->etype = HALO_ALLOC(uint8_t, out + 1);
-    for (int64_t i = 0; i < out; i++) {
-        g->indices[i] = (int32_t)(sorted[i] & 0xffffffffu);
-        g->etype[i] = (uint8_t)(sorted[i] >> 32);
-    }
-    halo_free(sorted);
-}
-
 int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out)
 {
     const het_preset *ps = &het_presets[p->preset];
@@ -278,8 +228,7 @@ int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out)
     }
     g->nrels = 2 * ps->nrels;
     memcpy(g->rel, rels, (size_t)g->nrels * sizeof *rels);
-    halo_free(g->indices);
-    het_csr(g, ne, dst, key);
+    halo_graph_typed_csr(g, ne, dst, key);
     g->target_type = 0;
     for (int t = 0; t < T; t++) {
         snprintf(g->ntype_name[t], HALO_TYPE_NAME, "%s", ps->types[t].name);

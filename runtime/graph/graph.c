@@ -5,6 +5,7 @@
 #include "core/mem.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -84,6 +85,56 @@ void halo_graph_set_relations(halo_graph *g, const halo_relation *rels, int nrel
     if (g->ntype == NULL && g->ntypes > 1) {
         g->ntype = halo_calloc(1, (size_t)g->nodes > 0 ? (size_t)g->nodes : 1);
     }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void halo_graph_typed_csr(halo_graph *g, int64_t ne, int32_t *dst, uint64_t *key)
+{
+    int64_t n = g->nodes;
+    int64_t *start = HALO_NEW(int64_t, n + 1);
+    for (int64_t i = 0; i < ne; i++) {
+        start[dst[i] + 1]++;
+    }
+    for (int64_t v = 0; v < n; v++) {
+        start[v + 1] += start[v];
+    }
+    uint64_t *sorted = HALO_ALLOC(uint64_t, ne + 1);
+    int64_t *fill = HALO_ALLOC(int64_t, n + 1);
+    memcpy(fill, start, (size_t)(n + 1) * sizeof *fill);
+    for (int64_t i = 0; i < ne; i++) {
+        sorted[fill[dst[i]]++] = key[i];
+    }
+    halo_free(fill);
+    halo_free(dst);
+    halo_free(key);
+    int64_t out = 0;
+    for (int64_t v = 0; v < n; v++) {
+        int64_t b = start[v], e = start[v + 1];
+        qsort(sorted + b, (size_t)(e - b), sizeof *sorted, cmp_u64);
+        g->indptr[v] = out;
+        for (int64_t i = b; i < e; i++) {
+            if (i == b || sorted[i] != sorted[i - 1]) {
+                sorted[out++] = sorted[i];
+            }
+        }
+    }
+    g->indptr[n] = out;
+    g->edges = out;
+    halo_free(start);
+    halo_free(g->indices);
+    halo_free(g->etype);
+    g->indices = HALO_ALLOC(int32_t, out + 1);
+    g->etype = HALO_ALLOC(uint8_t, out + 1);
+    for (int64_t i = 0; i < out; i++) {
+        g->indices[i] = (int32_t)(sorted[i] & 0xffffffffu);
+        g->etype[i] = (uint8_t)(sorted[i] >> 32);
+    }
+    halo_free(sorted);
 }
 
 int halo_graph_relation(const halo_graph *g, const char *name)

@@ -78,6 +78,11 @@ halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int cla
 /* Makes an allocated graph typed: sets its relations (names, endpoint types) and allocates a
  * zeroed etype array (and ntype when it has none). Type names and widths are set by the caller. */
 void halo_graph_set_relations(halo_graph *g, const halo_relation *rels, int nrels);
+/* Builds the in-edge CSR of an allocated typed graph g (nodes and nrels set) from ne edges
+ * (dst[i], key[i] = relation << 32 | source): rows grouped by ascending relation, sources
+ * ascending within a relation, duplicates dropped; sets indptr, indices, etype and edges.
+ * Frees dst and key. */
+void halo_graph_typed_csr(halo_graph *g, int64_t ne, int32_t *dst, uint64_t *key);
 /* Whether g is heterogeneous (has relations). */
 static inline bool halo_graph_typed(const halo_graph *g)
 {
