@@ -115,6 +115,20 @@ check_arr "ogb hetero labels on the target type" "$T/gm/label.i32" i "-1 -1 -1 -
 check_arr "ogb hetero split on the target type" "$T/gm/split.u8" B "0 0 0 0 0 0 0 0 0 1 1 1 2 3 3"
 check_out "ogb hetero meta names the target type" '"target_type": "paper"' cat "$T/gm/meta.json"
 check_out "ogb hetero meta gives each type's width" '"feat_dim": 1' cat "$T/gm/meta.json"
+PY=
+for c in ${PYTHON:-} python3 /usr/bin/python3; do
+    if "$c" -c 'import numpy' >/dev/null 2>&1; then PY=$c; break; fi
+done
+if [ -n "$PY" ]; then
+    check_out "python/halo_io.py reads etype and ntype" '^38 15 7$' "$PY" -c 'import sys
+sys.path.insert(0, sys.argv[1])
+import halo_io
+g = halo_io.load_graph(sys.argv[2])
+print(len(g.etype), len(g.ntype), int(g.etype[g.indptr[9]:g.indptr[10]].max()))' \
+        "$(cd "$(dirname "$0")/../../python" && pwd)" "$T/gm"
+else
+    ok "python/halo_io.py reads etype and ntype # SKIP numpy not installed"
+fi
 check "ogb hetero --directed keeps the given directions" "$HALO" -q import ogb "$T/om" -o "$T/gmd" --directed
 check_out "ogb hetero --directed has no reverse relations" '"edges": 19,' cat "$T/gmd/meta.json"
 
