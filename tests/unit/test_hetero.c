@@ -13,6 +13,8 @@
 #include "graph/gen.h"
 #include "graph/graph.h"
 #include "graph/stats.h"
+#include "part/part.h"
+#include "part/partition.h"
 #include "sample/sample.h"
 
 #include <stdio.h>
@@ -23,16 +25,22 @@
 /* The fanout parser over g's relations. */
 #define PARSE(spec, gr, fan, max) halo_sample_parse_rel_fanouts(spec, (gr)->rel, (gr)->nrels, fan, max)
 
-/* A small mag-shaped graph (about 3,900 nodes). */
-static halo_graph *small_mag(void)
+/* A mag-shaped graph at `scale` with 20 classes and 8 features. */
+static halo_graph *mag_at(double scale)
 {
     halo_gen_hetero_params p;
-    assert_int_equal(halo_gen_hetero_defaults("mag", 0.002, &p), 0);
+    assert_int_equal(halo_gen_hetero_defaults("mag", scale, &p), 0);
     p.classes = 20;
     p.feat_dim = 8;
     halo_graph *g;
     assert_int_equal(halo_gen_hetero_graph(&p, &g), 0);
     return g;
+}
+
+/* A small mag-shaped graph (about 3,900 nodes). */
+static halo_graph *small_mag(void)
+{
+    return mag_at(0.002);
 }
 
 /* Index of the first in-edge of v from u with relation r, or -1 (a linear scan). */
@@ -342,6 +350,56 @@ static void typed_sampler_respects_per_relation_fanouts(void **state)
     halo_graph_free(g);
 }
 
+/* METIS on a typed graph: every node type balanced within the tolerance, counted here from the
+ * written orig_id.i64 and the input's node types; the type ranges hold exactly each type. */
+static void typed_metis_partition_balances_every_type(void **state)
+{
+    (void)state;
+    halo_graph *g = mag_at(0.005); /* about 9,700 nodes: METIS balances 6 columns on it */
+    char dir[] = "/tmp/halo_test_hetero_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char pdir[4200], path[4300];
+    snprintf(pdir, sizeof pdir, "%s/p", dir);
+    halo_partition_opts opts;
+    halo_partition_opts_init(&opts);
+    opts.parts = 4;
+    opts.choice.imbalance = 1.05;
+    assert_int_equal(halo_partition_run(g, &opts, pdir, NULL), 0);
+    halo_partinfo *pi;
+    assert_int_equal(halo_partinfo_load(pdir, &pi), 0);
+    assert_int_equal(pi->nrels, g->nrels);
+    assert_int_equal(pi->ntypes, g->ntypes);
+    snprintf(path, sizeof path, "%s/orig_id.i64", pdir);
+    char *data;
+    size_t len;
+    assert_int_equal(halo_file_read_all(path, &data, &len), 0);
+    const int64_t *orig = (const int64_t *)data;
+    int T1 = g->ntypes + 1;
+    for (int t = 0; t < g->ntypes; t++) {
+        int64_t per[4] = {0}, total = 0, max = 0;
+        for (int k = 0; k < 4; k++) {
+            for (int64_t id = pi->start[k]; id < pi->start[k + 1]; id++) {
+                per[k] += g->ntype[orig[id]] == t;
+            }
+            const int64_t *ts = pi->type_start + (size_t)k * T1;
+            assert_int_equal(ts[t + 1] - ts[t], per[k]);
+            for (int64_t id = ts[t]; id < ts[t + 1]; id++) {
+                assert_int_equal(g->ntype[orig[id]], t);
+            }
+            total += per[k];
+            max = per[k] > max ? per[k] : max;
+        }
+        double bal = (double)max * 4 / (double)total;
+        print_message("# %s: balance %.3f\n", g->ntype_name[t], bal);
+        assert_true(bal <= 1.10); /* METIS keeps small graphs a little above 1.05 */
+    }
+    halo_free(data);
+    halo_partinfo_free(pi);
+    halo_graph_free(g);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +408,7 @@ int main(void)
         cmocka_unit_test(typed_graph_round_trips_through_a_directory),
         cmocka_unit_test(rel_fanouts_parse_both_forms),
         cmocka_unit_test(typed_sampler_respects_per_relation_fanouts),
+        cmocka_unit_test(typed_metis_partition_balances_every_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
