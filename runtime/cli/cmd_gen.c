@@ -218,7 +218,9 @@ int halo_cmd_gen(int argc, char **argv)
         "classes. Presets are sbm graphs with the nodes, mean degree, feature width, classes and\n"
         "split proportions of ogbn-arxiv, ogbn-products, ogbn-papers100M at any --scale, and\n"
         "per-node homophily, twin classes and label noise calibrated so that GraphSAGE and\n"
-        "features alone score about as on OGB (docs/graph.md). Features are Gaussian around a\n"
+        "features alone score about as on OGB (docs/graph.md). --preset mag and mag240m make\n"
+        "heterogeneous graphs shaped like ogbn-mag and MAG240M (node types contiguous in id order,\n"
+        "relations and their reverses, a year-based split; docs/hetero.md). Features are Gaussian around a\n"
         "per-class mean, so accuracy means something. Node ids\n"
         "are randomly permuted; self-loops and duplicate edges are removed. The same flags give\n"
         "byte-identical files. Defaults in parentheses.",
