@@ -543,8 +543,9 @@ static int write_pass(const halo_graph *g, const int32_t *a, const relabel *r, i
         }
         if (et != NULL) {
             HALO_CHECK(halo_writer_put(p->wt[1], et, (size_t)d));
-            HALO_CHECK(halo_writer_put(p->wt[0], &g->ntype[o], 1));
-            f->tcount[g->ntype[o]]++;
+            uint8_t nt = (uint8_t)halo_graph_node_type(g, o); /* 0 when ntype.u8 is absent */
+            HALO_CHECK(halo_writer_put(p->wt[0], &nt, 1));
+            f->tcount[nt]++;
         }
         p->off += d;
         HALO_CHECK(halo_writer_put(p->w[W_INDPTR], &p->off, sizeof p->off));
