@@ -196,6 +196,7 @@ class Graph:
     label: np.ndarray  # int32 [nodes], -1 unlabelled
     split: np.ndarray  # uint8 [nodes], SPLIT_*
     ntype: Optional[np.ndarray] = None  # uint8 [nodes] when ntypes > 1
+    etype: Optional[np.ndarray] = None  # uint8 [edges] relation per in-edge on a typed graph
 
     def in_degree(self) -> np.ndarray:
         """In-degree of every node (int64 [nodes])."""
@@ -250,6 +251,7 @@ def load_graph(dir: PathLike, mmap: bool = True) -> Graph:
     label = arr("label.i32", "<i4", nodes)
     split = arr("split.u8", "u1", nodes)
     ntype = arr("ntype.u8", "u1", nodes) if ntypes > 1 else None
+    etype = arr("etype.u8", "u1", edges) if "relations" in meta else None
     if nodes + 1 > 0 and (int(indptr[0]) != 0 or int(indptr[-1]) != edges):
         raise HaloFormatError(
             f"{os.path.join(d, 'indptr.i64')}: runs from {int(indptr[0])} to "
@@ -259,7 +261,7 @@ def load_graph(dir: PathLike, mmap: bool = True) -> Graph:
                  nodes=nodes, edges=edges, feat_dim=feat_dim, classes=classes,
                  directed=directed, ntypes=ntypes, topology_only=not has_feat,
                  indptr=indptr, indices=indices, feat=feat, label=label, split=split,
-                 ntype=ntype)
+                 ntype=ntype, etype=etype)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -127,6 +127,42 @@ static int gen_params_from_flags(const gen_flags *f, const char *model, halo_gen
     return halo_gen_check(p);
 }
 
+/* halo gen --preset mag|mag240m: only the flags a heterogeneous preset takes. */
+static int gen_hetero_from_flags(const gen_flags *f, const char *model,
+                                 halo_gen_hetero_params *p)
+{
+    if (model != NULL) {
+        return halo_errorf(HALO_EUSAGE, "--preset: %s is a heterogeneous preset, not an %s "
+                           "graph", f->preset, model);
+    }
+    if (f->out == NULL) {
+        return halo_errorf(HALO_EUSAGE, "gen: -o DIR is required");
+    }
+    if (f->nodes != NULL || f->edge_factor != NULL || f->a != NULL || f->b != NULL ||
+        f->c != NULL || f->din != NULL || f->dout != NULL || f->skew != NULL ||
+        f->hsd != NULL || f->affinity != NULL || f->twin_corr != NULL || f->train != NULL ||
+        f->valid != NULL || f->test != NULL || f->directed) {
+        return halo_errorf(HALO_EUSAGE, "--preset %s: takes --scale, --classes, --feat-dim, "
+                           "--noise, --label-noise, --no-features, --seed and --name only",
+                           f->preset);
+    }
+    double scale = 1.0;
+    HALO_CHECK(set_f64(f->scale, "--scale", &scale));
+    HALO_CHECK(halo_gen_hetero_defaults(f->preset, scale, p));
+    HALO_CHECK(set_int(f->classes, "--classes", &p->classes));
+    HALO_CHECK(set_int(f->feat_dim, "--feat-dim", &p->feat_dim));
+    HALO_CHECK(set_f64(f->noise, "--noise", &p->noise));
+    HALO_CHECK(set_f64(f->label_noise, "--label-noise", &p->label_noise));
+    int64_t seed = (int64_t)p->seed;
+    HALO_CHECK(set_i64(f->seed, "--seed", &seed));
+    p->seed = (uint64_t)seed;
+    p->topology_only = f->no_features;
+    if (f->name != NULL) {
+        snprintf(p->name, sizeof p->name, "%s", f->name);
+    }
+    return 0;
+}
+
 int halo_cmd_gen(int argc, char **argv)
 {
     gen_flags f;
@@ -134,7 +170,8 @@ int halo_cmd_gen(int argc, char **argv)
     const halo_opt opts[] = {
         {"out", 'o', HALO_OPT_STRING, &f.out, "DIR", "output graph directory (required)"},
         {"preset", 0, HALO_OPT_STRING, &f.preset, "NAME",
-         "shape of an OGB dataset: arxiv, products, papers100M (an sbm)"},
+         "shape of an OGB dataset: arxiv, products, papers100M (an sbm); mag, mag240m "
+         "(heterogeneous, docs/hetero.md)"},
         {"scale", 0, HALO_OPT_STRING, &f.scale, "S",
          "rmat: 2^S nodes (16); preset: fraction of the real node count (1)"},
         {"nodes", 'n', HALO_OPT_STRING, &f.nodes, "N",
@@ -181,7 +218,9 @@ int halo_cmd_gen(int argc, char **argv)
         "classes. Presets are sbm graphs with the nodes, mean degree, feature width, classes and\n"
         "split proportions of ogbn-arxiv, ogbn-products, ogbn-papers100M at any --scale, and\n"
         "per-node homophily, twin classes and label noise calibrated so that GraphSAGE and\n"
-        "features alone score about as on OGB (docs/graph.md). Features are Gaussian around a\n"
+        "features alone score about as on OGB (docs/graph.md). --preset mag and mag240m make\n"
+        "heterogeneous graphs shaped like ogbn-mag and MAG240M (node types contiguous in id order,\n"
+        "relations and their reverses, a year-based split; docs/hetero.md). Features are Gaussian around a\n"
         "per-class mean, so accuracy means something. Node ids\n"
         "are randomly permuted; self-loops and duplicate edges are removed. The same flags give\n"
         "byte-identical files. Defaults in parentheses.",
@@ -196,13 +235,20 @@ int halo_cmd_gen(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "gen: one model expected, got '%s' too",
                                          pos[1]));
     }
-    halo_gen_params p;
-    rc = gen_params_from_flags(&f, npos == 1 ? pos[0] : NULL, &p);
-    if (rc < 0) {
-        return halo_cli_fail(rc);
-    }
     double t0 = halo_now();
-    rc = halo_gen_write(&p, f.out);
+    if (f.preset != NULL && halo_gen_hetero_preset(f.preset)) {
+        halo_gen_hetero_params hp;
+        rc = gen_hetero_from_flags(&f, npos == 1 ? pos[0] : NULL, &hp);
+        if (rc == 0) {
+            rc = halo_gen_hetero_write(&hp, f.out);
+        }
+    } else {
+        halo_gen_params p;
+        rc = gen_params_from_flags(&f, npos == 1 ? pos[0] : NULL, &p);
+        if (rc == 0) {
+            rc = halo_gen_write(&p, f.out);
+        }
+    }
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
@@ -211,10 +257,13 @@ int halo_cmd_gen(int argc, char **argv)
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    printf("%s: %s, %lld nodes, %lld edges, %d features%s, %d classes (%.1f s)\n", f.out,
-           g->name, (long long)g->nodes, (long long)g->edges, g->feat_dim,
-           g->topology_only ? " (topology-only: none written)" : "", g->classes,
-           halo_now() - t0);
+    printf("%s: %s, %lld nodes, %lld edges, %d features%s, %d classes", f.out, g->name,
+           (long long)g->nodes, (long long)g->edges, g->feat_dim,
+           g->topology_only ? " (topology-only: none written)" : "", g->classes);
+    if (halo_graph_typed(g)) {
+        printf(", %d node types, %d relations", g->ntypes, g->nrels);
+    }
+    printf(" (%.1f s)\n", halo_now() - t0);
     halo_graph_free(g);
     return 0;
 }

@@ -76,6 +76,29 @@ static void print_degrees(const char *what, const halo_degree_stats *s)
     }
 }
 
+/* Node types (count, id range, width, labelled) and relations (edges, degrees) of a typed graph. */
+static void print_types(const halo_graph *g)
+{
+    printf("%-11s %d (target %s)\n", "node types", g->ntypes, g->ntype_name[g->target_type]);
+    for (int t = 0; t < g->ntypes; t++) {
+        int64_t a = halo_graph_type_start(g, t), b = halo_graph_type_start(g, t + 1);
+        printf("  %-20s %12lld nodes, ids [%lld, %lld), %d features\n", g->ntype_name[t],
+               (long long)(b - a), (long long)a, (long long)b, g->ntype_feat_dim[t]);
+    }
+    printf("%-11s %d\n", "relations", g->nrels);
+    for (int r = 0; r < g->nrels; r++) {
+        int64_t e;
+        halo_degree_stats in, out;
+        halo_graph_relation_stats(g, r, &e, &in, &out);
+        char full[3 * HALO_TYPE_NAME + 8];
+        snprintf(full, sizeof full, "%s %s %s", g->ntype_name[g->rel[r].src], g->rel[r].name,
+                 g->ntype_name[g->rel[r].dst]);
+        printf("  %-44s %12lld edges; in-degree mean %.2f max %lld; out-degree mean %.2f max "
+               "%lld\n", full, (long long)e, in.mean, (long long)in.max, out.mean,
+               (long long)out.max);
+    }
+}
+
 int halo_cmd_info(int argc, char **argv)
 {
     const halo_opt opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
@@ -134,6 +157,9 @@ int halo_cmd_info(int argc, char **argv)
     print_degrees("in-degree", &s.in);
     if (g->directed) {
         print_degrees("out-degree", &s.out);
+    }
+    if (halo_graph_typed(g)) {
+        print_types(g);
     }
     const halo_json *src = halo_json_get(g->meta, "source");
     if (src != NULL && src->type == HALO_JSON_OBJECT) {

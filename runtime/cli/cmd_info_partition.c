@@ -33,6 +33,25 @@ static const char *json_str(const halo_json *j, const char *key)
     return v != NULL && v->type == HALO_JSON_STRING ? v->string : "-";
 }
 
+/* A typed partition: each type's balance (max over mean of its nodes per part) and the nodes of
+ * each type per part, with their id ranges. */
+static void print_types(const halo_partinfo *pi)
+{
+    const halo_json *bal = halo_json_get(pi->json, "balance_per_type");
+    int T1 = pi->ntypes + 1;
+    printf("\n%-20s %8s  nodes per part [id range]  (target %s, %d relations)\n", "node type",
+           "balance", pi->ntype_name[pi->target_type], pi->nrels);
+    for (int t = 0; t < pi->ntypes; t++) {
+        printf("%-20s %8.3f ", pi->ntype_name[t], json_num(bal, pi->ntype_name[t]));
+        for (int k = 0; k < pi->parts; k++) {
+            const int64_t *ts = pi->type_start + (size_t)k * T1;
+            printf(" %lld [%lld,%lld)", (long long)(ts[t + 1] - ts[t]), (long long)ts[t],
+                   (long long)ts[t + 1]);
+        }
+        printf("\n");
+    }
+}
+
 int halo_cmd_info_partition(int argc, char **argv)
 {
     const halo_opt opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
@@ -97,6 +116,9 @@ int halo_cmd_info_partition(int argc, char **argv)
                json_at(j, "halo_per_part", k), json_at(j, "replication_per_part", k),
                (long long)pi->train_per_part, json_at(j, "train_owned_per_part", k),
                json_at(j, "train_borrowed_per_part", k));
+    }
+    if (pi->nrels > 0) {
+        print_types(pi);
     }
     halo_partinfo_free(pi);
     return 0;

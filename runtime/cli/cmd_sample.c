@@ -31,8 +31,9 @@ enum {
 };
 
 /* Epochs of sampling and pulling on this rank; fills fig[F_COUNT]. Collective. */
-static int run_epochs(halo_store *st, const int *fanouts, int layers, int64_t batch, int epochs,
-                      int64_t max_batches, uint64_t seed, double *fig)
+static int run_epochs(halo_store *st, const int *fanouts, const halo_rel_fanouts *fan,
+                      int layers, int64_t batch, int epochs, int64_t max_batches, uint64_t seed,
+                      double *fig)
 {
     int64_t nt = halo_store_part(st)->num_train;
     int64_t nb = (nt + batch - 1) / batch;
@@ -63,8 +64,13 @@ static int run_epochs(halo_store *st, const int *fanouts, int layers, int64_t ba
             int64_t s0 = b * batch, s1 = s0 + batch < nt ? s0 + batch : nt;
             halo_sample_key k = {seed, ep, b};
             double t0 = halo_now();
-            HALO_TRY(halo_store_sample(st, smp, fanouts, layers, &k, order + s0,
-                                       (int32_t)(s1 - s0), &mb));
+            if (fan != NULL) {
+                HALO_TRY(halo_store_sample_typed(st, smp, *fan, layers, &k, order + s0,
+                                                 (int32_t)(s1 - s0), &mb));
+            } else {
+                HALO_TRY(halo_store_sample(st, smp, fanouts, layers, &k, order + s0,
+                                           (int32_t)(s1 - s0), &mb));
+            }
             double t1 = halo_now();
             int64_t need = (int64_t)mb.num_input * halo_store_feat_dim(st);
             if (need > rows_cap) {
@@ -100,7 +106,8 @@ int halo_cmd_sample(int argc, char **argv)
     int epochs = 1;
     const halo_opt opts[] = {
         {"fanouts", 'f', HALO_OPT_STRING, &fanout_s, "LIST",
-         "fanout per layer, input layer first as in DGL; -1 = all neighbours"},
+         "fanout per layer, input layer first as in DGL; -1 = all neighbours; on a typed "
+         "partition per relation: 10,25 or cites=10,*=5;cites=15,*=10 (docs/hetero.md)"},
         {"batch", 'b', HALO_OPT_I64, &batch, "B", "seeds per mini-batch"},
         {"epochs", 'e', HALO_OPT_INT, &epochs, "E", "epochs over this part's training seeds"},
         {"batches", 0, HALO_OPT_I64, &max_batches, "N", "stop each epoch after N batches (0: all)"},
@@ -124,13 +131,27 @@ int halo_cmd_sample(int argc, char **argv)
         return rc;
     }
     int fanouts[HALO_MAX_LAYERS];
-    int layers = halo_sample_parse_fanouts(fanout_s, fanouts, HALO_MAX_LAYERS);
+    halo_rel_fanouts fan;
+    bool typed = false;
     halo_netem ne;
-    if (layers < 0) {
-        return halo_cli_fail(layers);
-    }
     if (npos != 1) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sample: one partition directory expected"));
+    }
+    /* A typed partition samples per relation: its relation names are read before MPI starts,
+     * so that a bad spec is one usage line on every rank (a bad partition.json is reported by
+     * the store below, naming the rank). */
+    halo_partinfo *pi = NULL;
+    if (halo_partinfo_load(pos[0], &pi) == 0 && pi->nrels > 0) {
+        typed = true;
+        rc = halo_sample_parse_rel_fanouts(fanout_s, pi->rel, pi->nrels, fan, HALO_MAX_LAYERS);
+    } else {
+        halo_error_clear();
+        rc = halo_sample_parse_fanouts(fanout_s, fanouts, HALO_MAX_LAYERS);
+    }
+    halo_partinfo_free(pi);
+    int layers = rc;
+    if (layers < 0) {
+        return halo_cli_fail(layers);
     }
     if (batch < 1 || epochs < 0) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sample: --batch must be >= 1, --epochs "
@@ -154,7 +175,8 @@ int halo_cmd_sample(int argc, char **argv)
     }
     double fig[F_COUNT] = {0};
     double t0 = halo_now();
-    rc = run_epochs(st, fanouts, layers, batch, epochs, max_batches, (uint64_t)seed, fig);
+    rc = run_epochs(st, fanouts, typed ? &fan : NULL, layers, batch, epochs, max_batches,
+                    (uint64_t)seed, fig);
     if (rc < 0) {
         halo_comm_fail(comm, rc);
     }

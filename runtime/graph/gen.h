@@ -73,4 +73,30 @@ int halo_gen_write(const halo_gen_params *p, const char *dir);
 /* Writes the parameters as a JSON object (meta.json "source"); halo_free the result. */
 char *halo_gen_source_json(const halo_gen_params *p);
 
+/* A heterogeneous preset shaped like ogbn-mag ("mag") or MAG240M ("mag240m"), see
+ * docs/hetero.md: typed nodes (target type first), relations and their reverses, features on the
+ * featured types only, labels and a year-based split on the target type. */
+typedef struct halo_gen_hetero_params {
+    size_t preset;      /* index of the preset (set by halo_gen_hetero_defaults) */
+    char name[128];     /* meta.json "name" */
+    double scale;       /* fraction of the real node and edge counts, (0, 1] */
+    uint64_t seed;      /* root of every random draw */
+    int classes;        /* label classes (the preset's by default) */
+    int feat_dim;       /* feature width of the featured types */
+    double noise;       /* feature noise around the class mean (features weakly informative) */
+    double label_noise; /* share of labelled nodes given a uniform random label */
+    bool topology_only; /* no feat.f32 */
+} halo_gen_hetero_params;
+
+/* Whether `name` is a heterogeneous preset. */
+bool halo_gen_hetero_preset(const char *name);
+/* Defaults of heterogeneous preset `preset` at `scale`. */
+int halo_gen_hetero_defaults(const char *preset, double scale, halo_gen_hetero_params *p);
+/* Generates the typed graph in memory. */
+int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out);
+/* Generates it into dir (atomically). */
+int halo_gen_hetero_write(const halo_gen_hetero_params *p, const char *dir);
+/* The parameters as a JSON object (meta.json "source"); halo_free the result. */
+char *halo_gen_hetero_source_json(const halo_gen_hetero_params *p);
+
 #endif

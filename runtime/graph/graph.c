@@ -5,12 +5,13 @@
 #include "core/mem.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 const char *const halo_graph_files[HALO_GA_COUNT] = {
-    "indptr.i64", "indices.i32", "feat.f32", "label.i32", "split.u8", "ntype.u8",
+    "indptr.i64", "indices.i32", "feat.f32", "label.i32", "split.u8", "ntype.u8", "etype.u8",
 };
 
 bool halo_graph_has_array(const halo_graph *g, int which)
@@ -18,6 +19,7 @@ bool halo_graph_has_array(const halo_graph *g, int which)
     switch (which) {
     case HALO_GA_FEAT: return !g->topology_only;
     case HALO_GA_NTYPE: return g->ntypes > 1;
+    case HALO_GA_ETYPE: return g->nrels > 0;
     default: return which >= 0 && which < HALO_GA_COUNT;
     }
 }
@@ -32,6 +34,7 @@ uint64_t halo_graph_array_bytes(const halo_graph *g, int which)
     case HALO_GA_LABEL: return n * 4;
     case HALO_GA_SPLIT: return n;
     case HALO_GA_NTYPE: return g->ntypes > 1 ? n : 0;
+    case HALO_GA_ETYPE: return g->nrels > 0 ? (uint64_t)g->edges : 0;
     default: return 0;
     }
 }
@@ -44,6 +47,7 @@ static void **graph_slot(halo_graph *g, int which)
     case HALO_GA_FEAT: return (void **)&g->feat;
     case HALO_GA_LABEL: return (void **)&g->label;
     case HALO_GA_SPLIT: return (void **)&g->split;
+    case HALO_GA_ETYPE: return (void **)&g->etype;
     default: return (void **)&g->ntype;
     }
 }
@@ -70,6 +74,104 @@ halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int cla
         }
     }
     return g;
+}
+
+void halo_graph_set_relations(halo_graph *g, const halo_relation *rels, int nrels)
+{
+    g->nrels = nrels;
+    memcpy(g->rel, rels, (size_t)nrels * sizeof *rels);
+    halo_free(g->etype);
+    g->etype = halo_calloc(1, (size_t)g->edges > 0 ? (size_t)g->edges : 1);
+    if (g->ntype == NULL && g->ntypes > 1) {
+        g->ntype = halo_calloc(1, (size_t)g->nodes > 0 ? (size_t)g->nodes : 1);
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void halo_graph_typed_csr(halo_graph *g, int64_t ne, int32_t *dst, uint64_t *key)
+{
+    int64_t n = g->nodes;
+    int64_t *start = HALO_NEW(int64_t, n + 1);
+    for (int64_t i = 0; i < ne; i++) {
+        start[dst[i] + 1]++;
+    }
+    for (int64_t v = 0; v < n; v++) {
+        start[v + 1] += start[v];
+    }
+    uint64_t *sorted = HALO_ALLOC(uint64_t, ne + 1);
+    int64_t *fill = HALO_ALLOC(int64_t, n + 1);
+    memcpy(fill, start, (size_t)(n + 1) * sizeof *fill);
+    for (int64_t i = 0; i < ne; i++) {
+        sorted[fill[dst[i]]++] = key[i];
+    }
+    halo_free(fill);
+    halo_free(dst);
+    halo_free(key);
+    int64_t out = 0;
+    for (int64_t v = 0; v < n; v++) {
+        int64_t b = start[v], e = start[v + 1];
+        qsort(sorted + b, (size_t)(e - b), sizeof *sorted, cmp_u64);
+        g->indptr[v] = out;
+        for (int64_t i = b; i < e; i++) {
+            if (i == b || sorted[i] != sorted[i - 1]) {
+                sorted[out++] = sorted[i];
+            }
+        }
+    }
+    g->indptr[n] = out;
+    g->edges = out;
+    halo_free(start);
+    halo_free(g->indices);
+    halo_free(g->etype);
+    g->indices = HALO_ALLOC(int32_t, out + 1);
+    g->etype = HALO_ALLOC(uint8_t, out + 1);
+    for (int64_t i = 0; i < out; i++) {
+        g->indices[i] = (int32_t)(sorted[i] & 0xffffffffu);
+        g->etype[i] = (uint8_t)(sorted[i] >> 32);
+    }
+    halo_free(sorted);
+}
+
+int halo_graph_relation(const halo_graph *g, const char *name)
+{
+    for (int r = 0; r < g->nrels; r++) {
+        if (strcmp(g->rel[r].name, name) == 0) {
+            return r;
+        }
+    }
+    return -1;
+}
+
+int halo_graph_ntype_id(const halo_graph *g, const char *name)
+{
+    for (int t = 0; t < g->ntypes && t < HALO_MAX_NTYPES; t++) {
+        if (strcmp(g->ntype_name[t], name) == 0) {
+            return t;
+        }
+    }
+    return -1;
+}
+
+int64_t halo_graph_type_start(const halo_graph *g, int t)
+{
+    if (g->ntype == NULL) {
+        return t <= 0 ? 0 : g->nodes;
+    }
+    int64_t lo = 0, hi = g->nodes; /* first v with ntype[v] >= t */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (g->ntype[mid] < t) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
 }
 
 /* madvise(MADV_DONTNEED) over the whole pages inside bytes [lo, hi) of mapping m. */
@@ -104,6 +206,7 @@ void halo_graph_release_rows(const halo_graph *g, int64_t v0, int64_t v1)
     release_bytes(&g->maps[HALO_GA_LABEL], a * 4, b * 4);
     release_bytes(&g->maps[HALO_GA_SPLIT], a, b);
     release_bytes(&g->maps[HALO_GA_NTYPE], a, b);
+    release_bytes(&g->maps[HALO_GA_ETYPE], (uint64_t)g->indptr[v0], (uint64_t)g->indptr[v1]);
 }
 
 void halo_graph_drop_features(halo_graph *g)
@@ -131,6 +234,90 @@ void halo_graph_free(halo_graph *g)
     }
     halo_json_free(g->meta);
     halo_free(g);
+}
+
+/* A string member of j no longer than a type name, for a typed graph's meta.json. */
+static int type_name_of(const halo_json *j, const char *key, const char *where, char *out)
+{
+    const char *s;
+    HALO_CHECK(halo_json_get_str(j, key, where, &s));
+    if (s[0] == '\0' || strlen(s) >= HALO_TYPE_NAME || strpbrk(s, ",;=: ") != NULL) {
+        return halo_errorf(HALO_EINPUT, "%s: %s '%s' is empty, longer than %d bytes or holds one "
+                           "of ',;=: '", where, key, s, HALO_TYPE_NAME - 1);
+    }
+    snprintf(out, HALO_TYPE_NAME, "%s", s);
+    return 0;
+}
+
+/* Reads the node types and relations of a typed graph from meta.json ("node_types",
+ * "relations", "target_type"; docs/hetero.md). A graph without "relations" is homogeneous; a
+ * graph with ntypes > 1 but no names gets t0, t1, ... */
+static int load_types(halo_graph *g, const char *path)
+{
+    char where[4300];
+    if (g->ntypes < 1 || g->ntypes > HALO_MAX_NTYPES) {
+        return halo_errorf(HALO_EINPUT, "%s: ntypes %d is not in [1, %d]", path, g->ntypes,
+                           HALO_MAX_NTYPES);
+    }
+    const halo_json *nt = halo_json_get(g->meta, "node_types");
+    const halo_json *rl = halo_json_get(g->meta, "relations");
+    for (int t = 0; t < g->ntypes; t++) {
+        snprintf(g->ntype_name[t], HALO_TYPE_NAME, "t%d", t);
+        g->ntype_feat_dim[t] = g->feat_dim;
+    }
+    if (nt != NULL) {
+        if (nt->type != HALO_JSON_ARRAY || (int)nt->len != g->ntypes) {
+            return halo_errorf(HALO_EINPUT, "%s: \"node_types\" must be an array of ntypes (%d) "
+                               "objects", path, g->ntypes);
+        }
+        for (int t = 0; t < g->ntypes; t++) {
+            int64_t w;
+            snprintf(where, sizeof where, "%s: node_types[%d]", path, t);
+            HALO_CHECK(type_name_of(nt->items[t], "name", where, g->ntype_name[t]));
+            HALO_CHECK(halo_json_get_i64(nt->items[t], "feat_dim", where, &w));
+            if (w < 0 || w > g->feat_dim) {
+                return halo_errorf(HALO_EINPUT, "%s: feat_dim %lld is not in [0, feat_dim %d]",
+                                   where, (long long)w, g->feat_dim);
+            }
+            g->ntype_feat_dim[t] = (int)w;
+            if (halo_graph_ntype_id(g, g->ntype_name[t]) != t) {
+                return halo_errorf(HALO_EINPUT, "%s: name '%s' given twice", where,
+                                   g->ntype_name[t]);
+            }
+        }
+    }
+    if (rl == NULL) {
+        return 0;
+    }
+    if (rl->type != HALO_JSON_ARRAY || rl->len < 1 || rl->len > HALO_MAX_RELS) {
+        return halo_errorf(HALO_EINPUT, "%s: \"relations\" must be an array of 1..%d objects",
+                           path, HALO_MAX_RELS);
+    }
+    g->nrels = (int)rl->len;
+    for (int r = 0; r < g->nrels; r++) {
+        char src[HALO_TYPE_NAME], dst[HALO_TYPE_NAME];
+        halo_relation *rel = &g->rel[r];
+        snprintf(where, sizeof where, "%s: relations[%d]", path, r);
+        HALO_CHECK(type_name_of(rl->items[r], "name", where, rel->name));
+        HALO_CHECK(type_name_of(rl->items[r], "src", where, src));
+        HALO_CHECK(type_name_of(rl->items[r], "dst", where, dst));
+        rel->src = halo_graph_ntype_id(g, src);
+        rel->dst = halo_graph_ntype_id(g, dst);
+        if (rel->src < 0 || rel->dst < 0) {
+            return halo_errorf(HALO_EINPUT, "%s: %s '%s' is not a node type", where,
+                               rel->src < 0 ? "src" : "dst", rel->src < 0 ? src : dst);
+        }
+        if (halo_graph_relation(g, rel->name) != r) {
+            return halo_errorf(HALO_EINPUT, "%s: name '%s' given twice", where, rel->name);
+        }
+    }
+    char target[HALO_TYPE_NAME];
+    HALO_CHECK(type_name_of(g->meta, "target_type", path, target));
+    g->target_type = halo_graph_ntype_id(g, target);
+    if (g->target_type < 0) {
+        return halo_errorf(HALO_EINPUT, "%s: target_type '%s' is not a node type", path, target);
+    }
+    return 0;
 }
 
 int halo_graph_load(const char *dir, halo_graph **out)
@@ -180,6 +367,7 @@ int halo_graph_load(const char *dir, halo_graph **out)
         goto fail;
     }
     g->topology_only = ft != NULL && !ft->boolean;
+    HALO_TRY(load_types(g, path));
     for (int a = 0; a < HALO_GA_COUNT; a++) {
         if (!halo_graph_has_array(g, a)) {
             continue;
@@ -199,6 +387,47 @@ int halo_graph_load(const char *dir, halo_graph **out)
 fail:
     halo_graph_free(g);
     return rc;
+}
+
+/* The typed part of meta.json: node types (name, node count, feature width), relations (name,
+ * endpoint types, edge count) and the target type. Counts come from the arrays. */
+static void write_types(const halo_graph *g, halo_jw *w)
+{
+    int nt = g->ntypes > 0 ? g->ntypes : 1;
+    halo_jw_key(w, "node_types");
+    halo_jw_arr_begin(w);
+    for (int t = 0; t < nt; t++) {
+        halo_jw_obj_begin(w);
+        halo_jw_key(w, "name");
+        halo_jw_str(w, g->ntype_name[t]);
+        halo_jw_key(w, "nodes");
+        halo_jw_i64(w, halo_graph_type_start(g, t + 1) - halo_graph_type_start(g, t));
+        halo_jw_key(w, "feat_dim");
+        halo_jw_i64(w, g->ntype_feat_dim[t]);
+        halo_jw_obj_end(w);
+    }
+    halo_jw_arr_end(w);
+    int64_t count[HALO_MAX_RELS] = {0};
+    for (int64_t e = 0; e < g->edges && g->etype != NULL; e++) {
+        count[g->etype[e] < HALO_MAX_RELS ? g->etype[e] : 0]++;
+    }
+    halo_jw_key(w, "relations");
+    halo_jw_arr_begin(w);
+    for (int r = 0; r < g->nrels; r++) {
+        halo_jw_obj_begin(w);
+        halo_jw_key(w, "name");
+        halo_jw_str(w, g->rel[r].name);
+        halo_jw_key(w, "src");
+        halo_jw_str(w, g->ntype_name[g->rel[r].src]);
+        halo_jw_key(w, "dst");
+        halo_jw_str(w, g->ntype_name[g->rel[r].dst]);
+        halo_jw_key(w, "edges");
+        halo_jw_i64(w, count[r]);
+        halo_jw_obj_end(w);
+    }
+    halo_jw_arr_end(w);
+    halo_jw_key(w, "target_type");
+    halo_jw_str(w, g->ntype_name[g->target_type]);
 }
 
 int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_t *crc,
@@ -229,6 +458,9 @@ int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_
     halo_jw_bool(&w, g->directed);
     halo_jw_key(&w, "ntypes");
     halo_jw_i64(&w, g->ntypes > 0 ? g->ntypes : 1);
+    if (halo_graph_typed(g)) {
+        write_types(g, &w); /* only typed graphs: homogeneous meta.json stays as before */
+    }
     halo_jw_key(&w, "files");
     halo_jw_obj_begin(&w);
     for (int a = 0; a < HALO_GA_COUNT; a++) {

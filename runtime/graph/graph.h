@@ -19,11 +19,24 @@ enum {
     HALO_GA_LABEL,
     HALO_GA_SPLIT,
     HALO_GA_NTYPE,
+    HALO_GA_ETYPE,
     HALO_GA_COUNT
 };
 
 /* File name of each array ("indptr.i64", ...). */
 extern const char *const halo_graph_files[HALO_GA_COUNT];
+
+/* Limits of a heterogeneous graph (types are uint8 in ntype.u8 / etype.u8). */
+#define HALO_MAX_NTYPES 32
+#define HALO_MAX_RELS 64
+#define HALO_TYPE_NAME 32
+
+/* A relation (canonical edge type): edges from nodes of type src into nodes of type dst. */
+typedef struct halo_relation {
+    char name[HALO_TYPE_NAME]; /* relation name ("cites", "rev_writes"), unique in the graph */
+    int src;                   /* source node type */
+    int dst;                   /* destination node type */
+} halo_relation;
 
 /* Split values in split.u8. */
 enum { HALO_SPLIT_NONE = 0, HALO_SPLIT_TRAIN = 1, HALO_SPLIT_VALID = 2, HALO_SPLIT_TEST = 3 };
@@ -41,12 +54,19 @@ typedef struct halo_graph {
     int classes;        /* label classes */
     bool directed;      /* false when every edge has its reverse */
     int ntypes;         /* node types (0 or 1: homogeneous; ntype is NULL) */
+    int nrels;          /* relations (0: homogeneous graph; etype is NULL) */
+    int target_type;    /* node type that carries labels and split (typed graphs) */
+    char ntype_name[HALO_MAX_NTYPES][HALO_TYPE_NAME]; /* node type names (typed graphs) */
+    int ntype_feat_dim[HALO_MAX_NTYPES]; /* feature width of each node type (<= feat_dim) */
+    halo_relation rel[HALO_MAX_RELS];    /* the relations, by relation id */
     int64_t *indptr;    /* [nodes+1] CSR over in-edges */
     int32_t *indices;   /* [edges] sources of in-edges */
     float *feat;        /* [nodes*feat_dim] row-major; NULL when topology_only */
     int32_t *label;     /* [nodes], -1 unlabelled */
     uint8_t *split;     /* [nodes], HALO_SPLIT_* */
-    uint8_t *ntype;     /* [nodes] or NULL */
+    uint8_t *ntype;     /* [nodes] node type, non-decreasing (types contiguous), or NULL */
+    uint8_t *etype;     /* [edges] relation of each in-edge (aligned with indices; each row
+                         * grouped by ascending relation), or NULL on a homogeneous graph */
     halo_json *meta;    /* parsed meta.json of a loaded graph (NULL for an allocated one) */
     char dir[4096];     /* directory it was loaded from ("" if allocated) */
     halo_map maps[HALO_GA_COUNT]; /* mappings of a loaded graph */
@@ -55,6 +75,30 @@ typedef struct halo_graph {
 
 /* Allocates a writable graph with zeroed arrays (ntype only when ntypes > 1). */
 halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int classes, int ntypes);
+/* Makes an allocated graph typed: sets its relations (names, endpoint types) and allocates a
+ * zeroed etype array (and ntype when it has none). Type names and widths are set by the caller. */
+void halo_graph_set_relations(halo_graph *g, const halo_relation *rels, int nrels);
+/* Builds the in-edge CSR of an allocated typed graph g (nodes and nrels set) from ne edges
+ * (dst[i], key[i] = relation << 32 | source): rows grouped by ascending relation, sources
+ * ascending within a relation, duplicates dropped; sets indptr, indices, etype and edges.
+ * Frees dst and key. */
+void halo_graph_typed_csr(halo_graph *g, int64_t ne, int32_t *dst, uint64_t *key);
+/* Whether g is heterogeneous (has relations). */
+static inline bool halo_graph_typed(const halo_graph *g)
+{
+    return g->nrels > 0;
+}
+/* Node type of node v (0 on a homogeneous graph). */
+static inline int halo_graph_node_type(const halo_graph *g, int64_t v)
+{
+    return g->ntype != NULL ? g->ntype[v] : 0;
+}
+/* Relation id named `name`, or -1. */
+int halo_graph_relation(const halo_graph *g, const char *name);
+/* Node type id named `name`, or -1. */
+int halo_graph_ntype_id(const halo_graph *g, const char *name);
+/* First node id of type t (node types are contiguous in id order); t == ntypes gives nodes. */
+int64_t halo_graph_type_start(const halo_graph *g, int t);
 /* Loads a graph directory: parses meta.json, maps each array and checks its size against it.
  * Errors name the file. Checksums are not verified here (see halo_graph_verify). */
 int halo_graph_load(const char *dir, halo_graph **out);
@@ -70,8 +114,8 @@ void halo_graph_drop_features(halo_graph *g);
  * access maps it again from the page cache or the file. Nothing for an allocated graph. */
 void halo_graph_release_rows(const halo_graph *g, int64_t v0, int64_t v1);
 
-/* Whether g has array `which` as a file: not ntype.u8 of a homogeneous graph, not feat.f32 of a
- * topology-only one. */
+/* Whether g has array `which` as a file: not ntype.u8 / etype.u8 of a homogeneous graph, not
+ * feat.f32 of a topology-only one. */
 bool halo_graph_has_array(const halo_graph *g, int which);
 
 /* Expected byte size of array `which` of g (0 for an array it does not have). */
@@ -96,7 +140,8 @@ int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_
                           const uint64_t *bytes, const char *source_json);
 
 /* Full integrity check of a graph directory: sizes, checksums and every invariant (indptr starts
- * at 0, non-decreasing, ends at edges; indices in range; labels in [-1, classes); split in 0..3).
+ * at 0, non-decreasing, ends at edges; indices in range; labels in [-1, classes); split in 0..3;
+ * on a typed graph the typed invariants of halo_graph_check).
  * A topology-only graph has no feat.f32 to check; any other graph must have it. The first
  * problem found is the error, naming the file. */
 int halo_graph_verify(const char *dir);

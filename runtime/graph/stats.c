@@ -113,3 +113,28 @@ void halo_graph_stats_compute(const halo_graph *g, halo_graph_stats *s)
         }
     }
 }
+
+void halo_graph_relation_stats(const halo_graph *g, int r, int64_t *edges, halo_degree_stats *in,
+                               halo_degree_stats *out)
+{
+    int ts = g->rel[r].src, td = g->rel[r].dst;
+    int64_t s0 = halo_graph_type_start(g, ts), s1 = halo_graph_type_start(g, ts + 1);
+    int64_t d0 = halo_graph_type_start(g, td), d1 = halo_graph_type_start(g, td + 1);
+    int64_t ns = s1 - s0, nd = d1 - d0;
+    int64_t *deg = HALO_NEW(int64_t, (ns > nd ? ns : nd) + 1);
+    int64_t *outdeg = HALO_NEW(int64_t, ns + 1);
+    *edges = 0;
+    for (int64_t v = d0; v < d1; v++) {
+        for (int64_t e = g->indptr[v]; e < g->indptr[v + 1]; e++) {
+            if (g->etype[e] == r) {
+                deg[v - d0]++;
+                outdeg[g->indices[e] - s0]++;
+                (*edges)++;
+            }
+        }
+    }
+    halo_degree_stats_compute(deg, nd, in);
+    halo_degree_stats_compute(outdeg, ns, out);
+    halo_free(deg);
+    halo_free(outdeg);
+}

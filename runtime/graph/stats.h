@@ -29,8 +29,10 @@ typedef struct halo_graph_stats {
 } halo_graph_stats;
 
 /* Checks every structural invariant of g: indptr starts at 0, never decreases and ends at the
- * edge count; indices in [0, nodes); labels in [-1, classes); split values in 0..3. The first
- * violation is the error; its message names the file (under dir, may be NULL or "") and entry. */
+ * edge count; indices in [0, nodes); labels in [-1, classes); split values in 0..3; on a typed
+ * graph node types contiguous, every in-edge's relation in range and consistent with its
+ * endpoints' types, rows grouped by relation, labels and split only on the target type, feature
+ * columns beyond a type's width zero. The first violation is the error; its message names the file (under dir, may be NULL or "") and entry. */
 int halo_graph_check(const halo_graph *g, const char *dir);
 
 /* Degree statistics of the sorted-or-not degree array deg[0..n) (n may be 0). */
@@ -38,5 +40,11 @@ void halo_degree_stats_compute(const int64_t *deg, int64_t n, halo_degree_stats 
 
 /* Statistics of g. Assumes halo_graph_check passed (indices in range). */
 void halo_graph_stats_compute(const halo_graph *g, halo_graph_stats *s);
+
+/* Statistics of relation r of a typed graph that passed halo_graph_check: its edge count, the
+ * in-degrees of the destination type's nodes and the out-degrees of the source type's nodes
+ * counted over that relation's edges only. */
+void halo_graph_relation_stats(const halo_graph *g, int r, int64_t *edges, halo_degree_stats *in,
+                               halo_degree_stats *out);
 
 #endif

@@ -23,6 +23,111 @@ static const char *file_name(char *buf, size_t size, const char *dir, int which)
     return buf;
 }
 
+/* The invariants of a typed graph (docs/hetero.md): node types contiguous in id order; each
+ * in-edge's relation in range, its endpoints of the relation's source and destination types, and
+ * each row's in-edges grouped by ascending relation; labels and split only on the target type;
+ * feature columns beyond a type's width zero. Assumes the untyped checks passed. */
+static int check_typed(const halo_graph *g, const char *dir)
+{
+    char f[4200];
+    int64_t n = g->nodes;
+    for (int64_t v = 1; v < n && g->ntype != NULL; v++) {
+        if (g->ntype[v] < g->ntype[v - 1]) {
+            return halo_errorf(HALO_EINPUT, "%s: entry %" PRId64 " is type %u after type %u: "
+                               "nodes of one type must be contiguous in id order",
+                               file_name(f, sizeof f, dir, HALO_GA_NTYPE), v,
+                               (unsigned)g->ntype[v], (unsigned)g->ntype[v - 1]);
+        }
+    }
+    for (int64_t v = 0; v < n; v++) {
+        int dt = halo_graph_node_type(g, v);
+        for (int64_t e = g->indptr[v]; e < g->indptr[v + 1]; e++) {
+            unsigned r = g->etype[e];
+            if (r >= (unsigned)g->nrels) {
+                return halo_errorf(HALO_EINPUT, "%s: entry %" PRId64 " (row %" PRId64 ") is %u, "
+                                   "not a relation in [0, %d)",
+                                   file_name(f, sizeof f, dir, HALO_GA_ETYPE), e, v, r, g->nrels);
+            }
+            int st = halo_graph_node_type(g, g->indices[e]);
+            if (g->rel[r].dst != dt || g->rel[r].src != st) {
+                return halo_errorf(HALO_EINPUT, "%s: entry %" PRId64 " is relation '%s' (%s -> "
+                                   "%s) on an edge %s %d -> %s %" PRId64,
+                                   file_name(f, sizeof f, dir, HALO_GA_ETYPE), e, g->rel[r].name,
+                                   g->ntype_name[g->rel[r].src], g->ntype_name[g->rel[r].dst],
+                                   g->ntype_name[st], g->indices[e], g->ntype_name[dt], v);
+            }
+            if (e > g->indptr[v] && r < g->etype[e - 1]) {
+                return halo_errorf(HALO_EINPUT, "%s: row %" PRId64 " is not grouped by relation "
+                                   "(entry %" PRId64 " is %u after %u)",
+                                   file_name(f, sizeof f, dir, HALO_GA_ETYPE), v, e, r,
+                                   (unsigned)g->etype[e - 1]);
+            }
+        }
+    }
+    for (int64_t v = 0; v < n; v++) {
+        int t = halo_graph_node_type(g, v);
+        if (t == g->target_type) {
+            continue;
+        }
+        if (g->label != NULL && g->label[v] != -1) {
+            return halo_errorf(HALO_EINPUT, "%s: entry %" PRId64 " is %" PRId32 " on a %s node; "
+                               "only the target type %s is labelled",
+                               file_name(f, sizeof f, dir, HALO_GA_LABEL), v, g->label[v],
+                               g->ntype_name[t], g->ntype_name[g->target_type]);
+        }
+        if (g->split != NULL && g->split[v] != HALO_SPLIT_NONE) {
+            return halo_errorf(HALO_EINPUT, "%s: entry %" PRId64 " is %u on a %s node; only the "
+                               "target type %s is split",
+                               file_name(f, sizeof f, dir, HALO_GA_SPLIT), v,
+                               (unsigned)g->split[v], g->ntype_name[t],
+                               g->ntype_name[g->target_type]);
+        }
+    }
+    for (int64_t v = 0; v < n && g->feat != NULL; v++) {
+        int t = halo_graph_node_type(g, v);
+        const float *row = g->feat + v * g->feat_dim;
+        for (int c = g->ntype_feat_dim[t]; c < g->feat_dim; c++) {
+            if (row[c] != 0.0f) {
+                return halo_errorf(HALO_EINPUT, "%s: row %" PRId64 " (a %s node) has %g in "
+                                   "column %d, beyond its type's width %d",
+                                   file_name(f, sizeof f, dir, HALO_GA_FEAT), v, g->ntype_name[t],
+                                   (double)row[c], c, g->ntype_feat_dim[t]);
+            }
+        }
+    }
+    return 0;
+}
+
+/* The per-type node counts and per-relation edge counts of meta.json against the arrays. */
+static int check_type_counts(const halo_graph *g)
+{
+    char where[4200];
+    snprintf(where, sizeof where, "%s/meta.json", g->dir);
+    const halo_json *nt = halo_json_get(g->meta, "node_types");
+    for (int t = 0; nt != NULL && t < g->ntypes; t++) {
+        int64_t want, have = halo_graph_type_start(g, t + 1) - halo_graph_type_start(g, t);
+        HALO_CHECK(halo_json_get_i64(nt->items[t], "nodes", where, &want));
+        if (want != have) {
+            return halo_errorf(HALO_EINPUT, "%s: node_types[%d] (%s) says %" PRId64 " nodes, "
+                               "ntype.u8 has %" PRId64, where, t, g->ntype_name[t], want, have);
+        }
+    }
+    int64_t count[HALO_MAX_RELS] = {0};
+    for (int64_t e = 0; e < g->edges; e++) {
+        count[g->etype[e]]++;
+    }
+    const halo_json *rl = halo_json_get(g->meta, "relations");
+    for (int r = 0; r < g->nrels; r++) {
+        int64_t want;
+        HALO_CHECK(halo_json_get_i64(rl->items[r], "edges", where, &want));
+        if (want != count[r]) {
+            return halo_errorf(HALO_EINPUT, "%s: relations[%d] (%s) says %" PRId64 " edges, "
+                               "etype.u8 has %" PRId64, where, r, g->rel[r].name, want, count[r]);
+        }
+    }
+    return 0;
+}
+
 int halo_graph_check(const halo_graph *g, const char *dir)
 {
     char f[4200];
@@ -92,7 +197,7 @@ int halo_graph_check(const halo_graph *g, const char *dir)
                                (unsigned)g->ntype[v], g->ntypes);
         }
     }
-    return 0;
+    return halo_graph_typed(g) ? check_typed(g, dir) : 0;
 }
 
 /* Compares the CRC-32 and size of array `which` with its entry in meta.json "files";
@@ -145,6 +250,9 @@ int halo_graph_verify(const char *dir)
     halo_graph *g;
     HALO_CHECK(halo_graph_load(dir, &g));
     int rc = halo_graph_check(g, g->dir);
+    if (rc == 0 && halo_graph_typed(g)) {
+        rc = check_type_counts(g);
+    }
     uint64_t total = 0, done = 0;
     for (int a = 0; a < HALO_GA_COUNT; a++) {
         total += g->maps[a].size;

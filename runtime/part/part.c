@@ -9,9 +9,9 @@
 #include <string.h>
 
 /* Array files of part-K/, in the order of halo_part's maps[]. */
-static const char *const part_files[8] = {
-    "indptr.i64", "indices.i32", "feat.f32", "label.i32",
-    "split.u8",   "halo.i32",    "halo_deg.i32", "train.i32",
+static const char *const part_files[11] = {
+    "indptr.i64", "indices.i32", "feat.f32", "label.i32", "split.u8", "halo.i32",
+    "halo_deg.i32", "train.i32", "ntype.u8", "etype.u8", "halo_ntype.u8",
 };
 
 /* Reads the optional boolean member "features" of v into *topology_only (absent: features). */
@@ -33,6 +33,78 @@ static int get_range(const halo_json *v, const char *key, const char *where, int
     if (*out < lo || *out > hi) {
         return halo_errorf(HALO_EINPUT, "%s: %s = %lld is out of range [%lld, %lld]", where, key,
                            (long long)*out, (long long)lo, (long long)hi);
+    }
+    return 0;
+}
+
+/* The typed part of partition.json (a copy of the graph's node types and relations, and
+ * "type_ranges": per part, per type, its [start, end) of global ids). Absent: homogeneous. */
+static int load_types(halo_partinfo *pi, const char *path)
+{
+    pi->ntypes = 1;
+    const halo_json *rl = halo_json_get(pi->json, "relations");
+    if (rl == NULL) {
+        return 0;
+    }
+    const halo_json *nt = halo_json_get(pi->json, "node_types");
+    const halo_json *tr = halo_json_get(pi->json, "type_ranges");
+    const char *target;
+    if (nt == NULL || nt->type != HALO_JSON_ARRAY || nt->len < 1 || nt->len > HALO_MAX_NTYPES ||
+        rl->type != HALO_JSON_ARRAY || rl->len < 1 || rl->len > HALO_MAX_RELS || tr == NULL ||
+        tr->type != HALO_JSON_ARRAY || tr->len != (size_t)pi->parts) {
+        return halo_errorf(HALO_EINPUT, "%s: \"node_types\", \"relations\" and \"type_ranges\" "
+                           "of a typed partition are malformed", path);
+    }
+    pi->ntypes = (int)nt->len;
+    pi->nrels = (int)rl->len;
+    for (int t = 0; t < pi->ntypes; t++) {
+        const char *name;
+        HALO_CHECK(halo_json_get_str(nt->items[t], "name", path, &name));
+        snprintf(pi->ntype_name[t], HALO_TYPE_NAME, "%s", name);
+    }
+    for (int r = 0; r < pi->nrels; r++) {
+        const char *name;
+        int64_t v;
+        HALO_CHECK(halo_json_get_str(rl->items[r], "name", path, &name));
+        snprintf(pi->rel[r].name, HALO_TYPE_NAME, "%s", name);
+        HALO_CHECK(get_range(rl->items[r], "src_type", path, 0, pi->ntypes - 1, &v));
+        pi->rel[r].src = (int)v;
+        HALO_CHECK(get_range(rl->items[r], "dst_type", path, 0, pi->ntypes - 1, &v));
+        pi->rel[r].dst = (int)v;
+    }
+    HALO_CHECK(halo_json_get_str(pi->json, "target_type", path, &target));
+    pi->target_type = 0;
+    for (int t = 0; t < pi->ntypes; t++) {
+        if (strcmp(pi->ntype_name[t], target) == 0) {
+            pi->target_type = t;
+        }
+    }
+    int T1 = pi->ntypes + 1;
+    pi->type_start = HALO_NEW(int64_t, (size_t)pi->parts * T1);
+    for (int k = 0; k < pi->parts; k++) {
+        const halo_json *e = tr->items[k];
+        if (e->type != HALO_JSON_ARRAY || e->len != (size_t)pi->ntypes) {
+            return halo_errorf(HALO_EINPUT, "%s: type_ranges[%d] is not %d [start, end] pairs",
+                               path, k, pi->ntypes);
+        }
+        int64_t at = pi->start[k];
+        for (int t = 0; t < pi->ntypes; t++) {
+            const halo_json *q = e->items[t];
+            if (q->type != HALO_JSON_ARRAY || q->len != 2 ||
+                q->items[0]->type != HALO_JSON_NUMBER || q->items[1]->type != HALO_JSON_NUMBER ||
+                (int64_t)q->items[0]->number != at || q->items[1]->number < at ||
+                q->items[1]->number > (double)pi->start[k + 1]) {
+                return halo_errorf(HALO_EINPUT, "%s: type_ranges[%d][%d] does not continue at "
+                                   "%lld inside part %d's range", path, k, t, (long long)at, k);
+            }
+            pi->type_start[(size_t)k * T1 + t] = at;
+            at = (int64_t)q->items[1]->number;
+        }
+        if (at != pi->start[k + 1]) {
+            return halo_errorf(HALO_EINPUT, "%s: type_ranges[%d] end at %lld, the part at %lld",
+                               path, k, (long long)at, (long long)pi->start[k + 1]);
+        }
+        pi->type_start[(size_t)k * T1 + pi->ntypes] = at;
     }
     return 0;
 }
@@ -110,6 +182,7 @@ int halo_partinfo_load(const char *pdir, halo_partinfo **out)
                          (long long)pi->start[pi->parts], (long long)pi->nodes);
         goto fail;
     }
+    HALO_TRY(load_types(pi, path));
     pi->part_machine = HALO_NEW(int, pi->parts);
     const halo_json *pm = halo_json_get(pi->json, "part_machine");
     for (int k = 0; k < pi->parts; k++) {
@@ -138,6 +211,7 @@ void halo_partinfo_free(halo_partinfo *pi)
     }
     halo_free(pi->start);
     halo_free(pi->part_machine);
+    halo_free(pi->type_start);
     halo_json_free(pi->json);
     halo_free(pi);
 }
@@ -214,17 +288,22 @@ int halo_part_load(const char *pdir, int k, halo_part **out)
     HALO_TRY(get_topology_only(meta, metapath, &p->topology_only));
     HALO_TRY(get_range(meta, "num_halo", metapath, 0, 2147483647LL, &p->num_halo));
     HALO_TRY(get_range(meta, "num_train", metapath, 0, 2147483647LL, &p->num_train));
+    if (halo_json_get(meta, "nrels") != NULL) {
+        HALO_TRY(get_range(meta, "nrels", metapath, 1, HALO_MAX_RELS, &v));
+        p->nrels = (int)v;
+    }
     const halo_json *files = halo_json_get(meta, "files");
     if (files == NULL || files->type != HALO_JSON_OBJECT) {
         rc = halo_errorf(HALO_EINPUT, "%s: missing object \"files\"", metapath);
         goto fail;
     }
     uint64_t n = (uint64_t)p->nodes;
-    const uint64_t bytes[8] = {
+    const uint64_t bytes[11] = {
         (n + 1) * 8, (uint64_t)p->edges * 4, n * (uint64_t)p->feat_dim * 4, n * 4, n,
         (uint64_t)p->num_halo * 4, (uint64_t)p->num_halo * 4, (uint64_t)p->num_train * 4,
+        n, (uint64_t)p->edges, (uint64_t)p->num_halo,
     };
-    for (int a = 0; a < 8; a++) {
+    for (int a = 0; a < (p->nrels > 0 ? 11 : 8); a++) {
         if (a == 2 && p->topology_only) {
             continue; /* no features: feat stays NULL */
         }
@@ -247,6 +326,9 @@ int halo_part_load(const char *pdir, int k, halo_part **out)
     p->halo = p->maps[5].data;
     p->halo_deg = p->maps[6].data;
     p->train = p->maps[7].data;
+    p->ntype = p->maps[8].data;
+    p->etype = p->maps[9].data;
+    p->halo_ntype = p->maps[10].data;
     if (p->indptr[0] != 0 || p->indptr[p->nodes] != p->edges) {
         rc = halo_errorf(HALO_EINPUT, "%s/indptr.i64: runs from %lld to %lld, expected 0 to %lld",
                          dir, (long long)p->indptr[0], (long long)p->indptr[p->nodes],
@@ -267,7 +349,7 @@ void halo_part_free(halo_part *p)
     if (p == NULL) {
         return;
     }
-    for (int a = 0; a < 8; a++) {
+    for (int a = 0; a < 11; a++) {
         halo_unmap(&p->maps[a]);
     }
     halo_free(p);

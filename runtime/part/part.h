@@ -5,6 +5,7 @@
 
 #include "core/fs.h"
 #include "core/json.h"
+#include "graph/graph.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +23,11 @@
  *   halo_deg.i32 [h_k]    in-degree of each halo node in the whole graph
  *   train.i32   [t]       this part's training seeds (global ids, ascending within each origin);
  *                         t is equal across parts (DistDGL's force-even)
+ * and on a typed graph (part-K/meta.json "nrels" > 0; docs/hetero.md):
+ *   ntype.u8    [n_k]     node type of each owned node (non-decreasing: types contiguous)
+ *   etype.u8    [e_k]     relation of each in-edge, aligned with indices (rows grouped by
+ *                         relation; sorted within a relation when "rows_sorted")
+ *   halo_ntype.u8 [h_k]   node type of each halo node
  * part-K/meta.json gives each array's bytes and crc32 (same layout as a graph's meta.json). */
 
 /* partition.json, loaded on every rank: the range table and the summary. */
@@ -41,6 +47,13 @@ typedef struct halo_partinfo {
     char dir[4096];          /* the partition directory */
     int *part_machine;       /* [parts] machine of each part (k / trainers_per_machine) */
     uint32_t graph_checksum; /* checksum of the source graph (CRC-32 of its meta.json) */
+    int ntypes;              /* node types (1 when homogeneous) */
+    int nrels;               /* relations (0 when homogeneous) */
+    int target_type;         /* labelled node type */
+    char ntype_name[HALO_MAX_NTYPES][HALO_TYPE_NAME]; /* node type names */
+    halo_relation rel[HALO_MAX_RELS]; /* relations by id */
+    int64_t *type_start;     /* [parts*(ntypes+1)] typed graphs: part k's nodes of type t are
+                              * [type_start[k*(ntypes+1)+t], type_start[k*(ntypes+1)+t+1]) */
 } halo_partinfo;
 
 int halo_partinfo_load(const char *pdir, halo_partinfo **out);
@@ -66,7 +79,11 @@ typedef struct halo_part {
     int32_t *halo;        /* [num_halo] sorted */
     int32_t *halo_deg;    /* [num_halo] */
     int32_t *train;       /* [num_train] */
-    halo_map maps[8];     /* the mappings behind the arrays */
+    int nrels;            /* relations (0: homogeneous part; the typed arrays are NULL) */
+    uint8_t *ntype;       /* [nodes] node types, or NULL */
+    uint8_t *etype;       /* [edges] relation of each in-edge, or NULL */
+    uint8_t *halo_ntype;  /* [num_halo] node types of the halo nodes, or NULL */
+    halo_map maps[11];    /* the mappings behind the arrays */
 } halo_part;
 
 /* Loads part k of pdir, checking every array's size against part-K/meta.json. A topology-only

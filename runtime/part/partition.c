@@ -427,12 +427,20 @@ typedef struct part_fig {
     int64_t cut;        /* in-edges of owned nodes that come from another part */
     int64_t halo;       /* halo nodes */
     int64_t weight[3];  /* constraint columns: nodes, training nodes and in-edges owned */
+    int64_t tcount[HALO_MAX_NTYPES]; /* owned nodes per node type (typed graphs) */
 } part_fig;
 
 /* The array files of a part that the pass over the input graph streams, in this order. */
 enum { W_INDPTR, W_INDICES, W_FEAT, W_LABEL, W_SPLIT, W_COUNT };
 static const char *const w_names[W_COUNT] = {"indptr.i64", "indices.i32", "feat.f32", "label.i32",
                                              "split.u8"};
+/* Every file of a part in part.c's order: the streamed ones, the tail written at the end, and
+ * the typed ones (ntype.u8 and etype.u8 streamed, halo_ntype.u8 at the end). */
+enum { F_HALO = W_COUNT, F_HALO_DEG, F_TRAIN, F_NTYPE, F_ETYPE, F_HALO_NTYPE, F_COUNT };
+static const char *const f_names[F_COUNT] = {"indptr.i64", "indices.i32", "feat.f32",
+                                             "label.i32", "split.u8", "halo.i32", "halo_deg.i32",
+                                             "train.i32", "ntype.u8", "etype.u8",
+                                             "halo_ntype.u8"};
 
 /* The staging buffer of one halo_writer (core/fs.c), counted against PART_GROUP_BYTES. */
 #define PART_WRITER_BYTES (4u << 20)
@@ -446,8 +454,9 @@ static const char *const w_names[W_COUNT] = {"indptr.i64", "indices.i32", "feat.
 typedef struct part_out {
     char dir[4096];          /* its directory inside the temporary partition directory */
     halo_writer *w[W_COUNT]; /* the streamed arrays (W_FEAT NULL for a topology-only graph) */
-    uint32_t crc[8];         /* CRC-32 of each file of part_files order (see part.c) */
-    uint64_t bytes[8];       /* bytes of each file */
+    halo_writer *wt[2];      /* typed graphs: ntype.u8 and etype.u8, else NULL */
+    uint32_t crc[F_COUNT];   /* CRC-32 of each file of f_names order (part.c's) */
+    uint64_t bytes[F_COUNT]; /* bytes of each file */
     int64_t off;             /* in-edges written so far (the running indptr value) */
     uint64_t *mark;          /* [nodes / 64 + 1] bitmap over new ids: sources owned elsewhere */
 } part_out;
@@ -466,6 +475,10 @@ static int part_open(const halo_graph *g, const char *tmp, int k, part_out *po)
         HALO_CHECK(halo_path_join(path, sizeof path, po->dir, w_names[i]));
         HALO_CHECK(halo_writer_open(path, &po->w[i]));
     }
+    for (int i = 0; i < 2 && halo_graph_typed(g); i++) {
+        HALO_CHECK(halo_path_join(path, sizeof path, po->dir, f_names[F_NTYPE + i]));
+        HALO_CHECK(halo_writer_open(path, &po->wt[i]));
+    }
     po->off = 0;
     return halo_writer_put(po->w[W_INDPTR], &po->off, sizeof po->off);
 }
@@ -476,6 +489,10 @@ static void part_discard(part_out *po)
     for (int i = 0; i < W_COUNT; i++) {
         halo_writer_discard(po->w[i]);
         po->w[i] = NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        halo_writer_discard(po->wt[i]);
+        po->wt[i] = NULL;
     }
 }
 
@@ -514,8 +531,21 @@ static int write_pass(const halo_graph *g, const int32_t *a, const relabel *r, i
                 p->mark[u >> 6] |= 1ull << (u & 63);
             }
         }
-        if (r->sort_rows) {
+        const uint8_t *et = g->etype != NULL ? g->etype + g->indptr[o] : NULL;
+        if (r->sort_rows && et == NULL) {
             halo_sort_i32(row, d);
+        } else if (r->sort_rows) { /* sorted within each relation: rows stay grouped */
+            for (int64_t j0 = 0, j1; j0 < d; j0 = j1) {
+                for (j1 = j0 + 1; j1 < d && et[j1] == et[j0]; j1++) {
+                }
+                halo_sort_i32(row + j0, j1 - j0);
+            }
+        }
+        if (et != NULL) {
+            HALO_CHECK(halo_writer_put(p->wt[1], et, (size_t)d));
+            uint8_t nt = (uint8_t)halo_graph_node_type(g, o); /* 0 when ntype.u8 is absent */
+            HALO_CHECK(halo_writer_put(p->wt[0], &nt, 1));
+            f->tcount[nt]++;
         }
         p->off += d;
         HALO_CHECK(halo_writer_put(p->w[W_INDPTR], &p->off, sizeof p->off));
@@ -554,12 +584,20 @@ static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *p
         po->w[i] = NULL;
         HALO_CHECK(rc);
     }
+    for (int i = 0; i < 2; i++) {
+        if (po->wt[i] != NULL) {
+            rc = halo_writer_close(po->wt[i], &po->crc[F_NTYPE + i], &po->bytes[F_NTYPE + i]);
+            po->wt[i] = NULL;
+            HALO_CHECK(rc);
+        }
+    }
     int64_t words = (g->nodes + 63) / 64 + 1, nhalo = 0;
     for (int64_t i = 0; i < words; i++) {
         nhalo += __builtin_popcountll(po->mark[i]);
     }
     int32_t *halo = HALO_ALLOC(int32_t, nhalo > 0 ? nhalo : 1);
     int32_t *hdeg = HALO_ALLOC(int32_t, nhalo > 0 ? nhalo : 1);
+    uint8_t *htype = HALO_ALLOC(uint8_t, nhalo > 0 ? nhalo : 1);
     int64_t h = 0;
     for (int64_t i = 0; i < words; i++) {
         uint64_t m = po->mark[i];
@@ -570,6 +608,7 @@ static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *p
             int64_t o = r->orig[u];
             int64_t d = g->indptr[o + 1] - g->indptr[o];
             halo[h] = u;
+            htype[h] = (uint8_t)halo_graph_node_type(g, o);
             hdeg[h++] = d > INT32_MAX ? INT32_MAX : (int32_t)d;
         }
     }
@@ -581,6 +620,12 @@ static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *p
         HALO_TRY(halo_file_write_all(path, tail[i], tailn[i]));
         po->crc[W_COUNT + i] = halo_crc32(0, tail[i], tailn[i]);
         po->bytes[W_COUNT + i] = tailn[i];
+    }
+    if (halo_graph_typed(g)) {
+        HALO_TRY(halo_path_join(path, sizeof path, po->dir, f_names[F_HALO_NTYPE]));
+        HALO_TRY(halo_file_write_all(path, htype, (size_t)nhalo));
+        po->crc[F_HALO_NTYPE] = halo_crc32(0, htype, (size_t)nhalo);
+        po->bytes[F_HALO_NTYPE] = (uint64_t)nhalo;
     }
 
     int64_t s = r->start[k], e = r->start[k + 1];
@@ -611,15 +656,21 @@ static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *p
     halo_jw_i64(&j, nhalo);
     halo_jw_key(&j, "num_train");
     halo_jw_i64(&j, r->per_part);
+    if (halo_graph_typed(g)) {
+        halo_jw_key(&j, "ntypes");
+        halo_jw_i64(&j, g->ntypes);
+        halo_jw_key(&j, "nrels");
+        halo_jw_i64(&j, g->nrels);
+    }
     halo_jw_key(&j, "files");
     halo_jw_obj_begin(&j);
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < (halo_graph_typed(g) ? F_COUNT : F_TRAIN + 1); i++) {
         char hex[16];
         if (i == W_FEAT && g->topology_only) {
             continue;
         }
         snprintf(hex, sizeof hex, "%08x", po->crc[i]);
-        halo_jw_key(&j, i < W_COUNT ? w_names[i] : tailnames[i - W_COUNT]);
+        halo_jw_key(&j, f_names[i]);
         halo_jw_obj_begin(&j);
         halo_jw_key(&j, "bytes");
         halo_jw_i64(&j, (int64_t)po->bytes[i]);
@@ -638,6 +689,7 @@ static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *p
 fail:
     halo_free(halo);
     halo_free(hdeg);
+    halo_free(htype);
     return rc;
 }
 
@@ -721,6 +773,67 @@ static void jw_i64_array(halo_jw *j, const char *key, const int64_t *v, int n)
     halo_jw_arr_end(j);
 }
 
+/* The typed part of partition.json: node types, relations (names and type ids), target type,
+ * each part's id range per type (types stay contiguous inside a part, since a part keeps the
+ * input order and the input's types are contiguous) and the balance of each type. */
+static void write_types(halo_jw *j, const halo_graph *g, const relabel *r, const part_fig *fig)
+{
+    int P = r->parts;
+    halo_jw_key(j, "node_types");
+    halo_jw_arr_begin(j);
+    for (int t = 0; t < g->ntypes; t++) {
+        halo_jw_obj_begin(j);
+        halo_jw_key(j, "name");
+        halo_jw_str(j, g->ntype_name[t]);
+        halo_jw_key(j, "feat_dim");
+        halo_jw_i64(j, g->ntype_feat_dim[t]);
+        halo_jw_obj_end(j);
+    }
+    halo_jw_arr_end(j);
+    halo_jw_key(j, "relations");
+    halo_jw_arr_begin(j);
+    for (int q = 0; q < g->nrels; q++) {
+        halo_jw_obj_begin(j);
+        halo_jw_key(j, "name");
+        halo_jw_str(j, g->rel[q].name);
+        halo_jw_key(j, "src_type");
+        halo_jw_i64(j, g->rel[q].src);
+        halo_jw_key(j, "dst_type");
+        halo_jw_i64(j, g->rel[q].dst);
+        halo_jw_obj_end(j);
+    }
+    halo_jw_arr_end(j);
+    halo_jw_key(j, "target_type");
+    halo_jw_str(j, g->ntype_name[g->target_type]);
+    halo_jw_key(j, "type_ranges");
+    halo_jw_arr_begin(j);
+    for (int k = 0; k < P; k++) {
+        int64_t at = r->start[k];
+        halo_jw_arr_begin(j);
+        for (int t = 0; t < g->ntypes; t++) {
+            halo_jw_arr_begin(j);
+            halo_jw_i64(j, at);
+            at += fig[k].tcount[t];
+            halo_jw_i64(j, at);
+            halo_jw_arr_end(j);
+        }
+        halo_jw_arr_end(j);
+    }
+    halo_jw_arr_end(j);
+    halo_jw_key(j, "balance_per_type");
+    halo_jw_obj_begin(j);
+    for (int t = 0; t < g->ntypes; t++) {
+        int64_t total = 0, max = 0;
+        for (int k = 0; k < P; k++) {
+            total += fig[k].tcount[t];
+            max = fig[k].tcount[t] > max ? fig[k].tcount[t] : max;
+        }
+        halo_jw_key(j, g->ntype_name[t]);
+        halo_jw_f64(j, total > 0 ? (double)max * P / (double)total : 1.0);
+    }
+    halo_jw_obj_end(j);
+}
+
 /* Builds partition.json from the relabelling and the per-part figures. */
 static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_opts *opts,
                           const relabel *r, const part_fig *fig, int machines, uint32_t checksum,
@@ -785,6 +898,9 @@ static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_
     halo_jw_obj_end(j);
     halo_jw_key(j, "rows_sorted");
     halo_jw_bool(j, r->sort_rows);
+    if (halo_graph_typed(g)) {
+        write_types(j, g, r, fig);
+    }
     halo_jw_key(j, "ranges");
     halo_jw_arr_begin(j);
     for (int k = 0; k < P; k++) {

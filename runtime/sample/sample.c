@@ -5,6 +5,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +39,8 @@ struct halo_sampler {
     int64_t *off;       /* [buf_cap+1] neighbour offsets of a frontier */
     int64_t buf_cap;    /* capacity of row/key/off */
     int32_t *nbrs;      /* [nbrs_cap] sampled neighbours of a frontier */
-    int64_t nbrs_cap;   /* capacity of nbrs */
+    uint8_t *netype;    /* [nbrs_cap] their relations (typed sampler) */
+    int64_t nbrs_cap;   /* capacity of nbrs and netype */
 };
 
 halo_sampler *halo_sampler_new(void)
@@ -60,6 +62,7 @@ void halo_sampler_free(halo_sampler *s)
     halo_free(s->key);
     halo_free(s->off);
     halo_free(s->nbrs);
+    halo_free(s->netype);
     halo_free(s);
 }
 
@@ -338,8 +341,10 @@ static void frontier_reserve(halo_sampler *s, int64_t n, int64_t ne)
     }
     if (ne > s->nbrs_cap) {
         halo_free(s->nbrs);
+        halo_free(s->netype);
         s->nbrs_cap = ne + ne / 2 + 16;
         s->nbrs = HALO_ALLOC(int32_t, s->nbrs_cap);
+        s->netype = HALO_ALLOC(uint8_t, s->nbrs_cap);
     }
 }
 
@@ -405,4 +410,238 @@ int halo_sample_parse_fanouts(const char *str, int *fanouts, int max_layers)
         return halo_errorf(HALO_EUSAGE, "--fanouts: empty list");
     }
     return n;
+}
+
+/* First position in [b, e) whose relation is >= r (the row's relations ascend). */
+static inline int64_t rel_lower(const uint8_t *etype, int64_t b, int64_t e, int r)
+{
+    while (b < e) {
+        int64_t m = b + (e - b) / 2;
+        if (etype[m] < r) {
+            b = m + 1;
+        } else {
+            e = m;
+        }
+    }
+    return b;
+}
+
+int64_t halo_sample_rows_typed_offsets(const int64_t *indptr, const uint8_t *etype, int nrels,
+                                       const int64_t *row, int64_t n, const int *fan,
+                                       int64_t *off)
+{
+    off[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t b = indptr[row[i]], e = indptr[row[i] + 1], c = 0;
+        while (b < e) { /* one run of in-edges per relation present in the row */
+            int r = etype[b];
+            int64_t m = r + 1 < nrels ? rel_lower(etype, b, e, r + 1) : e;
+            c += halo_sample_count(m - b, fan[r]);
+            b = m;
+        }
+        off[i + 1] = off[i] + c;
+    }
+    return off[n];
+}
+
+void halo_sample_rows_typed(halo_sampler *s, const int64_t *indptr, const int32_t *indices,
+                            const uint8_t *etype, int nrels, const int64_t *row,
+                            const int64_t *key, int64_t n, const int *fan,
+                            const halo_sample_key *k, int layer, const int64_t *off,
+                            int32_t *nbrs, uint8_t *nbr_etype)
+{
+    uint64_t bl = ((uint64_t)k->batch << 8) | (uint64_t)(layer & 0xff);
+    for (int64_t i = 0; i < n; i++) {
+        if (i + 1 < n) {
+            __builtin_prefetch(&indices[indptr[row[i + 1]]]);
+        }
+        int64_t b = indptr[row[i]], e = indptr[row[i] + 1], o = off[i];
+        while (b < e) {
+            int r = etype[b];
+            int64_t m = r + 1 < nrels ? rel_lower(etype, b, e, r + 1) : e, deg = m - b;
+            int64_t cnt = halo_sample_count(deg, fan[r]);
+            const int32_t *src = indices + b;
+            if (cnt >= deg) {
+                memcpy(nbrs + o, src, (size_t)deg * sizeof *nbrs);
+            } else if (cnt > 0) {
+                halo_rng rg;
+                halo_rng_init(&rg, k->seed, HALO_RNG_SAMPLE, (uint64_t)k->epoch, bl,
+                              ((uint64_t)key[i] << 8) | (uint64_t)r);
+                draw_positions(s, &rg, deg, cnt);
+                for (int64_t j = 0; j < cnt; j++) {
+                    nbrs[o + j] = src[s->pos[j]];
+                }
+            }
+            memset(nbr_etype + o, r, (size_t)cnt);
+            o += cnt;
+            b = m;
+        }
+    }
+}
+
+int halo_sample_graph_typed(halo_sampler *s, const halo_graph *g, const halo_rel_fanouts fan,
+                            int layers, const halo_sample_key *k, const int32_t *seeds,
+                            int32_t num_seeds, halo_minibatch *out)
+{
+    halo_sample_free(out);
+    if (!halo_graph_typed(g)) {
+        return halo_errorf(HALO_EUSAGE, "sample: per-relation fanouts need a typed graph");
+    }
+    if (layers < 1 || layers > HALO_MAX_LAYERS) {
+        return halo_errorf(HALO_EUSAGE, "sample: %d layers (want 1..%d)", layers,
+                           HALO_MAX_LAYERS);
+    }
+    for (int32_t i = 0; i < num_seeds; i++) {
+        if (seeds[i] < 0 || seeds[i] >= g->nodes) {
+            return halo_errorf(HALO_EUSAGE, "sample: seed %d is not a node (graph has %lld)",
+                               seeds[i], (long long)g->nodes);
+        }
+    }
+    out->layers = layers;
+    const int32_t *dst = seeds;
+    int32_t num_dst = num_seeds;
+    for (int l = layers - 1; l >= 0; l--) {
+        frontier_reserve(s, num_dst, 0);
+        for (int32_t i = 0; i < num_dst; i++) {
+            s->row[i] = dst[i];
+            s->key[i] = dst[i];
+        }
+        int64_t ne = halo_sample_rows_typed_offsets(g->indptr, g->etype, g->nrels, s->row,
+                                                    num_dst, fan[l], s->off);
+        frontier_reserve(s, num_dst, ne);
+        halo_sample_rows_typed(s, g->indptr, g->indices, g->etype, g->nrels, s->row, s->key,
+                               num_dst, fan[l], k, l, s->off, s->nbrs, s->netype);
+        int rc = halo_sample_block_build(s, dst, num_dst, s->off, s->nbrs, &out->blocks[l]);
+        if (rc < 0) {
+            halo_sample_free(out);
+            return rc;
+        }
+        out->blocks[l].etype = HALO_ALLOC(uint8_t, ne > 0 ? ne : 1);
+        memcpy(out->blocks[l].etype, s->netype, (size_t)ne);
+        dst = out->blocks[l].src_gid;
+        num_dst = out->blocks[l].num_src;
+    }
+    halo_sample_minibatch_finish(out);
+    return 0;
+}
+
+/* One fanout number of a spec: an integer >= -1. */
+static int parse_fanout_value(const char *p, const char *stop, const char *spec, int *out)
+{
+    char *end = NULL;
+    long v = strtol(p, &end, 10);
+    if (end == p || end != stop || v < -1 || v > INT32_MAX) {
+        return halo_errorf(HALO_EUSAGE, "--fanouts: '%.*s' in '%s' is not a fanout (an integer "
+                           ">= -1; -1 = all)", (int)(stop - p), p, spec);
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Relation id named by the first len bytes of name in rels[nrels], or -1. */
+static int rel_lookup(const halo_relation *rels, int nrels, const char *name, size_t len)
+{
+    for (int r = 0; r < nrels; r++) {
+        if (strlen(rels[r].name) == len && memcmp(rels[r].name, name, len) == 0) {
+            return r;
+        }
+    }
+    return -1;
+}
+
+int halo_sample_parse_rel_fanouts(const char *str, const halo_relation *rels, int nrels_in,
+                                  halo_rel_fanouts fan, int max_layers)
+{
+    int nrels = nrels_in > 0 ? nrels_in : 1;
+    if (strchr(str, '=') == NULL) {
+        int plain[HALO_MAX_LAYERS];
+        int layers = halo_sample_parse_fanouts(str, plain, max_layers);
+        if (layers < 0) {
+            return layers;
+        }
+        for (int l = 0; l < layers; l++) {
+            for (int r = 0; r < HALO_MAX_RELS; r++) {
+                fan[l][r] = r < nrels ? plain[l] : 0;
+            }
+        }
+        return layers;
+    }
+    if (nrels_in <= 0) {
+        return halo_errorf(HALO_EUSAGE, "--fanouts: '%s' names relations, but the graph has "
+                           "none (a homogeneous graph takes a plain list such as 10,25)", str);
+    }
+    int layers = 0;
+    const char *p = str;
+    for (;;) {
+        const char *semi = strchr(p, ';');
+        const char *lend = semi != NULL ? semi : p + strlen(p);
+        if (layers == max_layers) {
+            return halo_errorf(HALO_EUSAGE, "--fanouts: more than %d layers in '%s'", max_layers,
+                               str);
+        }
+        if (lend == p) {
+            return halo_errorf(HALO_EUSAGE, "--fanouts: empty layer %d in '%s' (want e.g. "
+                               "cites=10,writes=5;cites=15,*=10)", layers, str);
+        }
+        bool named[HALO_MAX_RELS] = {false};
+        int rest = 0;
+        bool star = false;
+        for (int r = 0; r < HALO_MAX_RELS; r++) {
+            fan[layers][r] = 0;
+        }
+        const char *q = p;
+        while (q < lend) {
+            const char *comma = memchr(q, ',', (size_t)(lend - q));
+            const char *eend = comma != NULL ? comma : lend;
+            const char *eq = memchr(q, '=', (size_t)(eend - q));
+            if (eq == NULL || eq == q) {
+                return halo_errorf(HALO_EUSAGE, "--fanouts: '%.*s' in '%s' is not REL=N (layers "
+                                   "are separated by ';', entries by ',')", (int)(eend - q), q,
+                                   str);
+            }
+            int v = 0;
+            HALO_CHECK(parse_fanout_value(eq + 1, eend, str, &v));
+            size_t len = (size_t)(eq - q);
+            if (len == 1 && q[0] == '*') {
+                if (star) {
+                    return halo_errorf(HALO_EUSAGE, "--fanouts: '*' twice in layer %d of '%s'",
+                                       layers, str);
+                }
+                star = true;
+                rest = v;
+            } else {
+                int r = rel_lookup(rels, nrels, q, len);
+                if (r < 0) {
+                    char known[HALO_MAX_RELS * (HALO_TYPE_NAME + 2)] = "";
+                    for (int i = 0; i < nrels; i++) {
+                        strcat(known, i ? ", " : "");
+                        strcat(known, rels[i].name);
+                    }
+                    return halo_errorf(HALO_EUSAGE, "--fanouts: no relation '%.*s' (the graph's "
+                                       "relations: %s)", (int)len, q, known);
+                }
+                if (named[r]) {
+                    return halo_errorf(HALO_EUSAGE, "--fanouts: relation '%s' twice in layer %d "
+                                       "of '%s'", rels[r].name, layers, str);
+                }
+                named[r] = true;
+                fan[layers][r] = v;
+            }
+            q = comma != NULL ? comma + 1 : lend;
+            if (comma != NULL && q == lend) {
+                return halo_errorf(HALO_EUSAGE, "--fanouts: trailing ',' in '%s'", str);
+            }
+        }
+        for (int r = 0; r < nrels; r++) {
+            if (!named[r]) {
+                fan[layers][r] = star ? rest : 0;
+            }
+        }
+        layers++;
+        if (semi == NULL) {
+            break;
+        }
+        p = semi + 1;
+    }
+    return layers;
 }

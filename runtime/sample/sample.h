@@ -66,4 +66,37 @@ int halo_sample_graph(halo_sampler *s, const halo_graph *g, const int *fanouts, 
 /* Parses "10,25" into fanouts (input layer first); returns the layer count or HALO_EUSAGE. */
 int halo_sample_parse_fanouts(const char *s, int *fanouts, int max_layers);
 
+/* Per-relation fanouts of a typed graph: fan[l][r] for layer l (input layer first) and
+ * relation r; -1 = all in-edges of that relation, 0 = none. */
+typedef int halo_rel_fanouts[HALO_MAX_LAYERS][HALO_MAX_RELS];
+
+/* Parses a fanout spec for a graph with relations rels[nrels] (nrels 0: homogeneous) into fan;
+ * returns the layer count or HALO_EUSAGE with one line naming the problem. Two forms (docs/hetero.md): a plain list "10,25" (each number is that
+ * layer's fanout for every relation, as DGL takes an int on a heterograph), or layers separated
+ * by ';' of REL=N entries, "cites=10,writes=5;cites=15,*=10", where '*' gives every relation
+ * not named in that layer (else they get 0). On a homogeneous graph only the plain form. */
+int halo_sample_parse_rel_fanouts(const char *s, const halo_relation *rels, int nrels,
+                                  halo_rel_fanouts fan, int max_layers);
+
+/* Typed draws: row[i]'s in-edges are grouped by relation (etype ascending, as in a typed graph
+ * directory); relation r's in-edges get fanout fan[r], drawn without replacement from a stream
+ * keyed by (seed, epoch, batch, layer, key[i], r). off[n+1] must hold the prefix sums of the
+ * per-node totals (halo_sample_rows_typed_offsets); node i's draws go to nbrs[off[i]..off[i+1])
+ * relation by relation, their relations to nbr_etype at the same positions. */
+void halo_sample_rows_typed(halo_sampler *s, const int64_t *indptr, const int32_t *indices,
+                            const uint8_t *etype, int nrels, const int64_t *row,
+                            const int64_t *key, int64_t n, const int *fan,
+                            const halo_sample_key *k, int layer, const int64_t *off,
+                            int32_t *nbrs, uint8_t *nbr_etype);
+/* off[0] = 0, off[i+1] = off[i] + sum over r of halo_sample_count(degree of row[i] in r,
+ * fan[r]); returns off[n]. */
+int64_t halo_sample_rows_typed_offsets(const int64_t *indptr, const uint8_t *etype, int nrels,
+                                       const int64_t *row, int64_t n, const int *fan,
+                                       int64_t *off);
+
+/* halo_sample_graph on a typed graph with per-relation fanouts; every block carries etype. */
+int halo_sample_graph_typed(halo_sampler *s, const halo_graph *g, const halo_rel_fanouts fan,
+                            int layers, const halo_sample_key *k, const int32_t *seeds,
+                            int32_t num_seeds, halo_minibatch *out);
+
 #endif

@@ -35,6 +35,7 @@ struct store_scratch {
     halo_buf lrow, lkey, loff, lnbrs; /* local sampling: rows, keys, offsets, neighbours */
     halo_buf srow, skey, soff;        /* serving a peer: rows, keys, offsets */
     halo_buf moff, mnbrs;             /* merged offsets and neighbours of a layer */
+    halo_buf letype, metype;          /* typed sampling: relations of lnbrs and of mnbrs */
     halo_buf dest;         /* int64 byte displacement of each fetched row's destination */
     halo_buf sdisp;        /* int64 byte displacement in feat of each row served */
 };
@@ -132,7 +133,7 @@ void halo_store_close(halo_store *st)
         halo_free(s->cur2);
         halo_buf *bufs[] = {&s->send, &s->rep,  &s->owner, &s->lrow,  &s->lkey, &s->loff,
                        &s->lnbrs, &s->srow, &s->skey, &s->soff, &s->moff, &s->mnbrs, &s->dest,
-                       &s->sdisp};
+                       &s->sdisp, &s->letype, &s->metype};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
             halo_buf_free(bufs[i]);
         }
@@ -222,6 +223,7 @@ halo_store_memory halo_store_mem(const halo_store *st)
     m.heap_bytes = s->xreq.recv_cap + s->xrep.recv_cap + s->send.cap + s->rep.cap + s->owner.cap +
                    s->lrow.cap + s->lkey.cap + s->loff.cap + s->lnbrs.cap + s->srow.cap +
                    s->skey.cap + s->soff.cap + s->moff.cap + s->mnbrs.cap + s->dest.cap +
+                   s->letype.cap + s->metype.cap +
                    s->sdisp.cap + s->xrows.rstage_cap + s->xrows.sstage_cap;
     m.process_heap = (int64_t)halo_mem_current();
     m.rss_peak = (int64_t)halo_mem_rss_peak();
@@ -242,13 +244,24 @@ typedef struct req_hdr {
     int64_t epoch;  /* halo_sample_key.epoch */
     int64_t batch;  /* halo_sample_key.batch */
     int32_t layer;  /* layer number */
-    int32_t fanout; /* fanout of that layer */
+    int32_t fanout; /* fanout of that layer; REQ_TYPED: nrels int32 fanouts follow the header */
 } req_hdr;
+
+/* req_hdr.fanout of a typed request (per-relation fanouts after the header; the reply carries
+ * the relation of each neighbour, one byte each, after the neighbours). */
+#define REQ_TYPED INT32_MIN
 
 _Static_assert(sizeof(req_hdr) == REQ_HDR, "request header is 32 bytes");
 
+/* Bytes of a typed reply's relation array of `ne` neighbours (padded to 4). */
+static inline int64_t etype_bytes(int64_t ne)
+{
+    return (ne + 3) / 4 * 4;
+}
+
 /* Samples the requests that arrived in x for this rank's nodes and builds the replies into
- * s->rep / s->rep_off: per peer, one int32 count per node, then the neighbours. */
+ * s->rep / s->rep_off: per peer, one int32 count per node, then the neighbours, then (typed
+ * requests) their relations. */
 static int serve_samples(halo_store *st, halo_sampler *smp, const halo_xchg *x)
 {
     store_scratch *s = st->scr;
@@ -262,20 +275,31 @@ static int serve_samples(halo_store *st, halo_sampler *smp, const halo_xchg *x)
         if (bytes > 0) {
             req_hdr h;
             memcpy(&h, x->recv + x->recv_off[p], sizeof h);
-            int64_t n = (bytes - REQ_HDR) / 4;
-            const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p] + REQ_HDR);
-            if (bytes < REQ_HDR || (bytes - REQ_HDR) % 4 != 0) {
+            int64_t fb = h.fanout == REQ_TYPED ? 4 * (int64_t)st->part->nrels : 0;
+            int64_t n = (bytes - REQ_HDR - fb) / 4;
+            const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p] + REQ_HDR + fb);
+            const int *fan = (const int *)(x->recv + x->recv_off[p] + REQ_HDR);
+            if (bytes < REQ_HDR + fb || (bytes - REQ_HDR) % 4 != 0 ||
+                (fb > 0 && st->part->etype == NULL)) {
                 return halo_errorf(HALO_ESTATE, "sample: malformed request from rank %d", p);
             }
             sz = 4 * n;
+            int64_t ne = 0;
             for (int64_t i = 0; i < n; i++) {
                 if (ids[i] < st->start || ids[i] >= st->end) {
                     return halo_errorf(HALO_ESTATE, "sample: rank %d asked for node %d, owned "
                                        "elsewhere", p, ids[i]);
                 }
                 int64_t r = ids[i] - st->start;
-                sz += 4 * halo_sample_count(indptr[r + 1] - indptr[r], h.fanout);
+                if (fb == 0) {
+                    ne += halo_sample_count(indptr[r + 1] - indptr[r], h.fanout);
+                } else {
+                    int64_t one[2];
+                    ne += halo_sample_rows_typed_offsets(indptr, st->part->etype,
+                                                         st->part->nrels, &r, 1, fan, one);
+                }
             }
+            sz += 4 * ne + (fb > 0 ? etype_bytes(ne) : 0);
         }
         s->rep_off[p + 1] = s->rep_off[p] + sz;
     }
@@ -288,8 +312,10 @@ static int serve_samples(halo_store *st, halo_sampler *smp, const halo_xchg *x)
         }
         req_hdr h;
         memcpy(&h, x->recv + x->recv_off[p], sizeof h);
-        int64_t n = (bytes - REQ_HDR) / 4;
-        const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p] + REQ_HDR);
+        int64_t fb = h.fanout == REQ_TYPED ? 4 * (int64_t)st->part->nrels : 0;
+        int64_t n = (bytes - REQ_HDR - fb) / 4;
+        const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p] + REQ_HDR + fb);
+        const int *fan = (const int *)(x->recv + x->recv_off[p] + REQ_HDR);
         int64_t *row = halo_buf_get(&s->srow, n * 8);
         int64_t *key = halo_buf_get(&s->skey, n * 8);
         int64_t *off = halo_buf_get(&s->soff, (n + 1) * 8);
@@ -297,24 +323,35 @@ static int serve_samples(halo_store *st, halo_sampler *smp, const halo_xchg *x)
             row[i] = ids[i] - st->start;
             key[i] = st->orig[row[i]];
         }
-        halo_sample_rows_offsets(indptr, row, n, h.fanout, off);
+        int64_t ne = fb == 0 ? halo_sample_rows_offsets(indptr, row, n, h.fanout, off)
+                             : halo_sample_rows_typed_offsets(indptr, st->part->etype,
+                                                              st->part->nrels, row, n, fan, off);
         int32_t *counts = (int32_t *)(rep + s->rep_off[p]);
         for (int64_t i = 0; i < n; i++) {
             counts[i] = (int32_t)(off[i + 1] - off[i]);
         }
         halo_sample_key k = {h.seed, h.epoch, h.batch};
-        halo_sample_rows(smp, indptr, st->part->indices, row, key, n, h.fanout, &k, h.layer, off,
-                         counts + n);
+        if (fb == 0) {
+            halo_sample_rows(smp, indptr, st->part->indices, row, key, n, h.fanout, &k, h.layer,
+                             off, counts + n);
+        } else {
+            halo_sample_rows_typed(smp, indptr, st->part->indices, st->part->etype,
+                                   st->part->nrels, row, key, n, fan, &k, h.layer, off,
+                                   counts + n, (uint8_t *)(counts + n + ne));
+        }
         st->stats.sample_served_nodes += n;
     }
     return 0;
 }
 
-/* One layer: samples the frontier dst[num_dst] with fanout, locally and through the owners, and
- * merges the neighbours in frontier order into s->moff / s->mnbrs. */
+/* One layer: samples the frontier dst[num_dst] with fanout (or, typed, the per-relation
+ * fanouts fan[nrels]), locally and through the owners, and merges the neighbours in frontier
+ * order into s->moff / s->mnbrs (and their relations into s->metype). */
 static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key *k, int layer,
-                        int fanout, const int32_t *dst, int32_t num_dst)
+                        int fanout, const int *fan, const int32_t *dst, int32_t num_dst)
 {
+    int nrels = fan != NULL ? st->part->nrels : 0;
+    int64_t fb = 4 * (int64_t)nrels;
     store_scratch *s = st->scr;
     int P = st->ranks, me = st->rank;
     int32_t *owner = halo_buf_get(&s->owner, (int64_t)num_dst * 4 + 4);
@@ -333,16 +370,17 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
     /* requests: header + ids per peer that owns part of the frontier */
     s->send_off[0] = 0;
     for (int p = 0; p < P; p++) {
-        int64_t sz = (p != me && s->cnt[p] > 0) ? REQ_HDR + 4 * s->cnt[p] : 0;
+        int64_t sz = (p != me && s->cnt[p] > 0) ? REQ_HDR + fb + 4 * s->cnt[p] : 0;
         s->send_off[p + 1] = s->send_off[p] + sz;
     }
     char *send = halo_buf_get(&s->send, s->send_off[P] + 8);
-    req_hdr h = {k->seed, k->epoch, k->batch, layer, fanout};
+    req_hdr h = {k->seed, k->epoch, k->batch, layer, fan != NULL ? REQ_TYPED : fanout};
     for (int p = 0; p < P; p++) {
         if (s->send_off[p + 1] > s->send_off[p]) {
             memcpy(send + s->send_off[p], &h, sizeof h);
+            memcpy(send + s->send_off[p] + REQ_HDR, fan, (size_t)fb);
         }
-        s->cur[p] = s->send_off[p] + REQ_HDR;
+        s->cur[p] = s->send_off[p] + REQ_HDR + fb;
     }
     int64_t *lrow = halo_buf_get(&s->lrow, nl * 8 + 8);
     int64_t *lkey = halo_buf_get(&s->lkey, nl * 8 + 8);
@@ -361,10 +399,20 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
     HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xreq, send, s->send_off));
     /* local nodes are sampled while the requests travel */
     int64_t *loff = halo_buf_get(&s->loff, (nl + 1) * 8);
-    int64_t lne = halo_sample_rows_offsets(st->part->indptr, lrow, nl, fanout, loff);
+    int64_t lne = fan == NULL
+                      ? halo_sample_rows_offsets(st->part->indptr, lrow, nl, fanout, loff)
+                      : halo_sample_rows_typed_offsets(st->part->indptr, st->part->etype, nrels,
+                                                       lrow, nl, fan, loff);
     int32_t *lnbrs = halo_buf_get(&s->lnbrs, lne * 4 + 4);
-    halo_sample_rows(smp, st->part->indptr, st->part->indices, lrow, lkey, nl, fanout, k, layer,
-                     loff, lnbrs);
+    uint8_t *letype = NULL;
+    if (fan == NULL) {
+        halo_sample_rows(smp, st->part->indptr, st->part->indices, lrow, lkey, nl, fanout, k,
+                         layer, loff, lnbrs);
+    } else {
+        letype = halo_buf_get(&s->letype, lne + 4);
+        halo_sample_rows_typed(smp, st->part->indptr, st->part->indices, st->part->etype, nrels,
+                               lrow, lkey, nl, fan, k, layer, loff, lnbrs, letype);
+    }
     HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xreq));
     HALO_CHECK(serve_samples(st, smp, &s->xreq));
     HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xrep, s->rep.p, s->rep_off));
@@ -397,25 +445,50 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
         moff[i + 1] = moff[i] + c;
     }
     int32_t *mnbrs = halo_buf_get(&s->mnbrs, moff[num_dst] * 4 + 4);
+    uint8_t *metype = fan != NULL ? halo_buf_get(&s->metype, moff[num_dst] + 4) : NULL;
+    int64_t *ecur = s->row_off; /* typed: byte cursor of each peer's relations */
+    for (int p = 0; p < P && fan != NULL; p++) {
+        if (p == me || s->cnt[p] == 0) {
+            continue;
+        }
+        int64_t ne = 0; /* the peer's neighbours: the sum of its counts */
+        for (int64_t i = 0; i < s->cnt[p]; i++) {
+            int32_t c32;
+            memcpy(&c32, x->recv + x->recv_off[p] + 4 * i, 4);
+            ne += c32;
+        }
+        if (x->recv_off[p + 1] - s->cur2[p] != 4 * ne + etype_bytes(ne)) {
+            return halo_errorf(HALO_ESTATE, "sample: reply from rank %d has the wrong size", p);
+        }
+        ecur[p] = s->cur2[p] + 4 * ne;
+    }
     j = 0;
     for (int32_t i = 0; i < num_dst; i++) {
         int o = owner[i];
         int64_t c = moff[i + 1] - moff[i];
         if (o == me) {
             memcpy(mnbrs + moff[i], lnbrs + loff[j], (size_t)c * 4);
+            if (metype != NULL) {
+                memcpy(metype + moff[i], letype + loff[j], (size_t)c);
+            }
             j++;
         } else {
             memcpy(mnbrs + moff[i], x->recv + s->cur2[o], (size_t)c * 4);
             s->cur2[o] += 4 * c;
+            if (metype != NULL) {
+                memcpy(metype + moff[i], x->recv + ecur[o], (size_t)c);
+                ecur[o] += c;
+            }
         }
     }
     st->stats.sample_remote_nodes += num_dst - nl;
     return 0;
 }
 
-int halo_store_sample(halo_store *st, halo_sampler *smp, const int *fanouts, int layers,
-                      const halo_sample_key *k, const int32_t *seeds, int32_t num_seeds,
-                      halo_minibatch *out)
+/* halo_store_sample and halo_store_sample_typed: plain fanouts, or per-relation ones. */
+static int store_sample(halo_store *st, halo_sampler *smp, const int *fanouts,
+                        const halo_rel_fanouts fan, int layers, const halo_sample_key *k,
+                        const int32_t *seeds, int32_t num_seeds, halo_minibatch *out)
 {
     halo_sample_free(out);
     if (layers < 1 || layers > HALO_MAX_LAYERS) {
@@ -426,10 +499,16 @@ int halo_store_sample(halo_store *st, halo_sampler *smp, const int *fanouts, int
     const int32_t *dst = seeds;
     int32_t num_dst = num_seeds;
     for (int l = layers - 1; l >= 0; l--) {
-        int rc = sample_layer(st, smp, k, l, fanouts[l], dst, num_dst);
+        int rc = sample_layer(st, smp, k, l, fanouts != NULL ? fanouts[l] : 0,
+                              fan != NULL ? fan[l] : NULL, dst, num_dst);
         if (rc == 0) {
             rc = halo_sample_block_build(smp, dst, num_dst, st->scr->moff.p, st->scr->mnbrs.p,
                                          &out->blocks[l]);
+        }
+        if (rc == 0 && fan != NULL) {
+            int64_t ne = out->blocks[l].num_edges;
+            out->blocks[l].etype = HALO_ALLOC(uint8_t, ne > 0 ? ne : 1);
+            memcpy(out->blocks[l].etype, st->scr->metype.p, (size_t)ne);
         }
         if (rc < 0) {
             halo_sample_free(out);
@@ -442,6 +521,25 @@ int halo_store_sample(halo_store *st, halo_sampler *smp, const int *fanouts, int
     st->stats.sample_calls++;
     st->stats.sampled_edges += halo_sample_edges(out);
     return 0;
+}
+
+int halo_store_sample(halo_store *st, halo_sampler *smp, const int *fanouts, int layers,
+                      const halo_sample_key *k, const int32_t *seeds, int32_t num_seeds,
+                      halo_minibatch *out)
+{
+    return store_sample(st, smp, fanouts, NULL, layers, k, seeds, num_seeds, out);
+}
+
+int halo_store_sample_typed(halo_store *st, halo_sampler *smp, const halo_rel_fanouts fan,
+                            int layers, const halo_sample_key *k, const int32_t *seeds,
+                            int32_t num_seeds, halo_minibatch *out)
+{
+    if (st->part->nrels == 0 || st->part->etype == NULL) {
+        halo_sample_free(out);
+        return halo_errorf(HALO_EUSAGE, "sample: per-relation fanouts need a typed partition "
+                           "(%s has no relations)", st->info->dir);
+    }
+    return store_sample(st, smp, NULL, fan, layers, k, seeds, num_seeds, out);
 }
 
 /* ---- feature pulls ---- */

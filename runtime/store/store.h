@@ -86,6 +86,13 @@ int halo_store_sample(halo_store *st, halo_sampler *s, const int *fanouts, int l
                       const halo_sample_key *k, const int32_t *seeds, int32_t num_seeds,
                       halo_minibatch *out);
 
+/* halo_store_sample on a typed partition with per-relation fanouts (collective; every rank
+ * passes the same fan): every block carries etype, and the blocks equal
+ * halo_sample_graph_typed's on the input graph (mapped through orig_id). */
+int halo_store_sample_typed(halo_store *st, halo_sampler *s, const halo_rel_fanouts fan,
+                            int layers, const halo_sample_key *k, const int32_t *seeds,
+                            int32_t num_seeds, halo_minibatch *out);
+
 /* A feature pull in two phases, so that a cache can sit between them:
  *   halo_store_pull_plan(st, ids, n, &p)      which ids are local, which remote (and their owner)
  *   caller: for each remote i it can serve (a cache hit), writes the row to
