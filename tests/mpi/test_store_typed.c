@@ -56,9 +56,9 @@ static void setup(void)
 
 static void typed_part_files_match_the_input_graph(void)
 {
-    const halo_part *pt = st->part;
+    const halo_part *pt = halo_store_part(st);
     EXPECT(pt->nrels == g->nrels && pt->etype != NULL && pt->ntype != NULL);
-    EXPECT(st->info->nrels == g->nrels && st->info->ntypes == g->ntypes);
+    EXPECT(halo_store_info(st)->nrels == g->nrels && halo_store_info(st)->ntypes == g->ntypes);
     for (int64_t i = 0; i < pt->nodes && pt->ntype != NULL; i++) {
         int64_t v = orig[pt->start + i];
         EXPECT(pt->ntype[i] == g->ntype[v]);
@@ -72,9 +72,9 @@ static void typed_part_files_match_the_input_graph(void)
         EXPECT(pt->halo_ntype[h] == g->ntype[orig[pt->halo[h]]]);
     }
     /* the type ranges of partition.json hold exactly the nodes of each type */
-    int T1 = st->info->ntypes + 1;
-    for (int t = 0; t < g->ntypes && st->info->type_start != NULL; t++) {
-        const int64_t *ts = st->info->type_start + (size_t)rank * T1;
+    int T1 = halo_store_info(st)->ntypes + 1;
+    for (int t = 0; t < g->ntypes && halo_store_info(st)->type_start != NULL; t++) {
+        const int64_t *ts = halo_store_info(st)->type_start + (size_t)rank * T1;
         for (int64_t id = ts[t]; id < ts[t + 1]; id++) {
             EXPECT(g->ntype[orig[id]] == t);
         }
@@ -94,14 +94,14 @@ static void compare(const char *spec, int from_other_part)
     memset(&md, 0, sizeof md);
     memset(&mr, 0, sizeof mr);
     int other = (rank + 1) % ranks;
-    const int64_t *ts = st->info->type_start + (size_t)other * (st->info->ntypes + 1);
+    const int64_t *ts = halo_store_info(st)->type_start + (size_t)other * (halo_store_info(st)->ntypes + 1);
     for (int b = 0; b < 3; b++) {
         int32_t seeds[32], rseeds[32], ns = 0;
         for (int i = 0; i < 32; i++) {
             int32_t v = from_other_part
                             ? (int32_t)(ts[0] + (b * 32 + i) % (ts[1] - ts[0] > 0 ? ts[1] - ts[0]
                                                                                     : 1))
-                            : st->part->train[(b * 32 + i) % st->part->num_train];
+                            : halo_store_part(st)->train[(b * 32 + i) % halo_store_part(st)->num_train];
             int dup = 0;
             for (int j = 0; j < ns; j++) {
                 dup |= seeds[j] == v;
@@ -138,11 +138,11 @@ static void compare(const char *spec, int from_other_part)
 
 static void distributed_typed_blocks_equal_single_process_blocks(void)
 {
-    int64_t before = st->stats.sample_remote_nodes;
+    int64_t before = halo_store_stats_get(st)->sample_remote_nodes;
     compare("cites=4,writes=3,rev_has_topic=2,*=1;cites=6,*=3", 0);
     compare("2,5", 0);
     compare("rev_cites=-1,writes=2;has_topic=3,rev_writes=2,*=0;cites=5,writes=5", 1);
-    EXPECT(ranks == 1 || st->stats.sample_remote_nodes > before);
+    EXPECT(ranks == 1 || halo_store_stats_get(st)->sample_remote_nodes > before);
     report("distributed_typed_blocks_equal_single_process_blocks");
 }
 
