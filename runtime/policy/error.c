@@ -1,10 +1,78 @@
-/* Policy engine, errors: the traceback handler and the one place that turns a Lua error into
- * halo's message (with the moment of the call). */
+/* Policy engine, errors: the traceback handler, the one place that turns a Lua error into
+ * halo's message (with the moment of the call), and the cleaning of untrusted text: everything
+ * a policy produces (error messages, log lines, names, parameter values) goes through
+ * halo_policy_clean_text before halo prints it, so a policy cannot forge a line of halo's own
+ * ("\nhalo: error: rank 3: ...") or send escape sequences to the terminal. */
 #include "policy/internal.h"
 
 #include "core/err.h"
 
+#include <stdio.h>
 #include <string.h>
+
+/* ---- untrusted text ---- */
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes) that is not a C1 control
+ * (U+0080..U+009F), or 0. */
+static size_t utf8_ok(const unsigned char *s, size_t n)
+{
+    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
+    if (len == 0 || len > n || s[0] > 0xF4 || s[0] == 0xC0 || s[0] == 0xC1) {
+        return 0;
+    }
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) {
+            return 0;
+        }
+    }
+    if ((s[0] == 0xC2 && s[1] < 0xA0) ||  /* C1 controls */
+        (s[0] == 0xE0 && s[1] < 0xA0) ||  /* overlong */
+        (s[0] == 0xF0 && s[1] < 0x90) ||  /* overlong */
+        (s[0] == 0xF4 && s[1] >= 0x90) || /* beyond U+10FFFF */
+        (s[0] == 0xED && s[1] >= 0xA0)) { /* surrogates */
+        return 0;
+    }
+    return len;
+}
+
+size_t halo_policy_clean_text(char *dst, size_t size, const char *src, size_t n)
+{
+    if (size == 0) {
+        return 0;
+    }
+    size_t o = 0;
+    const unsigned char *s = (const unsigned char *)src;
+    for (size_t i = 0; i < n;) {
+        char esc[8];
+        const char *add;
+        size_t len;
+        unsigned c = s[i];
+        size_t u = c >= 0x80 ? utf8_ok(s + i, n - i) : 0;
+        if (c >= 0x20 && c < 0x7F) {
+            add = (const char *)s + i;
+            len = 1;
+        } else if (u > 0) {
+            add = (const char *)s + i;
+            len = u;
+        } else {
+            len = (size_t)snprintf(esc, sizeof esc,
+                                   c == '\n'   ? "\\n"
+                                   : c == '\t' ? "\\t"
+                                   : c == '\r' ? "\\r"
+                                               : "\\x%02x",
+                                   c);
+            add = esc;
+        }
+        if (o + len >= size) {
+            break; /* truncated on a whole character or escape */
+        }
+        memcpy(dst + o, add, len);
+        o += len;
+        i += u > 0 ? u : 1;
+    }
+    dst[o] = '\0';
+    return o;
+}
 
 /* ---- error reporting ---- */
 
@@ -56,8 +124,17 @@ int halo_policy_report(halo_policy *p, int status)
     const char *msg = lua_tostring(L, -1);
     char head[600], tail[400] = "", when[160];
     halo_policy_moment(p, when, sizeof when, true);
-    if (status == LUA_ERRMEM || (p->mem_refused && (msg == NULL || status == LUA_ERRERR ||
-                                                    strstr(msg, "not enough memory")))) {
+    if (p->timed_out && (msg == NULL || strstr(msg, "wall-clock limit") == NULL)) {
+        /* refused by the allocator (or swallowed and replaced): name the line and the limit */
+        char t[96];
+        snprintf(head, sizeof head, "%.400s: %s",
+                 p->mem_where[0] ? p->mem_where
+                 : p->path[0]    ? p->path
+                                 : "policy",
+                 halo_policy_time_text(p, t, sizeof t));
+        msg = NULL;
+    } else if (status == LUA_ERRMEM || (p->mem_refused && (msg == NULL || status == LUA_ERRERR ||
+                                                           strstr(msg, "not enough memory")))) {
         snprintf(head, sizeof head, "%.400s: memory limit of %zu MiB exceeded",
                  p->mem_where[0] ? p->mem_where
                  : p->path[0]    ? p->path
@@ -70,11 +147,7 @@ int halo_policy_report(halo_policy *p, int status)
     } else {
         const char *tb = strstr(msg, "\nstack traceback:");
         size_t hl = tb ? (size_t)(tb - msg) : strlen(msg);
-        if (hl >= sizeof head) {
-            hl = sizeof head - 1;
-        }
-        memcpy(head, msg, hl);
-        head[hl] = '\0';
+        halo_policy_clean_text(head, sizeof head, msg, hl);
         if (tb != NULL) {
             /* Re-indent the traceback; drop the [C] frames of the engine itself. */
             size_t t = 0;
@@ -86,7 +159,9 @@ int halo_policy_report(halo_policy *p, int status)
                     len--;
                 }
                 if (len > 0 && !(len == 9 && strncmp(s, "[C]: in ?", 9) == 0)) {
-                    int w = snprintf(tail + t, sizeof tail - t, "\n    %.*s", (int)len, s);
+                    char line[200];
+                    halo_policy_clean_text(line, sizeof line, s, len);
+                    int w = snprintf(tail + t, sizeof tail - t, "\n    %s", line);
                     t = w > 0 && (size_t)w < sizeof tail - t ? t + (size_t)w : sizeof tail - 1;
                 }
                 if (e == NULL) {
@@ -115,13 +190,16 @@ int halo_policy_protected_check(halo_policy *p, int hook, int nargs, int nres)
     }
     char when[160];
     halo_policy_moment(p, when, sizeof when, false);
-    const char *msg = lua_tostring(L, -1);
+    size_t ml = 0;
+    const char *raw = lua_tolstring(L, -1, &ml);
+    char msg[600];
+    halo_policy_clean_text(msg, sizeof msg, raw ? raw : "error", raw ? ml : 5);
     int rc;
     if (hook < 0) {
-        rc = halo_errorf(HALO_ELUA, "%s: %s", p->path[0] ? p->path : "policy", msg ? msg : "error");
+        rc = halo_errorf(HALO_ELUA, "%s: %s", p->path[0] ? p->path : "policy", msg);
     } else {
         rc = halo_errorf(HALO_ELUA, "%s:%d: hook %s: %s%s", p->path, p->hook_line[hook],
-                         halo_policy_hook_name(hook), msg ? msg : "error", when);
+                         halo_policy_hook_name(hook), msg, when);
     }
     lua_pop(L, 1);
     return rc;

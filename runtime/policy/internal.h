@@ -62,7 +62,10 @@ struct halo_policy {
     int64_t budget;                   /* instructions per call */
     int64_t used;                     /* instructions charged in the current call */
     int step;                         /* count-hook period */
-    bool over;                        /* budget exhausted in the current call */
+    bool over;                        /* budget or time exhausted in the current call */
+    bool timed_out;                   /* the current call ran past its wall-clock limit */
+    double time_limit;                /* seconds of wall clock per call */
+    double deadline;                  /* monotonic clock at which the current call times out */
     bool in_call;                     /* a budgeted call is running */
     size_t mem_limit;                 /* bytes allowed */
     size_t mem_used;                  /* bytes held */
@@ -104,6 +107,9 @@ void halo_policy_count_hook(lua_State *L, lua_Debug *ar);
 void *halo_policy_scratch(lua_State *L, size_t bytes);
 /* Charges n elements of vector work against the call's budget (one instruction per 16). */
 void halo_policy_charge(lua_State *L, int64_t n);
+/* Charges units instructions of work done in C and looks at the clock: a Lua error when the
+ * budget or the time of the call is spent (nothing outside a budgeted call). */
+void halo_policy_spend(lua_State *L, int64_t units);
 /* Registers the array metatable and puts the module functions into the table on top. */
 void halo_policy_open_arrays(lua_State *L);
 /* Pushes a zero-copy view of caller memory valid until the current hook call returns. */
@@ -124,6 +130,11 @@ void *halo_policy_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
 /* Calls the function below nargs arguments with the limits armed and a traceback handler.
  * Leaves nres results on success; on failure sets the error and pops everything. */
 int halo_policy_budgeted_call(halo_policy *p, int nargs, int nres);
+/* Arms the limits for one call (budget, memory-refusal record, deadline, count hook) / disarms. */
+void halo_policy_arm(halo_policy *p);
+void halo_policy_disarm(halo_policy *p);
+/* "wall-clock limit of 5 s per call exceeded" into buf. */
+const char *halo_policy_time_text(const halo_policy *p, char *buf, size_t size);
 
 /* ---- error.c ---- */
 /* Message handler of budgeted calls: adds a traceback. */
@@ -141,6 +152,11 @@ int halo_policy_protected_check(halo_policy *p, int hook, int nargs, int nres);
 int halo_policy_setup_state(lua_State *L);
 /* Whether path names a regular file. */
 bool halo_policy_file_exists(const char *path);
+
+/* ---- pattern.c ---- */
+/* Puts find, match, gmatch and gsub (Lua's pattern language, matched by a matcher that pays
+ * for every step) into the table on top. */
+void halo_policy_open_patterns(lua_State *L);
 
 /* ---- view.c ---- */
 enum { HALO_POBJ_CTX, HALO_POBJ_BATCH, HALO_POBJ_G };

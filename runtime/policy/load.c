@@ -64,8 +64,10 @@ static int finish_load(lua_State *L)
             if (lua_type(L, -1) != LUA_TSTRING) {
                 return luaL_error(L, "'%s' must be a string", k);
             }
-            if (k[0] == 'n') {
-                snprintf(p->name, sizeof p->name, "%s", lua_tostring(L, -1));
+            if (k[0] == 'n') { /* printed by others: cleaned once here */
+                size_t nl;
+                const char *nm = lua_tolstring(L, -1, &nl);
+                halo_policy_clean_text(p->name, sizeof p->name, nm, nl);
             }
         } else {
             return luaL_error(L,
@@ -190,6 +192,19 @@ int halo_policy_open(const halo_policy_opts *opts, halo_policy **out)
     p->rank = opts->rank;
     p->budget = opts->budget > 0 ? opts->budget : HALO_POLICY_DEFAULT_BUDGET;
     p->mem_limit = opts->mem_limit > 0 ? opts->mem_limit : HALO_POLICY_DEFAULT_MEM;
+    p->time_limit = opts->time_limit > 0 ? opts->time_limit : HALO_POLICY_DEFAULT_SECONDS;
+    const char *secs = getenv("HALO_POLICY_SECONDS");
+    if (!(opts->time_limit > 0) && secs != NULL && secs[0]) {
+        char *end;
+        double v = strtod(secs, &end);
+        if (*end != '\0' || !(v > 0) || v > 1e6) {
+            halo_policy_close(p);
+            return halo_errorf(HALO_EUSAGE,
+                               "HALO_POLICY_SECONDS: expected seconds in (0, 1e6], got '%.40s'",
+                               secs);
+        }
+        p->time_limit = v;
+    }
     p->nparams = opts->nparams;
     p->params = HALO_NEW(char *, opts->nparams > 0 ? opts->nparams : 1);
     for (int i = 0; i < opts->nparams; i++) {
@@ -235,10 +250,13 @@ int halo_policy_open(const halo_policy_opts *opts, halo_policy **out)
     lua_insert(L, -2);
     p->mem_refused = false;
     if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-        const char *m = lua_tostring(L, -1);
-        bool usage = m != NULL && strncmp(m, "--set", 5) == 0;
+        size_t ml = 0;
+        const char *raw = lua_tolstring(L, -1, &ml);
+        char m[600];
+        halo_policy_clean_text(m, sizeof m, raw ? raw : "error", raw ? ml : 5);
+        bool usage = strncmp(m, "--set", 5) == 0;
         rc = halo_errorf(usage ? HALO_EUSAGE : HALO_ELUA, "%s: %s", p->path[0] ? p->path : "policy",
-                         m ? m : "error");
+                         m);
         goto fail;
     }
     p->gen++;
@@ -259,6 +277,7 @@ int halo_policy_open_worker(const halo_policy *pol, halo_policy **out)
         .rank = pol->rank,
         .budget = pol->budget,
         .mem_limit = pol->mem_limit,
+        .time_limit = pol->time_limit,
     };
     return halo_policy_open(&o, out);
 }
@@ -312,6 +331,18 @@ void halo_policy_set_limits(halo_policy *pol, int64_t budget, size_t mem_limit)
     }
 }
 
+void halo_policy_set_time_limit(halo_policy *pol, double seconds)
+{
+    if (seconds > 0) {
+        pol->time_limit = seconds;
+    }
+}
+
+double halo_policy_time_limit(const halo_policy *pol)
+{
+    return pol->time_limit;
+}
+
 size_t halo_policy_mem_used(const halo_policy *pol)
 {
     return pol->mem_used;
@@ -339,19 +370,24 @@ void halo_policy_print_params(const halo_policy *pol, FILE *f, const char *prefi
         }
     }
     for (int i = 0; i < n; i++) {
+        char key[256], val[512];
         lua_pushstring(L, keys[i]);
         lua_rawget(L, -2);
         int t = lua_type(L, -1);
+        halo_policy_clean_text(key, sizeof key, keys[i], strlen(keys[i]));
         if (t == LUA_TBOOLEAN) {
-            fprintf(f, "%s%s=%s\n", prefix, keys[i], lua_toboolean(L, -1) ? "true" : "false");
+            fprintf(f, "%s%s=%s\n", prefix, key, lua_toboolean(L, -1) ? "true" : "false");
         } else if (t == LUA_TNUMBER && lua_isinteger(L, -1)) {
-            fprintf(f, "%s%s=%lld\n", prefix, keys[i], (long long)lua_tointeger(L, -1));
+            fprintf(f, "%s%s=%lld\n", prefix, key, (long long)lua_tointeger(L, -1));
         } else if (t == LUA_TNUMBER) {
-            fprintf(f, "%s%s=%.14g\n", prefix, keys[i], lua_tonumber(L, -1));
+            fprintf(f, "%s%s=%.14g\n", prefix, key, lua_tonumber(L, -1));
         } else if (t == LUA_TSTRING) {
-            fprintf(f, "%s%s=%s\n", prefix, keys[i], lua_tostring(L, -1));
+            size_t vl;
+            const char *v = lua_tolstring(L, -1, &vl);
+            halo_policy_clean_text(val, sizeof val, v, vl);
+            fprintf(f, "%s%s=%s\n", prefix, key, val);
         } else {
-            fprintf(f, "%s%s=(%s)\n", prefix, keys[i], lua_typename(L, t));
+            fprintf(f, "%s%s=(%s)\n", prefix, key, lua_typename(L, t));
         }
         lua_pop(L, 1);
     }

@@ -15,6 +15,10 @@
 
 /* ---- sandbox ---- */
 
+/* Longest line a policy logs (longer ones are cut and end with " ..."). */
+#define LOG_LINE_MAX 2048
+
+/* print and halo.log: one line on halo's log, its text cleaned (untrusted). */
 static int l_print(lua_State *L)
 {
     halo_policy *p = halo_policy_of(L);
@@ -29,7 +33,13 @@ static int l_print(lua_State *L)
         luaL_addvalue(&b);
     }
     luaL_pushresult(&b);
-    halo_info("%s: %s", p->name[0] ? p->name : "policy", lua_tostring(L, -1));
+    size_t len;
+    const char *text = lua_tolstring(L, -1, &len);
+    halo_policy_spend(L, 1 + (int64_t)(len / 4)); /* output is slow: a quarter per byte */
+    char line[LOG_LINE_MAX];
+    halo_policy_clean_text(line, sizeof line, text, len);
+    halo_info("%s: %s%s", p->name[0] ? p->name : "policy", line,
+              strlen(line) + 1 < len ? " ..." : "");
     return 0;
 }
 
@@ -46,6 +56,7 @@ static int l_safe_load(lua_State *L)
         return luaL_error(L, "load: binary chunks are not allowed in the sandbox (mode '%s')",
                           mode);
     }
+    halo_policy_spend(L, 1 + 2 * (int64_t)len); /* compiling: about two per byte */
     const char *name = luaL_optstring(L, 2, "=(load)");
     int env = !lua_isnone(L, 4) ? 4 : 0;
     int status = luaL_loadbufferx(L, s, len, name, "t");
@@ -73,6 +84,8 @@ static int l_safe_gc(lua_State *L)
         return 1;
     }
     if (strcmp(opt, "collect") == 0 || strcmp(opt, "step") == 0) {
+        /* a full collection walks the whole heap */
+        halo_policy_spend(L, 1 + (opt[0] == 'c' ? (int64_t)(halo_policy_of(L)->mem_used / 8) : 0));
         lua_gc(L, strcmp(opt, "collect") == 0 ? LUA_GCCOLLECT : LUA_GCSTEP, 0);
         lua_pushinteger(L, 0);
         return 1;
@@ -237,6 +250,145 @@ static int l_safe_require(lua_State *L)
     return 1;
 }
 
+/* ---- library functions that pay for their work ----
+ *
+ * Lua's library functions run inside one C call, out of the count hook's sight. Each one whose
+ * work is not O(1) pays before it runs for what its arguments let it do (a loop count that no
+ * allocation bounds: string.rep's count, table.move's range, table.sort's n log n, shifts of
+ * table.insert/remove) or for the bytes it scans; the bytes it produces are paid by the
+ * allocator (budget.c). The original C function is called directly, in the same frame, so its
+ * errors read as before. */
+
+enum {
+    PAY_RESULT = 1,   /* its results' count, a sixteenth each (new strings: the allocator) */
+    PAY_ARGS = 2,     /* the string arguments, one per byte (work linear in the input) */
+    PAY_REP = 4,      /* string.rep of an empty string: the repetition count */
+    PAY_SORT = 8,     /* table.sort: n log n */
+    PAY_INSERT = 16,  /* table.insert with a position: the elements shifted */
+    PAY_REMOVE = 32,  /* table.remove with a position: the elements shifted */
+    PAY_MOVE = 64,    /* table.move: the range */
+    PAY_CONCAT = 128, /* table.concat: the range */
+    PAY_UTF8 = 256    /* utf8.len (with PAY_ARGS) / utf8.offset: the bytes it may scan */
+};
+
+static int64_t arg_int(lua_State *L, int idx, int64_t dflt)
+{
+    int ok = 0;
+    lua_Integer v = lua_tointegerx(L, idx, &ok);
+    return ok ? (int64_t)v : dflt;
+}
+
+static int l_paying(lua_State *L)
+{
+    lua_CFunction fn = lua_tocfunction(L, lua_upvalueindex(1));
+    int how = (int)lua_tointeger(L, lua_upvalueindex(2));
+    int top = lua_gettop(L);
+    int64_t pay = 1;
+    int64_t len = lua_type(L, 1) == LUA_TTABLE ? (int64_t)lua_rawlen(L, 1) : 0;
+    if ((how & PAY_REP) && lua_type(L, 1) == LUA_TSTRING &&
+        lua_rawlen(L, 1) + (lua_type(L, 3) == LUA_TSTRING ? lua_rawlen(L, 3) : 0) == 0) {
+        /* an empty result loops n times with nothing to allocate (a non-empty one is paid
+         * and bounded by its allocation) */
+        int64_t n = arg_int(L, 2, 0);
+        pay += n > 0 ? n / 4 : 0;
+    }
+    if ((how & PAY_SORT) && len > 1) {
+        int64_t lg = 1;
+        for (int64_t v = len; v > 1; v >>= 1) {
+            lg++;
+        }
+        pay += 4 * len * lg; /* a comparison reads two elements through the API */
+    }
+    if (((how & PAY_INSERT) && top >= 3) || ((how & PAY_REMOVE) && top >= 2)) {
+        int64_t pos = arg_int(L, 2, len);
+        pay += len >= pos && pos > 0 ? 2 * (len - pos) : 0; /* a read and a write each */
+    }
+    if (how & PAY_MOVE) {
+        int64_t f = arg_int(L, 2, 1), e = arg_int(L, 3, 0);
+        uint64_t r = e >= f ? (uint64_t)e - (uint64_t)f + 1 : 0;
+        pay += r < (uint64_t)INT64_MAX / 4 ? (int64_t)(2 * r) : INT64_MAX / 2;
+    }
+    if (how & PAY_CONCAT) {
+        int64_t i = arg_int(L, 3, 1), j = arg_int(L, 4, len);
+        uint64_t r = j >= i ? (uint64_t)j - (uint64_t)i + 1 : 0;
+        pay += r < (uint64_t)INT64_MAX / 4 ? (int64_t)r : INT64_MAX / 2;
+    }
+    if ((how & PAY_UTF8) && lua_type(L, 1) == LUA_TSTRING) {
+        /* utf8.len(s, i, j) scans i..j; utf8.offset(s, n, i) moves over at most 4|n| bytes */
+        int64_t ls = (int64_t)lua_rawlen(L, 1), scan = ls;
+        if (how & PAY_ARGS) { /* len */
+            int64_t i = arg_int(L, 2, 1), j = arg_int(L, 3, -1);
+            i = i < 0 ? ls + i + 1 : i;
+            j = j < 0 ? ls + j + 1 : j;
+            scan = j >= i ? j - i + 1 : 0;
+        } else { /* offset */
+            int64_t k = arg_int(L, 2, 0);
+            k = k < 0 ? (k == INT64_MIN ? INT64_MAX : -k) : k;
+            scan = k < ls / 4 ? 4 * k : ls;
+        }
+        pay += scan < 0 ? 0 : scan > ls ? ls : scan;
+        how &= ~PAY_ARGS;
+    }
+    if (how & PAY_ARGS) {
+        for (int i = 1; i <= top; i++) {
+            pay += lua_type(L, i) == LUA_TSTRING ? (int64_t)lua_rawlen(L, i) : 0;
+        }
+    }
+    halo_policy_spend(L, pay);
+    int n = fn(L);
+    if (how & PAY_RESULT) {
+        halo_policy_spend(L, n / 16);
+    }
+    return n;
+}
+
+/* Replaces field name of the table on top by a paying wrapper of it. */
+static void pay_for(lua_State *L, const char *name, int how)
+{
+    if (lua_getfield(L, -1, name) != LUA_TFUNCTION || lua_tocfunction(L, -1) == NULL) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pushinteger(L, how);
+    lua_pushcclosure(L, l_paying, 2);
+    lua_setfield(L, -2, name);
+}
+
+/* Makes every library function of the state unable to run unbounded: the pattern functions
+ * are replaced by the counting matcher (pattern.c), the others pay for their work. */
+static void bound_libraries(lua_State *L)
+{
+    lua_getglobal(L, "string");
+    halo_policy_open_patterns(L);
+    pay_for(L, "rep", PAY_REP | PAY_RESULT);
+    static const char *const by_result[] = {"format",  "sub",  "upper", "lower",
+                                            "reverse", "char", "byte",  NULL};
+    for (int i = 0; by_result[i] != NULL; i++) {
+        pay_for(L, by_result[i], PAY_RESULT);
+    }
+    pay_for(L, "pack", PAY_RESULT);
+    pay_for(L, "unpack", PAY_RESULT);
+    lua_pop(L, 1);
+    lua_getglobal(L, "table");
+    pay_for(L, "sort", PAY_SORT);
+    pay_for(L, "insert", PAY_INSERT);
+    pay_for(L, "remove", PAY_REMOVE);
+    pay_for(L, "move", PAY_MOVE);
+    pay_for(L, "concat", PAY_CONCAT | PAY_RESULT);
+    pay_for(L, "unpack", PAY_RESULT);
+    lua_pop(L, 1);
+    lua_getglobal(L, "utf8");
+    pay_for(L, "len", PAY_UTF8 | PAY_ARGS);
+    pay_for(L, "offset", PAY_UTF8);
+    pay_for(L, "codepoint", PAY_RESULT);
+    pay_for(L, "char", PAY_RESULT);
+    lua_pop(L, 1);
+    lua_pushglobaltable(L);
+    pay_for(L, "tonumber", PAY_ARGS);
+    pay_for(L, "tostring", PAY_RESULT);
+    lua_pop(L, 1);
+}
+
 /* Opens the libraries and the halo module (protected: runs under lua_pcall). */
 int halo_policy_setup_state(lua_State *L)
 {
@@ -259,6 +411,7 @@ int halo_policy_setup_state(lua_State *L)
         luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 1);
         lua_pop(L, 5);
     }
+    bound_libraries(L);
     /* the halo module */
     lua_newtable(L);
     halo_policy_open_arrays(L);
