@@ -102,6 +102,7 @@ static bool in_class(int c, int cl)
     case 'u': r = isupper(c); break;
     case 'w': r = isalnum(c); break;
     case 'x': r = isxdigit(c); break;
+    case 'z': r = c == 0; break; /* deprecated in Lua, still accepted */
     default: return cl == c;
     }
     return isupper(cl) ? !r : r;
