@@ -517,7 +517,6 @@ static int l_match(lua_State *L)
 typedef struct gmatch_state {
     const char *at;   /* next position to try */
     const char *last; /* end of the last match (an empty match there is skipped) */
-    size_t lp;        /* pattern length */
     matcher m;
 } gmatch_state;
 
@@ -554,7 +553,6 @@ static int l_gmatch(lua_State *L)
     init_matcher(&g->m, L, s, ls, p, lp);
     g->at = s + init;
     g->last = NULL;
-    g->lp = lp;
     lua_pushcclosure(L, gmatch_next, 3);
     return 1;
 }
