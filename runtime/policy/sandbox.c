@@ -260,7 +260,7 @@ static int l_safe_require(lua_State *L)
  * errors read as before. */
 
 enum {
-    PAY_RESULT = 1,   /* its results' count, a sixteenth each (new strings: the allocator) */
+    PAY_RESULT = 1,   /* its results' count, one each (the bytes of new strings: the allocator) */
     PAY_ARGS = 2,     /* the string arguments, one per byte (work linear in the input) */
     PAY_REP = 4,      /* string.rep of an empty string: the repetition count */
     PAY_SORT = 8,     /* table.sort: n log n */
@@ -337,7 +337,7 @@ static int l_paying(lua_State *L)
     halo_policy_spend(L, pay);
     int n = fn(L);
     if (how & PAY_RESULT) {
-        halo_policy_spend(L, n / 16);
+        halo_policy_spend(L, n); /* table.unpack, string.byte, utf8.codepoint: up to 10^6 */
     }
     return n;
 }
