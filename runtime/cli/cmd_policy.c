@@ -14,11 +14,14 @@ static int policy_check(int argc, char **argv)
     bool unsafe = false;
     int64_t budget = HALO_POLICY_DEFAULT_BUDGET;
     int64_t mem_mib = (int64_t)(HALO_POLICY_DEFAULT_MEM >> 20);
+    double seconds = 0; /* 0: $HALO_POLICY_SECONDS, else the default */
     const halo_opt opts[] = {
         {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
         {"unsafe", 0, HALO_OPT_FLAG, &unsafe, NULL, "open the full standard library (trusted)"},
         {"budget", 0, HALO_OPT_I64, &budget, "N", "instruction budget per hook call"},
         {"mem", 0, HALO_OPT_I64, &mem_mib, "MIB", "memory limit of the Lua state"},
+        {"time", 0, HALO_OPT_DOUBLE, &seconds, "S",
+         "wall-clock seconds per hook call (0: $HALO_POLICY_SECONDS, else 5)"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
@@ -40,6 +43,10 @@ static int policy_check(int argc, char **argv)
         return halo_cli_fail(
             halo_errorf(HALO_EUSAGE, "policy check: expected one FILE, got %d", npos));
     }
+    if (!(seconds >= 0 && seconds <= 1e6)) {
+        return halo_cli_fail(
+            halo_errorf(HALO_EUSAGE, "policy check: --time must be in [0, 1e6] seconds"));
+    }
     if (budget < 1 || mem_mib < 1) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "policy check: --budget and --mem must "
                                                       "be positive"));
@@ -52,6 +59,7 @@ static int policy_check(int argc, char **argv)
         .rank = -1,
         .budget = budget,
         .mem_limit = (size_t)mem_mib << 20,
+        .time_limit = seconds,
     };
     rc = halo_policy_check(&o, stdout);
     if (rc < 0) {

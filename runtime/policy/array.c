@@ -50,19 +50,6 @@ const char *halo_policy_type_name(int type)
     return type >= 0 && type < HALO_PA_NTYPES ? type_names[type] : "?";
 }
 
-void halo_policy_charge(lua_State *L, int64_t n)
-{
-    halo_policy *p = halo_policy_of(L);
-    if (!p->in_call) {
-        return;
-    }
-    p->used += 1 + (n > 0 ? n >> 4 : 0); /* never negative: a bad length cannot buy budget */
-    if (p->used >= p->budget) {
-        p->over = true;
-        luaL_error(L, "instruction budget of %I exceeded", (lua_Integer)p->budget);
-    }
-}
-
 /* ---- access helpers ---- */
 
 static int parse_type(lua_State *L, int idx)

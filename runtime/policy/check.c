@@ -34,9 +34,11 @@ void halo_policy_doc(FILE *out)
     fprintf(out,
             "\nsandbox: base (no dofile/loadfile; load takes text only), string (no dump), "
             "table, math, utf8;\n  require finds modules next to the policy and in halo's "
-            "lua/; budget %lld instructions per call,\n  memory %zu MiB per state; "
-            "--unsafe opens the full standard library\n",
-            (long long)HALO_POLICY_DEFAULT_BUDGET, HALO_POLICY_DEFAULT_MEM >> 20);
+            "lua/;\n  per call: %lld instructions (C functions pay for their work too) and %g s "
+            "of wall clock\n  ($HALO_POLICY_SECONDS); memory %zu MiB per state; text a policy "
+            "prints is escaped;\n  --unsafe opens the full standard library\n",
+            (long long)HALO_POLICY_DEFAULT_BUDGET, HALO_POLICY_DEFAULT_SECONDS,
+            HALO_POLICY_DEFAULT_MEM >> 20);
 }
 
 /* ---- the synthetic rank of `halo policy check` ---- */

@@ -35,12 +35,25 @@ typedef struct conv {
 static int lua_failure(halo_policy *p, const char *path, int status)
 {
     lua_State *L = p->L;
+    if (p->timed_out &&
+        (lua_tostring(L, -1) == NULL || strstr(lua_tostring(L, -1), "wall-clock limit") == NULL)) {
+        char t[96];
+        lua_pop(L, 1);
+        return halo_errorf(HALO_ELUA, "%s: %s", p->mem_where[0] ? p->mem_where : path,
+                           halo_policy_time_text(p, t, sizeof t));
+    }
     if (status == LUA_ERRMEM || p->mem_refused) {
         lua_pop(L, 1);
         return halo_errorf(HALO_ELUA, "%s: memory limit of %zu MiB exceeded",
                            p->mem_where[0] ? p->mem_where : path, p->mem_limit >> 20);
     }
-    const char *msg = lua_tostring(L, -1);
+    size_t ml = 0;
+    const char *raw = lua_tolstring(L, -1, &ml);
+    char clean[600];
+    const char *msg = raw ? clean : NULL;
+    if (raw != NULL) {
+        halo_policy_clean_text(clean, sizeof clean, raw, ml);
+    }
     int rc;
     if (msg == NULL) {
         rc = halo_errorf(HALO_ELUA, "%s: error object is a %s value", path, luaL_typename(L, -1));
@@ -78,16 +91,9 @@ static int run_file(halo_policy *p, const char *path)
         }
         return lua_failure(p, path, st);
     }
-    p->used = 0;
-    p->over = false;
-    p->mem_refused = false;
-    p->mem_where[0] = '\0';
-    p->in_call = true;
-    p->step = p->budget < 100000 ? (int)(p->budget > 0 ? p->budget : 1) : 100000;
-    lua_sethook(L, halo_policy_count_hook, LUA_MASKCOUNT, p->step); /* the engine's budget */
+    halo_policy_arm(p); /* the engine's limits */
     st = lua_pcall(L, 0, 1, 0);
-    lua_sethook(L, NULL, 0, 0);
-    p->in_call = false;
+    halo_policy_disarm(p);
     return st == LUA_OK ? 0 : lua_failure(p, path, st);
 }
 

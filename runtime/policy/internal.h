@@ -1,4 +1,12 @@
-/* Internals shared by the files of runtime/policy (engine, arrays, check, doc); not public. */
+/* Internals shared by the files of runtime/policy; not public. The engine is split by concern:
+ *   budget.c   the counting allocator (memory limit), the count hook (instruction budget) and
+ *              the budgeted call that arms them
+ *   error.c    the traceback handler and the one place a Lua error becomes halo's message
+ *   sandbox.c  the restricted environment and the halo module
+ *   view.c     the read-only context objects over the caller's structs, and their docs
+ *   load.c     opening, running the policy file, checking its table, --set, closing
+ *   hooks.c    calling each hook and validating its results
+ *   array.c    halo arrays and their vector methods; data.c data files; check.c policy check */
 #ifndef HALO_POLICY_INTERNAL_H
 #define HALO_POLICY_INTERNAL_H
 
@@ -54,7 +62,10 @@ struct halo_policy {
     int64_t budget;                   /* instructions per call */
     int64_t used;                     /* instructions charged in the current call */
     int step;                         /* count-hook period */
-    bool over;                        /* budget exhausted in the current call */
+    bool over;                        /* budget or time exhausted in the current call */
+    bool timed_out;                   /* the current call ran past its wall-clock limit */
+    double time_limit;                /* seconds of wall clock per call */
+    double deadline;                  /* monotonic clock at which the current call times out */
     bool in_call;                     /* a budgeted call is running */
     size_t mem_limit;                 /* bytes allowed */
     size_t mem_used;                  /* bytes held */
@@ -86,7 +97,7 @@ static inline halo_policy *halo_policy_of(lua_State *L)
     return *(halo_policy **)lua_getextraspace(L);
 }
 
-/* The instruction-budget count hook of every budgeted call (engine.c): every `step` instructions
+/* The instruction-budget count hook of every budgeted call (budget.c): every `step` instructions
  * it charges the call, and once the budget is spent it fires on every instruction so pcall
  * cannot swallow it. Also arms the data loader's run of a file (data.c). */
 void halo_policy_count_hook(lua_State *L, lua_Debug *ar);
@@ -96,6 +107,9 @@ void halo_policy_count_hook(lua_State *L, lua_Debug *ar);
 void *halo_policy_scratch(lua_State *L, size_t bytes);
 /* Charges n elements of vector work against the call's budget (one instruction per 16). */
 void halo_policy_charge(lua_State *L, int64_t n);
+/* Charges units instructions of work done in C and looks at the clock: a Lua error when the
+ * budget or the time of the call is spent (nothing outside a budgeted call). */
+void halo_policy_spend(lua_State *L, int64_t units);
 /* Registers the array metatable and puts the module functions into the table on top. */
 void halo_policy_open_arrays(lua_State *L);
 /* Pushes a zero-copy view of caller memory valid until the current hook call returns. */
@@ -107,7 +121,48 @@ halo_policy_array *halo_policy_new_array(lua_State *L, int type, int64_t n);
 halo_policy_array *halo_policy_to_array(lua_State *L, int idx);
 /* "int32", ... */
 const char *halo_policy_type_name(int type);
-/* Prints the context field tables (engine.c) and hook table for the docs. */
+/* Prints the context field tables (view.c) and hook table for the docs. */
 void halo_policy_doc_hooks(FILE *out);
+
+/* ---- budget.c ---- */
+/* lua_Alloc of every state: counts bytes against the memory limit (ud is the halo_policy). */
+void *halo_policy_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+/* Calls the function below nargs arguments with the limits armed and a traceback handler.
+ * Leaves nres results on success; on failure sets the error and pops everything. */
+int halo_policy_budgeted_call(halo_policy *p, int nargs, int nres);
+/* Arms the limits for one call (budget, memory-refusal record, deadline, count hook) / disarms. */
+void halo_policy_arm(halo_policy *p);
+void halo_policy_disarm(halo_policy *p);
+/* "wall-clock limit of 5 s per call exceeded" into buf. */
+const char *halo_policy_time_text(const halo_policy *p, char *buf, size_t size);
+
+/* ---- error.c ---- */
+/* Message handler of budgeted calls: adds a traceback. */
+int halo_policy_msgh(lua_State *L);
+/* " (hook cache_batch, rank 3, epoch 2, batch 17)" for the current call into buf. */
+void halo_policy_moment(const halo_policy *p, char *buf, size_t size, bool with_hook);
+/* Sets the halo error from the Lua error at the top of the stack (popped); returns HALO_ELUA. */
+int halo_policy_report(halo_policy *p, int status);
+/* Runs the C function below nargs arguments in protected mode; a Lua error becomes
+ * "FILE:LINE: hook NAME: <message> (moment)" (hook < 0: "FILE: <message>"). Leaves nres. */
+int halo_policy_protected_check(halo_policy *p, int hook, int nargs, int nres);
+
+/* ---- sandbox.c ---- */
+/* Opens the libraries and the halo module into p's state (runs under lua_pcall). */
+int halo_policy_setup_state(lua_State *L);
+/* Whether path names a regular file. */
+bool halo_policy_file_exists(const char *path);
+
+/* ---- pattern.c ---- */
+/* Puts find, match, gmatch and gsub (Lua's pattern language, matched by a matcher that pays
+ * for every step) into the table on top. */
+void halo_policy_open_patterns(lua_State *L);
+
+/* ---- view.c ---- */
+enum { HALO_POBJ_CTX, HALO_POBJ_BATCH, HALO_POBJ_G };
+/* Pushes a read-only context object (ctx, b or g) over the caller's struct, valid for one call. */
+void halo_policy_push_context(lua_State *L, const void *base, int kind);
+/* Creates the context objects' metatable and keeps it in p->ctx_mt_ref. */
+void halo_policy_create_obj_metatable(lua_State *L, halo_policy *p);
 
 #endif

@@ -14,6 +14,12 @@
  * thread that calls hooks opens its own state of the same policy with halo_policy_open_worker().
  * States share nothing but the caller's arrays seen through the contexts.
  *
+ * Limits: each hook call (and the loading of the file) has an instruction budget, a memory
+ * limit for the state and a wall-clock limit; work done inside C functions (string patterns,
+ * library functions, array methods) is charged to the same budget, so no call can run past
+ * its limits. Text a policy produces is untrusted: every message and log line made from it has
+ * its control characters escaped (halo_policy_clean_text).
+ *
  * Errors: every call returns 0 or HALO_ELUA (HALO_EUSAGE for a bad --set, HALO_EIO for an
  * unreadable file) with a message set by halo_errorf, e.g.
  *   policies/x.lua:12: attempt to index a nil value (hook cache_batch, rank 3, epoch 2, batch 17)
@@ -38,6 +44,9 @@
 #define HALO_POLICY_DEFAULT_BUDGET 100000000LL
 /* Default memory limit of one Lua state. */
 #define HALO_POLICY_DEFAULT_MEM ((size_t)256 << 20)
+/* Default wall-clock limit of one hook call, in seconds (the environment variable
+ * HALO_POLICY_SECONDS overrides it where opts.time_limit is 0). */
+#define HALO_POLICY_DEFAULT_SECONDS 5.0
 
 /* The hooks, in the order `halo policy check` lists them. */
 enum {
@@ -62,6 +71,8 @@ typedef struct halo_policy_opts {
     int rank;                  /* rank named in error messages; -1 = not distributed */
     int64_t budget;            /* instructions per hook call; 0 = HALO_POLICY_DEFAULT_BUDGET */
     size_t mem_limit;          /* bytes per Lua state; 0 = HALO_POLICY_DEFAULT_MEM */
+    double time_limit;         /* wall-clock seconds per hook call (> 0); 0 = $HALO_POLICY_SECONDS,
+                                  else HALO_POLICY_DEFAULT_SECONDS */
 } halo_policy_opts;
 
 /* ---- contexts (filled by the caller; zero / NULL = unknown) ---- */
@@ -243,6 +254,15 @@ const char *halo_policy_name(const halo_policy *pol);
 const char *halo_policy_path(const halo_policy *pol);
 /* Changes the instruction budget per hook call and the state's memory limit (0 = keep). */
 void halo_policy_set_limits(halo_policy *pol, int64_t budget, size_t mem_limit);
+/* Changes the wall-clock limit of each hook call, in seconds (<= 0 = keep). */
+void halo_policy_set_time_limit(halo_policy *pol, double seconds);
+/* The wall-clock limit of each hook call, in seconds. */
+double halo_policy_time_limit(const halo_policy *pol);
+/* Copies untrusted text (anything a policy produced) of n bytes into dst (size bytes, always
+ * terminated, truncated on a whole character): newlines, tabs and carriage returns become the
+ * two characters \n, \t, \r; other control characters, C1 controls and bytes that are not
+ * valid UTF-8 become \xHH. Returns the length written. */
+size_t halo_policy_clean_text(char *dst, size_t size, const char *src, size_t n);
 /* Bytes the state holds now. */
 size_t halo_policy_mem_used(const halo_policy *pol);
 /* Writes the effective parameters as "<prefix>name=value" lines, sorted (for logs, metrics). */

@@ -82,7 +82,12 @@ static void escape_corpus_is_refused_and_host_survives(void **state)
         assert_int_equal(regcomp(&re, line + 11, REG_EXTENDED | REG_NOSUB), 0);
         double t0 = halo_now();
         halo_policy *p = NULL;
-        halo_policy_opts o = {.path = path, .rank = 3, .mem_limit = (size_t)64 << 20};
+        /* a fifth of the default budget, so that a slow build (ASan) still meets it well
+         * within the clock */
+        halo_policy_opts o = {.path = path,
+                              .rank = 3,
+                              .mem_limit = (size_t)64 << 20,
+                              .budget = HALO_POLICY_DEFAULT_BUDGET / 5};
         int rc = halo_policy_open(&o, &p);
         if (rc == 0) {
             halo_policy_ctx c;
