@@ -106,6 +106,29 @@ s=$(grade 2 tests/lab/memory_hog.lua)
 if [ "$s" = "0.0" ] || [ "$s" = "0" ]; then messages_clean && grep -q '?\[31mred' "$T/g.json" && ok "lab 2: control characters of a student's error are stripped, one line kept" || not_ok "lab 2: control characters stripped"
 else not_ok "lab 2: an erroring fanout scores 0 (got '$s')"; fi
 
+# ---- the rules each lab enforces ----
+s=$(grade 1 policies/lru.lua)
+if [ "$s" = "0.0" ] || [ "$s" = "0" ]; then all_zero "no partition" && ok "lab 1: a policy without partition(g) scores 0 (the default METIS is not the student's)" || not_ok "lab 1: no hook reason"
+else not_ok "lab 1: a policy without partition(g) scores 0 (got '$s')"; fi
+s=$(grade 1 tests/lab/unbalanced.lua)
+if [ "$s" = "0.0" ] || [ "$s" = "0" ]; then all_zero "balance nodes 4.000" && ok "lab 1: a zero cut with balance 4 scores 0" || not_ok "lab 1: balance reason"
+else not_ok "lab 1: an unbalanced partition scores 0 (got '$s')"; fi
+s=$(grade 2 policies/lru.lua)
+if [ "$s" = "0.0" ] || [ "$s" = "0" ]; then all_zero "no fanout|see accuracy" && ok "lab 2: a policy without fanout(ctx) scores 0" || not_ok "lab 2: no hook reason"
+else not_ok "lab 2: a policy without fanout(ctx) scores 0 (got '$s')"; fi
+s=$(grade 3 policies/belady.lua)
+if [ "$s" = "0.0" ] || [ "$s" = "0" ]; then all_zero "next_use.*not allowed" && ok "lab 3: Belady's look-ahead (hint=next_use) is refused" || not_ok "lab 3: next_use reason"
+else not_ok "lab 3: Belady's look-ahead is refused (got '$s')"; fi
+s=$(grade 3 tests/lab/cache_too_big.lua)
+if [ "$s" = "0.0" ] || [ "$s" = "0" ]; then all_zero "over the 10% budget" && ok "lab 3: a cache over 10% of the halo set scores 0" || not_ok "lab 3: capacity reason"
+else not_ok "lab 3: a cache over 10% scores 0 (got '$s')"; fi
+s=$(grade 4 tests/lab/cache_too_big.lua)
+if [ "$s" = "0.0" ] || [ "$s" = "0" ]; then all_zero "over the 25% budget" && ok "lab 4: a cache over 25% of the halo set scores 0" || not_ok "lab 4: capacity reason"
+else not_ok "lab 4: a cache over 25% scores 0 (got '$s')"; fi
+s=$(grade 4 tests/lab/load_loop.lua)
+if [ "$s" = "0.0" ] || [ "$s" = "0" ]; then all_zero "instruction budget|wall-clock" && ok "lab 4: a policy that loops while loading scores 0" || not_ok "lab 4: load loop reason"
+else not_ok "lab 4: a policy that loops while loading scores 0 (got '$s')"; fi
+
 # ---- the public check and the table ----
 check_out "lab check prints a table with the total" "^total .* / +100" "$HALO" lab check 3 $L/lab3-cache/starter.lua
 check_out "lab check uses the public seed" "public check\), seed 2024" "$HALO" lab check 1 $L/lab1-partition/starter.lua
