@@ -12,9 +12,9 @@
 
 static int lab_list(void)
 {
-    printf("%-4s %-16s %-44s %s\n", "lab", "folder", "hooks to write", "graded on");
+    printf("%-4s %-32s %s\n", "lab", "folder", "hooks to write: graded on");
     for (int n = 1; n <= HALO_LAB_COUNT; n++) {
-        printf("%-4d experiments/labs/%-16s %-28s %s\n", n, halo_lab_name(n), halo_lab_hooks(n),
+        printf("%-4d experiments/labs/%-15s %s: %s\n", n, halo_lab_name(n), halo_lab_hooks(n),
                halo_lab_title(n));
     }
     printf("\nhalo lab check N student.lua   public checks (seconds)\n"
