@@ -47,22 +47,27 @@ void halo_lab_interpolate(halo_lab_criterion *c)
 static int wait_deadline(pid_t pid, double deadline, int *status)
 {
     const struct timespec nap = {0, 5 * 1000 * 1000};
+    int timed_out = 0;
     for (;;) {
-        pid_t r = waitpid(pid, status, WNOHANG);
-        if (r == pid || (r < 0 && errno != EINTR)) {
+        /* WNOWAIT: the ended child stays a zombie, so its process group id cannot be reused
+         * before the kill below reaches what it left behind */
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        int r = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT);
+        if ((r == 0 && info.si_pid == pid) || (r < 0 && errno != EINTR)) {
             break;
         }
         if (halo_now() > deadline) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-            while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
-            }
-            return 1;
+            timed_out = 1;
+            break;
         }
         nanosleep(&nap, NULL);
     }
-    kill(-pid, SIGKILL); /* grandchildren left behind, if any */
-    return 0;
+    kill(-pid, SIGKILL); /* the group: the child on a timeout, grandchildren in any case */
+    kill(pid, SIGKILL);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+    }
+    return timed_out;
 }
 
 /* In a child: its own process group, no terminal output, a cap on its address space (not
