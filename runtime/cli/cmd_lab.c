@@ -81,8 +81,8 @@ static int lab_run(int argc, char **argv, bool check)
     }
     const char *verb = check ? "check" : "grade";
     if (npos != 2) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "lab %s: expected N FILE, got %d arguments",
-                                         verb, npos));
+        return halo_cli_fail(
+            halo_errorf(HALO_EUSAGE, "lab %s: expected N FILE, got %d arguments", verb, npos));
     }
     halo_lab_opts o;
     halo_lab_opts_default(&o);
@@ -91,8 +91,9 @@ static int lab_run(int argc, char **argv, bool check)
         return halo_cli_fail(rc);
     }
     if (seed < 0 || !(limit > 0) || budget < 1 || mem_mib < 1) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "lab %s: --seed must be >= 0, "
-                                                      "--time-limit, --budget and --mem > 0",
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE,
+                                         "lab %s: --seed must be >= 0, "
+                                         "--time-limit, --budget and --mem > 0",
                                          verb));
     }
     o.student = pos[1];
@@ -135,7 +136,8 @@ int halo_cmd_lab(int argc, char **argv)
     if (strcmp(argv[1], "check") == 0 || strcmp(argv[1], "grade") == 0) {
         return lab_run(argc - 1, argv + 1, strcmp(argv[1], "check") == 0);
     }
-    return halo_cli_fail(halo_errorf(HALO_EUSAGE, "lab: unknown subcommand '%s' (list, check, "
-                                                  "grade)",
+    return halo_cli_fail(halo_errorf(HALO_EUSAGE,
+                                     "lab: unknown subcommand '%s' (list, check, "
+                                     "grade)",
                                      argv[1]));
 }

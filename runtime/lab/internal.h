@@ -9,12 +9,12 @@
 
 /* What every lab needs while it grades. */
 typedef struct halo_lab_env {
-    const halo_lab_opts *o;       /* the caller's options */
-    char dir[4096];               /* scratch directory (removed at the end) */
-    char root[4096];              /* tree holding policies/ and experiments/clusters/ */
-    char exe[4096];               /* the halo binary */
-    uint64_t seed;                /* seed of every graph, partition and trace */
-    halo_policy_opts student;     /* the student's policy, sandboxed, with the limits */
+    const halo_lab_opts *o;   /* the caller's options */
+    char dir[4096];           /* scratch directory (removed at the end) */
+    char root[4096];          /* tree holding policies/ and experiments/clusters/ */
+    char exe[4096];           /* the halo binary */
+    uint64_t seed;            /* seed of every graph, partition and trace */
+    halo_policy_opts student; /* the student's policy, sandboxed, with the limits */
 } halo_lab_env;
 
 /* Work that runs student code: called in a forked child, fills c (value, score, msg) and

@@ -76,8 +76,8 @@ static void child_setup(const char *log)
 {
     setpgid(0, 0);
     int in = open("/dev/null", O_RDONLY);
-    int out = log != NULL ? open(log, O_WRONLY | O_CREAT | O_APPEND, 0644)
-                          : open("/dev/null", O_WRONLY);
+    int out =
+        log != NULL ? open(log, O_WRONLY | O_CREAT | O_APPEND, 0644) : open("/dev/null", O_WRONLY);
     if (in >= 0) {
         dup2(in, 0);
         close(in);
@@ -132,8 +132,8 @@ int halo_lab_isolate(halo_lab_child_fn fn, void *arg, double limit_s, halo_lab_c
         if (rc < 0) {
             r.score = 0;
             r.value = NAN;
-            snprintf(r.msg, sizeof r.msg, "%s", halo_errmsg()[0] ? halo_errmsg()
-                                                                  : halo_strerror(rc));
+            snprintf(r.msg, sizeof r.msg, "%s",
+                     halo_errmsg()[0] ? halo_errmsg() : halo_strerror(rc));
         }
         ssize_t w = write(fds[1], &r, sizeof r);
         _exit(w == (ssize_t)sizeof r ? 0 : 3);

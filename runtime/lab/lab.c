@@ -20,15 +20,15 @@
 
 /* One lab. */
 typedef struct lab_def {
-    const char *name;  /* folder under experiments/labs/ */
-    const char *title; /* one line */
-    const char *hooks; /* hooks the student writes */
+    const char *name;                                    /* folder under experiments/labs/ */
+    const char *title;                                   /* one line */
+    const char *hooks;                                   /* hooks the student writes */
     int (*run)(halo_lab_env *env, halo_lab_result *res); /* builds, baselines, grades */
 } lab_def;
 
 static const lab_def lab_defs[HALO_LAB_COUNT] = {
-    {"lab1-partition", "edge cut between random (0) and METIS (full), balance <= 1.05",
-     "partition", halo_lab_partition},
+    {"lab1-partition", "edge cut between random (0) and METIS (full), balance <= 1.05", "partition",
+     halo_lab_partition},
     {"lab2-fanout", "reach the 10,25 baseline's accuracy with fewer sampled edges", "fanout",
      halo_lab_fanout},
     {"lab3-cache", "hit rate at 10% capacity between LRU (0) and Belady (full)",
@@ -64,8 +64,7 @@ int halo_lab_rootpath(const halo_lab_env *env, const char *rel, char *out, size_
 {
     HALO_CHECK(halo_path_join(out, size, env->root, rel));
     if (!halo_path_exists(out)) {
-        return halo_errorf(HALO_EIO, "lab: %s not found (the source tree is %s)", out,
-                           env->root);
+        return halo_errorf(HALO_EIO, "lab: %s not found (the source tree is %s)", out, env->root);
     }
     return 0;
 }
@@ -77,8 +76,9 @@ int halo_lab_grade(const halo_lab_opts *o, halo_lab_result *res)
 {
     memset(res, 0, sizeof *res);
     if (o->lab < 1 || o->lab > HALO_LAB_COUNT) {
-        return halo_errorf(HALO_EUSAGE, "lab: no lab %d (there are labs 1 to %d, see halo lab list)",
-                           o->lab, HALO_LAB_COUNT);
+        return halo_errorf(HALO_EUSAGE,
+                           "lab: no lab %d (there are labs 1 to %d, see halo lab list)", o->lab,
+                           HALO_LAB_COUNT);
     }
     if (o->student == NULL || !halo_path_exists(o->student) || halo_is_dir(o->student)) {
         return halo_errorf(HALO_EIO, "lab: %s: no such policy file",
@@ -157,8 +157,8 @@ void halo_lab_print_table(const halo_lab_result *res, FILE *out)
         fprintf(out, "%-16s %-26s %12s %12s %12s %6.1f / %4.0f\n", c->name, c->unit, v, z, f,
                 c->score, c->max);
     }
-    fprintf(out, "%-16s %-26s %12s %12s %12s %6.1f / %4.0f\n", "total", "", "", "", "",
-            res->score, res->max);
+    fprintf(out, "%-16s %-26s %12s %12s %12s %6.1f / %4.0f\n", "total", "", "", "", "", res->score,
+            res->max);
     for (int i = 0; i < res->ncriteria; i++) {
         fprintf(out, "  %s: %s (%.1f s)\n", res->criteria[i].name, res->criteria[i].msg,
                 res->criteria[i].seconds);

@@ -25,43 +25,43 @@
 
 /* One criterion of a grade. Scores interpolate value between `zero` (no marks) and `full`. */
 typedef struct halo_lab_criterion {
-    char name[40];    /* short name, e.g. "cut_sbm" */
-    char unit[40];    /* what value measures, e.g. "edge cut fraction" */
-    double value;     /* the student's figure (NAN when it did not run) */
-    double zero;      /* the figure that scores 0 (a baseline computed at grading time) */
-    double full;      /* the figure that scores full marks (the other baseline) */
-    double score;     /* marks earned, 0..max */
-    double max;       /* marks available */
-    double seconds;   /* wall time of the criterion */
-    char msg[320];    /* one line: why it scored what it scored (control characters stripped) */
+    char name[40];  /* short name, e.g. "cut_sbm" */
+    char unit[40];  /* what value measures, e.g. "edge cut fraction" */
+    double value;   /* the student's figure (NAN when it did not run) */
+    double zero;    /* the figure that scores 0 (a baseline computed at grading time) */
+    double full;    /* the figure that scores full marks (the other baseline) */
+    double score;   /* marks earned, 0..max */
+    double max;     /* marks available */
+    double seconds; /* wall time of the criterion */
+    char msg[320];  /* one line: why it scored what it scored (control characters stripped) */
 } halo_lab_criterion;
 
 /* A whole grade. */
 typedef struct halo_lab_result {
-    int lab;                                      /* 1..HALO_LAB_COUNT */
-    char name[32];                                /* folder name, e.g. "lab1-partition" */
-    bool check;                                   /* the public check (fixed small graph) */
-    uint64_t seed;                                /* seed the graphs were made from */
-    char student[256];                            /* policy file graded */
-    int ncriteria;                                /* entries of criteria */
+    int lab;           /* 1..HALO_LAB_COUNT */
+    char name[32];     /* folder name, e.g. "lab1-partition" */
+    bool check;        /* the public check (fixed small graph) */
+    uint64_t seed;     /* seed the graphs were made from */
+    char student[256]; /* policy file graded */
+    int ncriteria;     /* entries of criteria */
     halo_lab_criterion criteria[HALO_LAB_MAX_CRITERIA];
-    double score;                                 /* sum of the criteria's scores */
-    double max;                                   /* sum of their max */
-    double seconds;                               /* wall time of the whole grade */
+    double score;   /* sum of the criteria's scores */
+    double max;     /* sum of their max */
+    double seconds; /* wall time of the whole grade */
 } halo_lab_result;
 
 /* How to grade. */
 typedef struct halo_lab_opts {
-    int lab;              /* 1..HALO_LAB_COUNT */
-    const char *student;  /* the student's policy file */
-    uint64_t seed;        /* instructor's seed (grade); ignored by the public check */
-    bool check;           /* public check: the lab's fixed seed and small graphs */
-    double time_limit_s;  /* wall clock per criterion that runs student code */
-    int64_t budget;       /* instructions per hook call (0: the policy engine's default) */
-    size_t mem_limit;     /* bytes per Lua state (0: the policy engine's default) */
-    const char *root;     /* source tree with policies/ and experiments/clusters/ (NULL: built-in) */
-    const char *exe;      /* the halo binary for child runs (NULL: /proc/self/exe) */
-    const char *tmp;      /* scratch parent directory (NULL: $TMPDIR or /tmp) */
+    int lab;             /* 1..HALO_LAB_COUNT */
+    const char *student; /* the student's policy file */
+    uint64_t seed;       /* instructor's seed (grade); ignored by the public check */
+    bool check;          /* public check: the lab's fixed seed and small graphs */
+    double time_limit_s; /* wall clock per criterion that runs student code */
+    int64_t budget;      /* instructions per hook call (0: the policy engine's default) */
+    size_t mem_limit;    /* bytes per Lua state (0: the policy engine's default) */
+    const char *root;    /* source tree with policies/ and experiments/clusters/ (NULL: built-in) */
+    const char *exe;     /* the halo binary for child runs (NULL: /proc/self/exe) */
+    const char *tmp;     /* scratch parent directory (NULL: $TMPDIR or /tmp) */
 } halo_lab_opts;
 
 /* Defaults: seed 1, 60 s per criterion, the engine's budget and memory limit. */

@@ -134,8 +134,9 @@ static int part_student(void *argp, halo_lab_criterion *c)
     HALO_CHECK(rc);
     if (ch.parts != LAB_PARTS) {
         halo_free(ch.assign);
-        return halo_errorf(HALO_EINPUT, "partition(g) chose %d parts, the lab asks for g.parts = %d",
-                           ch.parts, LAB_PARTS);
+        return halo_errorf(HALO_EINPUT,
+                           "partition(g) chose %d parts, the lab asks for g.parts = %d", ch.parts,
+                           LAB_PARTS);
     }
     static const int methods[] = {
         [HALO_POLICY_METIS] = HALO_PARTITION_METIS,
@@ -504,7 +505,7 @@ int halo_lab_cache(halo_lab_env *env, halo_lab_result *res)
         int rc = lab_partition_dir(g, LAB_PARTS, env->seed, pdir);
         halo_graph_free(g);
         HALO_CHECK(rc);
-        const char *argv[] = {env->exe, "trace", "record", pdir, "-o", trc, "--epochs",
+        const char *argv[] = {env->exe,    "trace",   "record",   pdir,     "-o", trc, "--epochs",
                               LAB3_EPOCHS, "--batch", LAB3_BATCH, "--seed", seed, NULL};
         rc = halo_lab_spawn(argv, log, LAB_TRUSTED_LIMIT_S);
         if (rc < 0) {
@@ -542,9 +543,9 @@ int halo_lab_cache(halo_lab_env *env, halo_lab_result *res)
 #define LAB4_BATCH 100
 
 typedef struct adapt_arg {
-    const halo_lab_env *env;        /* student's policy options */
-    const char *pdir;               /* the partition */
-    const halo_sim_profile *prof;   /* the cluster */
+    const halo_lab_env *env;      /* student's policy options */
+    const char *pdir;             /* the partition */
+    const halo_sim_profile *prof; /* the cluster */
 } adapt_arg;
 
 /* Checks that the policy's cache_init keeps to LAB4_CAPACITY of every part's halo set, by
