@@ -70,8 +70,8 @@ static int wait_deadline(pid_t pid, double deadline, int *status)
     return timed_out;
 }
 
-/* In a child: its own process group, no terminal output, a cap on its address space (not
- * under the sanitizers, which reserve far more than they use). */
+/* In a child: its own process group, no terminal output, a cap on the size of files it writes
+ * and on its address space (not under the sanitizers, which reserve far more than they use). */
 static void child_setup(const char *log)
 {
     setpgid(0, 0);
@@ -87,6 +87,9 @@ static void child_setup(const char *log)
         dup2(out, 2);
         close(out);
     }
+    /* a policy that prints without end must not fill the disk through the log */
+    struct rlimit fl = {(rlim_t)256 << 20, (rlim_t)256 << 20};
+    setrlimit(RLIMIT_FSIZE, &fl);
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     struct rlimit rl = {(rlim_t)16 << 30, (rlim_t)16 << 30};
     setrlimit(RLIMIT_AS, &rl);
