@@ -69,6 +69,39 @@ int halo_lab_rootpath(const halo_lab_env *env, const char *rel, char *out, size_
     return 0;
 }
 
+/* The tree with policies/ and experiments/clusters/: the caller's, else the source tree halo
+ * was built from, else PREFIX/share/halo beside an installed PREFIX/bin/halo. */
+static void find_root(const halo_lab_opts *o, const char *exe, char *out, size_t size)
+{
+    if (o->root != NULL) {
+        snprintf(out, size, "%s", o->root);
+        return;
+    }
+    char probe[4096];
+    snprintf(probe, sizeof probe, "%s/policies/lru.lua", HALO_ROOT);
+    if (halo_path_exists(probe)) {
+        snprintf(out, size, "%s", HALO_ROOT);
+        return;
+    }
+    char dir[2048];
+    size_t n = strlen(exe);
+    char *slash = NULL;
+    if (n < sizeof dir) {
+        memcpy(dir, exe, n + 1);
+        slash = strrchr(dir, '/');
+    }
+    if (slash != NULL) {
+        *slash = '\0';
+        snprintf(probe, sizeof probe, "%s/../share/halo/policies/lru.lua", dir);
+        if (halo_path_exists(probe)) {
+            snprintf(probe, sizeof probe, "%s/../share/halo", dir);
+            snprintf(out, size, "%s", probe);
+            return;
+        }
+    }
+    snprintf(out, size, "%s", HALO_ROOT);
+}
+
 /* The public check's seed: fixed, printed in the lab READMEs. */
 #define LAB_PUBLIC_SEED 2024
 
@@ -92,7 +125,6 @@ int halo_lab_grade(const halo_lab_opts *o, halo_lab_result *res)
     memset(&env, 0, sizeof env);
     env.o = o;
     env.seed = o->check ? LAB_PUBLIC_SEED : o->seed;
-    snprintf(env.root, sizeof env.root, "%s", o->root != NULL ? o->root : HALO_ROOT);
     if (o->exe != NULL) {
         snprintf(env.exe, sizeof env.exe, "%s", o->exe);
     } else {
@@ -103,6 +135,7 @@ int halo_lab_grade(const halo_lab_opts *o, halo_lab_result *res)
         }
         env.exe[n] = '\0';
     }
+    find_root(o, env.exe, env.root, sizeof env.root);
     const char *tmp = o->tmp != NULL ? o->tmp : getenv("TMPDIR");
     snprintf(env.dir, sizeof env.dir, "%s/halo-lab.XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
     if (mkdtemp(env.dir) == NULL) {
