@@ -181,6 +181,8 @@ install: $(BIN)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/halo
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libhalo.a
 	cp -r lua policies $(DESTDIR)$(PREFIX)/share/halo/
+	install -d $(DESTDIR)$(PREFIX)/share/halo/experiments
+	cp -r experiments/clusters experiments/labs $(DESTDIR)$(PREFIX)/share/halo/experiments/
 
 clean:
 	rm -rf build build-asan bin

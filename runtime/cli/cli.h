@@ -19,6 +19,7 @@ int halo_cmd_sim(int argc, char **argv);
 int halo_cmd_calibrate(int argc, char **argv);
 int halo_cmd_sweep(int argc, char **argv);
 int halo_cmd_report(int argc, char **argv);
+int halo_cmd_lab(int argc, char **argv);
 /* `halo info PDIR` on a partition directory (called by halo_cmd_info). */
 int halo_cmd_info_partition(int argc, char **argv);
 

@@ -32,6 +32,7 @@ static const cli_command commands[] = {
     {"policy", halo_cmd_policy, "check a policy file or print the policy API"},
     {"sweep", halo_cmd_sweep, "run an experiment file's points and draw its figure"},
     {"report", halo_cmd_report, "write reports/index.md from the figures' meta.json"},
+    {"lab", halo_cmd_lab, "course labs: list, public checks, grade a student policy"},
     {NULL, NULL, NULL},
 };
 
