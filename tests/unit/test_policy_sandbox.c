@@ -105,7 +105,8 @@ static void escape_corpus_is_refused_and_host_survives(void **state)
         }
         assert_non_null(strstr(msg, name));     /* names the file */
         assert_non_null(strstr(msg, "rank 1")); /* and the moment (ctx.rank) */
-        assert_true(dt < 5.0);
+        /* no bound on dt: tests never assert a time (a hang is caught by the harness's
+         * timeout, and the message above says which limit stopped the policy) */
         regfree(&re);
         host_alive();
         cases++;
