@@ -73,6 +73,11 @@ static halo_comm *comm_wrap(MPI_Comm mc)
     return c;
 }
 
+int halo_comm_watching(void)
+{
+    return halo_watch_running();
+}
+
 int halo_comm_same_host(const halo_comm *c, int peer)
 {
     return peer >= 0 && peer < c->size && c->host[peer] == c->host[c->rank];

@@ -547,6 +547,11 @@ void halo_watch_stop(void)
     close_all();
 }
 
+int halo_watch_running(void)
+{
+    return W.running;
+}
+
 void halo_watch_aborting(void)
 {
     if (!W.running) {

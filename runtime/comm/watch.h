@@ -36,6 +36,8 @@ void halo_watch_bye(void);
 /* Clean end, second step: waits (briefly) for the neighbours' goodbyes, stops the thread and
  * closes everything. Safe to call when the watch never started. */
 void halo_watch_stop(void);
+/* Whether the watch thread runs. */
+int halo_watch_running(void);
 /* This rank is ending the job deliberately with its own message (halo_comm_fail): tells the
  * neighbours, which pass it on and stay quiet instead of reporting this rank as failed. */
 void halo_watch_aborting(void);
