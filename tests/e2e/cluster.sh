@@ -16,8 +16,9 @@ skip_all() {
     exit 0
 }
 
-if ! C=$("$CLUSTER" up 4 --prefix "$PREFIX" --dir "$T/cluster" 2>"$T/up.err"); then
-    rc=$?
+C=$("$CLUSTER" up 4 --prefix "$PREFIX" --dir "$T/cluster" 2>"$T/up.err")
+rc=$?
+if [ $rc -ne 0 ]; then
     [ $rc -eq 77 ] && skip_all "$(head -n 1 "$T/up.err")"
     not_ok "scripts/cluster.sh up 4"; sed 's/^/# /' "$T/up.err"
     done_testing
