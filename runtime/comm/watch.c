@@ -506,6 +506,7 @@ int halo_watch_run(halo_watch_abort_fn abort_fn)
         close_all();
         return halo_errorf(HALO_EIO, "failure watch: thread: %s", strerror(rc));
     }
+    pthread_setname_np(W.thread, "halo-watch"); /* for ps -L and top -H */
     W.running = 1;
     return 0;
 }
