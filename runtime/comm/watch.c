@@ -65,26 +65,26 @@ typedef struct watch_peer {
 
 /* The process's watch (one per process). */
 static struct {
-    int listen_fd;           /* listening socket until connected (-1: none) */
-    int rank;                /* this rank */
-    char host[62];           /* this host */
-    uint64_t token;          /* this job's token */
-    watch_peer peer[2];      /* [0] right (connected to), [1] left (accepted) */
-    int npeer;               /* connections in use (0 on one rank) */
-    int wake[2];             /* pipe that wakes the thread */
-    pthread_t thread;        /* the watch thread */
-    int running;             /* the thread was started */
-    pid_t ppid;              /* parent at start (the launcher) */
-    double interval;         /* seconds between heartbeats */
-    double timeout;          /* seconds of silence that make a neighbour unreachable */
+    int listen_fd;                /* listening socket until connected (-1: none) */
+    int rank;                     /* this rank */
+    char host[62];                /* this host */
+    uint64_t token;               /* this job's token */
+    watch_peer peer[2];           /* [0] right (connected to), [1] left (accepted) */
+    int npeer;                    /* connections in use (0 on one rank) */
+    int wake[2];                  /* pipe that wakes the thread */
+    pthread_t thread;             /* the watch thread */
+    int running;                  /* the thread was started */
+    pid_t ppid;                   /* parent at start (the launcher) */
+    double interval;              /* seconds between heartbeats */
+    double timeout;               /* seconds of silence that make a neighbour unreachable */
     halo_watch_abort_fn abort_fn; /* ends the job */
-    atomic_int req_bye;      /* main thread asks for BYE */
-    atomic_int req_abort;    /* main thread asks for ABORT */
-    atomic_int req_stop;     /* main thread asks the thread to end */
-    atomic_int sent_bye;     /* BYE went out */
-    atomic_int sent_abort;   /* ABORT went out */
-    int quiet;               /* the job is ending for a reason already reported: report nothing */
-    double quiet_until;      /* when quiet because a neighbour said ABORT: end the process then */
+    atomic_int req_bye;           /* main thread asks for BYE */
+    atomic_int req_abort;         /* main thread asks for ABORT */
+    atomic_int req_stop;          /* main thread asks the thread to end */
+    atomic_int sent_bye;          /* BYE went out */
+    atomic_int sent_abort;        /* ABORT went out */
+    int quiet;          /* the job is ending for a reason already reported: report nothing */
+    double quiet_until; /* when quiet because a neighbour said ABORT: end the process then */
 } W = {.listen_fd = -1, .peer = {{.fd = -1}, {.fd = -1}}, .wake = {-1, -1}};
 
 static double env_seconds(const char *name, double dflt)
@@ -251,16 +251,15 @@ int halo_watch_connect(int rank, int size, const halo_watch_card *cards)
     }
     if (out < 0) {
         close_all();
-        return halo_errorf(HALO_EIO, "failure watch: cannot connect to rank %d on host %s",
-                           right, rc->host);
+        return halo_errorf(HALO_EIO, "failure watch: cannot connect to rank %d on host %s", right,
+                           rc->host);
     }
     W.peer[0] = (watch_peer){.fd = out, .rank = right};
     memcpy(W.peer[0].host, rc->host, sizeof W.peer[0].host);
     hello h = {.token = W.token, .rank = rank};
     if (send(out, &h, sizeof h, MSG_NOSIGNAL) != (ssize_t)sizeof h) {
         close_all();
-        return halo_errorf(HALO_EIO, "failure watch: hello to rank %d: %s", right,
-                           strerror(errno));
+        return halo_errorf(HALO_EIO, "failure watch: hello to rank %d: %s", right, strerror(errno));
     }
     /* 2. accept the left neighbour (ignoring anything that does not bring this job's hello) */
     double deadline = halo_now() + ACCEPT_TIMEOUT_S;
@@ -268,8 +267,8 @@ int halo_watch_connect(int rank, int size, const halo_watch_card *cards)
     while (in < 0) {
         if (!wait_fd(W.listen_fd, POLLIN, deadline)) {
             close_all();
-            return halo_errorf(HALO_EIO, "failure watch: rank %d on host %s did not connect",
-                               left, cards[left].host);
+            return halo_errorf(HALO_EIO, "failure watch: rank %d on host %s did not connect", left,
+                               cards[left].host);
         }
         int fd = accept4(W.listen_fd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) {
@@ -278,8 +277,7 @@ int halo_watch_connect(int rank, int size, const halo_watch_card *cards)
         hello g;
         char ack = MSG_ACK;
         if (read_full(fd, &g, sizeof g, halo_now() + CONNECT_TIMEOUT_S) == 0 &&
-            g.token == W.token && g.rank == left &&
-            send(fd, &ack, 1, MSG_NOSIGNAL) == 1) {
+            g.token == W.token && g.rank == left && send(fd, &ack, 1, MSG_NOSIGNAL) == 1) {
             in = fd;
         } else {
             close(fd);
@@ -350,14 +348,20 @@ static void fail(int kind, const watch_peer *p, double silent)
 {
     char msg[400];
     if (kind == FAIL_ENDED) {
-        snprintf(msg, sizeof msg, "rank %d on host %s ended unexpectedly (its connection closed "
-                 "without a clean finish); ending the job", p->rank, p->host);
+        snprintf(msg, sizeof msg,
+                 "rank %d on host %s ended unexpectedly (its connection closed "
+                 "without a clean finish); ending the job",
+                 p->rank, p->host);
     } else if (kind == FAIL_UNREACHABLE) {
-        snprintf(msg, sizeof msg, "rank %d on host %s unreachable (nothing heard for %.1f s); "
-                 "ending the job", p->rank, p->host, silent);
+        snprintf(msg, sizeof msg,
+                 "rank %d on host %s unreachable (nothing heard for %.1f s); "
+                 "ending the job",
+                 p->rank, p->host, silent);
     } else {
-        snprintf(msg, sizeof msg, "the launcher of rank %d on host %s ended (parent pid %d "
-                 "gone); ending this rank", W.rank, W.host, (int)W.ppid);
+        snprintf(msg, sizeof msg,
+                 "the launcher of rank %d on host %s ended (parent pid %d "
+                 "gone); ending this rank",
+                 W.rank, W.host, (int)W.ppid);
     }
     W.quiet = 1;
     report(msg);

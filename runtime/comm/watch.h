@@ -10,12 +10,12 @@
 
 /* What each rank tells every other rank at start-up (one MPI_Allgather of these, as bytes). */
 typedef struct halo_watch_card {
-    uint64_t token;                   /* job token: rank 0's card decides it for the job */
-    uint32_t ip[HALO_WATCH_ADDRS];    /* listening addresses, network byte order */
-    int32_t nip;                      /* entries of ip in use */
-    int32_t pid;                      /* process id (for messages) */
-    uint16_t port;                    /* listening port, network byte order */
-    char host[62];                    /* host name, NUL-terminated */
+    uint64_t token;                /* job token: rank 0's card decides it for the job */
+    uint32_t ip[HALO_WATCH_ADDRS]; /* listening addresses, network byte order */
+    int32_t nip;                   /* entries of ip in use */
+    int32_t pid;                   /* process id (for messages) */
+    uint16_t port;                 /* listening port, network byte order */
+    char host[62];                 /* host name, NUL-terminated */
 } halo_watch_card;
 
 /* Called by the watch thread once it has reported a failure: ends the job (MPI_Abort) and does
