@@ -189,12 +189,12 @@ void halo_comm_finalize(halo_comm *c)
 {
     int fin = 0;
     MPI_Finalized(&fin);
-    if (!fin) {
+    if (!fin && halo_watch_running()) {
         /* a clean end for the failure watch: goodbyes out, everyone has sent theirs, then stop */
         halo_watch_bye();
         MPI_Barrier(MPI_COMM_WORLD);
-        halo_watch_stop();
     }
+    halo_watch_stop();
     halo_comm_free(c);
     if (!fin) {
         MPI_Finalize();
