@@ -92,7 +92,7 @@ status=0
 for launch in srun mpirun; do
     job=$(sbatch --parsable --time=00:05:00 --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --gpus-per-node=0 \
         --output="$W/$launch.out" \
-        --export=ALL,PDIR="$W/p",HALO="$HALO",LAUNCH=$launch,GPUS_PER_TASK=0,OMPI_ALLOW_RUN_AS_ROOT=1,OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        --export="ALL,PDIR=$W/p,HALO=$HALO,LAUNCH=$launch,GPUS_PER_TASK=0,OMPI_ALLOW_RUN_AS_ROOT=1,OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1" \
         "$here/train.sbatch" --epochs 2 --batch 200 --device cpu --eval none --no-table) ||
         { echo "try-local: sbatch ($launch) refused"; status=1; continue; }
     for _ in $(seq 1 200); do
