@@ -1,5 +1,6 @@
 /* MPI behind halo_comm: start-up, abort-together, batched exchanges, collectives and netem. */
 #include "comm/comm.h"
+#include "comm/watch.h"
 
 #include "core/err.h"
 #include "core/log.h"
@@ -72,9 +73,71 @@ static halo_comm *comm_wrap(MPI_Comm mc)
     return c;
 }
 
+int halo_comm_watching(void)
+{
+    return halo_watch_running();
+}
+
 int halo_comm_same_host(const halo_comm *c, int peer)
 {
     return peer >= 0 && peer < c->size && c->host[peer] == c->host[c->rank];
+}
+
+/* Ends the job from the failure watch's thread (it has printed its report). MPI_Abort from a
+ * second thread needs MPI_THREAD_MULTIPLE; otherwise the process ends and mpirun, seeing a rank
+ * gone without finalising, ends the rest. */
+static void watch_abort(int code)
+{
+    if (thread_level == 3) {
+        MPI_Abort(MPI_COMM_WORLD, halo_exit_code(code));
+    }
+    _exit(halo_exit_code(code));
+}
+
+/* Starts the failure watch (collective): every rank's listening card goes round in one
+ * MPI_Allgather, each rank connects to its ring neighbours, and the watch runs only when every
+ * rank connected (else it is off everywhere, with a warning from the ranks that could not).
+ * HALO_WATCH=0 turns it off; one rank not started by mpirun has nothing to watch. */
+static int watch_start(MPI_Comm mc, int rank, int size)
+{
+    const char *env = getenv("HALO_WATCH");
+    int want = !(env != NULL && strcmp(env, "0") == 0);
+    if (size == 1 && getenv("OMPI_COMM_WORLD_SIZE") == NULL) {
+        want = 0;
+    }
+    int all_want = 0;
+    MPI_CHECK(MPI_Allreduce(&want, &all_want, 1, MPI_INT, MPI_MIN, mc));
+    if (!all_want) {
+        return 0;
+    }
+    halo_watch_card mine;
+    int rc = halo_watch_listen(&mine);
+    halo_watch_card *cards = HALO_NEW(halo_watch_card, size);
+    int mrc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, cards, (int)sizeof mine, MPI_BYTE,
+                            mc);
+    if (mrc != MPI_SUCCESS) {
+        halo_free(cards);
+        halo_watch_stop();
+        return mpi_err(mrc, "MPI_Allgather(failure watch)");
+    }
+    if (rc == 0) {
+        rc = halo_watch_connect(rank, size, cards);
+    }
+    halo_free(cards);
+    int ok = rc == 0, all_ok = 0;
+    MPI_CHECK(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, mc));
+    if (!all_ok) {
+        if (!ok) {
+            halo_warn("%s; failures of other ranks will not be named", halo_errmsg());
+        }
+        halo_watch_stop();
+        return 0;
+    }
+    rc = halo_watch_run(watch_abort);
+    if (rc < 0) {
+        halo_warn("%s; failures of other ranks will not be named", halo_errmsg());
+    }
+    return 0;
 }
 
 int halo_comm_init(int *argc, char ***argv, halo_comm **out)
@@ -97,6 +160,15 @@ int halo_comm_init(int *argc, char ***argv, halo_comm **out)
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     halo_comm *c = comm_wrap(dup);
     halo_log_set_rank(c->rank, c->size);
+    static int watching = 0;
+    if (!watching) {
+        watching = 1;
+        int rc = watch_start(c->comm, c->rank, c->size);
+        if (rc < 0) {
+            halo_comm_free(c);
+            return rc;
+        }
+    }
     *out = c;
     return 0;
 }
@@ -115,9 +187,15 @@ void halo_comm_free(halo_comm *c)
 
 void halo_comm_finalize(halo_comm *c)
 {
-    halo_comm_free(c);
     int fin = 0;
     MPI_Finalized(&fin);
+    if (!fin && halo_watch_running()) {
+        /* a clean end for the failure watch: goodbyes out, everyone has sent theirs, then stop */
+        halo_watch_bye();
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    halo_watch_stop();
+    halo_comm_free(c);
     if (!fin) {
         MPI_Finalize();
     }
@@ -159,6 +237,7 @@ void halo_comm_fail(halo_comm *c, int rc)
     halo_error_print(msg[0] ? msg : halo_strerror(rc));
     fflush(stdout);
     (void)c;
+    halo_watch_aborting(); /* the neighbours pass it on instead of reporting this rank */
     MPI_Abort(MPI_COMM_WORLD, halo_exit_code(rc < 0 ? rc : HALO_ESTATE));
     _exit(halo_exit_code(rc < 0 ? rc : HALO_ESTATE)); /* MPI_Abort does not return */
 }

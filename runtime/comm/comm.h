@@ -54,6 +54,13 @@ const char *halo_comm_host(void);
 /* Whether rank peer of c runs on the same host as this rank (shared memory reaches it). */
 int halo_comm_same_host(const halo_comm *c, int peer);
 
+/* Whether the failure watch runs on this rank (docs/cluster.md): a TCP side channel to the ring
+ * neighbours with heartbeats, started by halo_comm_init on every rank or on none, that names a
+ * rank which ended without finalising, a host that stopped answering, or a lost launcher, and
+ * then ends the job. HALO_WATCH=0 turns it off; HALO_WATCH_TIMEOUT (s, default 3) and
+ * HALO_WATCH_INTERVAL (s, default 0.5) tune it; HALO_FAILURE_LOG=FILE also appends the report
+ * there (for when the launcher that forwards stderr is itself gone). */
+int halo_comm_watching(void);
 /* Invariant 5, local side: prints "halo: error: rank R: <message of rc>" and aborts every rank of
  * the job (MPI_Abort with the exit status of rc). Never returns. */
 void halo_comm_fail(halo_comm *c, int rc) __attribute__((noreturn));
