@@ -16,7 +16,8 @@ Runs the test tiers against a built tree (make build first, or use `make test`):
   mpi/   MPI programs under mpirun --timeout, once per "// halo-mpi: ARGS" line of their source
   e2e/   shell scripts in tests/e2e that drive $HALO_BIN (default bin/halo)
 FILTER runs only the suites whose name contains it (e.g. tests/run.sh sim); `gpu` runs the GPU
-suite. Ends with "N passed, N failed, N skipped"; exits 1 when a test failed or none ran.
+suite. Ends with "N passed, N failed, N skipped"; exits 1 when a test failed or none ran (a run of
+only skipped tests exits 0 and says so).
 USAGE
     exit 0
     ;;
@@ -102,6 +103,6 @@ fi
 if [ ${#failed_names[@]} -gt 0 ]; then
     echo "failed suites: ${failed_names[*]}"
 fi
-if [ $((pass + fail)) -eq 0 ]; then echo "no test ran"; fail=1; fi
+if [ $((pass + fail + skip)) -eq 0 ]; then echo "no test ran"; fail=1; fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
