@@ -418,8 +418,6 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     batch_slot *s = it->data;
     int32_t n = s->n;
     double t0 = halo_now();
-    size_t count;
-    float *grad = halo_model_grads(t->m, &count);
     halo_model_stats ms = {0};
     if (rc == 0 && n > 0 && !plan_copies) {
         rc = slot_upload(t, s, it->batch); /* no copy stage: staged here (CPU: no copies) */
@@ -428,6 +426,10 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
         /* the loss is read after the Adam step (halo_model_last_stats), off the step's path */
         rc = halo_model_train_staged(t->m, s->stage, it->batch, step, NULL);
     }
+    /* after the pass, which waited for its gradients: no wait here (GPU: before it, this would
+     * wait for the last step's Adam upload) */
+    size_t count;
+    float *grad = halo_model_grads(t->m, &count);
     if (rc == 0 && n > 0) {
         /* mean over our seeds -> sum over our seeds, so the allreduce sums per-seed gradients */
         float w = (float)n;
