@@ -852,6 +852,9 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     mc.device = device;
     mc.gpu = gpu;
     mc.threads = o->threads;
+    /* tests: HALO_COPY_STAGE=1 runs the GPU's copy stage on the CPU too, with real copies */
+    const char *cs = getenv("HALO_COPY_STAGE");
+    mc.copy_stage = cs != NULL && atoi(cs) > 0;
     if (mc.threads == 0) {
         /* the cores of this machine shared among the ranks on it (mpirun sets the local size) */
         const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
@@ -1244,7 +1247,8 @@ static int run_epoch(train_ctx *t, train_run *r, int ep, halo_train_result *res)
     memset(&acc, 0, sizeof acc);
     double te0 = halo_now();
     /* the copy stage only where there is something to copy: the CPU reads the rows in place */
-    bool copies = halo_model_config_of(t->m)->device == HALO_DEVICE_GPU;
+    const halo_model_config *mcfg = halo_model_config_of(t->m);
+    bool copies = mcfg->device == HALO_DEVICE_GPU || mcfg->copy_stage;
     epoch_plan plan = {t, ep, (uint64_t)r->step, r->order, r->boff, depth, copies};
     uint64_t ustep = (uint64_t)r->step;
     rc = train_epoch(t, pr, &plan, threads, r->nb, r->total, &ustep, &acc, bar ? &prog : NULL);
