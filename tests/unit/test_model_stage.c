@@ -185,16 +185,15 @@ static int copy_fn(void *arg, halo_pipe_item *it)
     if (s->stage == NULL) {
         HALO_CHECK(halo_model_stage_new(rc->m, &s->stage));
     }
-    HALO_CHECK(halo_model_stage_upload(rc->m, s->stage, &s->mb, s->rows,
-                                       rc->B->labels[it->batch], it->batch));
+    HALO_CHECK(halo_model_stage_upload(rc->m, s->stage, &s->mb, s->rows, rc->B->labels[it->batch],
+                                       it->batch));
     s->bytes = halo_model_stage_bytes(s->stage);
     return 0;
 }
 
 /* The batches through a pipeline of `depth` with a fill and a copy stage (random delays), each
  * trained by halo_model_train_staged with the loss read after Adam; compared with ref. */
-static void run_staged(const batches *B, int kind, int copy_stage, int depth,
-                       const reference *ref)
+static void run_staged(const batches *B, int kind, int copy_stage, int depth, const reference *ref)
 {
     halo_model *m = make_model(kind, copy_stage);
     run_ctx rc = {.B = B, .m = m, .kind = kind};
@@ -207,8 +206,12 @@ static void run_staged(const batches *B, int kind, int copy_stage, int depth,
         slotp[i] = &slots[i];
     }
     void *args[1] = {&rc};
-    halo_pipe_opts o = {.depth = depth, .batches = NB, .nstages = 2, .slots = slotp,
-                        .jitter_us = 300, .jitter_seed = (uint64_t)depth};
+    halo_pipe_opts o = {.depth = depth,
+                        .batches = NB,
+                        .nstages = 2,
+                        .slots = slotp,
+                        .jitter_us = 300,
+                        .jitter_seed = (uint64_t)depth};
     o.stages[0] = (halo_pipe_stage){"fill", fill_fn, 1, args};
     o.stages[1] = (halo_pipe_stage){"copy", copy_fn, 1, args};
     halo_pipe *p;
@@ -249,8 +252,9 @@ static void run_staged(const batches *B, int kind, int copy_stage, int depth,
     assert_true(copy_s >= 0);
     assert_int_equal(rc.filled_over_live, 0);
     uint64_t got = halo_model_param_checksum(m);
-    fprintf(stderr, "# %s copy_stage %d depth %d: checksum %016llx (direct %016llx), copy stage "
-                    "%.6f s\n",
+    fprintf(stderr,
+            "# %s copy_stage %d depth %d: checksum %016llx (direct %016llx), copy stage "
+            "%.6f s\n",
             halo_model_kind_name(kind), copy_stage, depth, (unsigned long long)got,
             (unsigned long long)ref->checksum, copy_s);
     assert_true(got == ref->checksum);
@@ -339,8 +343,7 @@ static void loss_read_later_equals_at_once(void **state)
         assert_int_equal(halo_model_adam_step(b, 1.0f), 0);
         halo_minibatch other = batch_mb(B, 5, HALO_MODEL_SAGE);
         halo_model_stats si;
-        assert_int_equal(halo_model_infer(b, &other, B->feat[5], B->labels[5], NULL, NULL, &si),
-                         0);
+        assert_int_equal(halo_model_infer(b, &other, B->feat[5], B->labels[5], NULL, NULL, &si), 0);
         assert_int_equal(halo_model_last_stats(b, &sb), 0);
         assert_int_equal(sb.seeds, mb.num_seeds);
         assert_true(sa.loss > 0);
@@ -361,7 +364,7 @@ static void nan_row_predicts_a_class(void **state)
     halo_model *m = make_model(HALO_MODEL_SAGE, 0);
     halo_minibatch mb = batch_mb(B, 0, HALO_MODEL_SAGE);
     int32_t *pred = HALO_ALLOC(int32_t, mb.num_seeds);
-    float *logits = HALO_ALLOC(float, (size_t)mb.num_seeds * CLASSES);
+    float *logits = HALO_ALLOC(float, (size_t)mb.num_seeds *CLASSES);
     for (int all = 1; all >= 0; all--) {
         float *bias = halo_model_params(m, NULL) + halo_model_bias_offset(m, 1);
         for (int c = 0; c < CLASSES; c++) {
