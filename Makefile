@@ -97,7 +97,7 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(NVCC) $(NVFLAGS) -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 # The policy engine's vector methods are plain loops over arrays: -O3 lets GCC vectorise them
 # (at -O2 its "very cheap" cost model leaves most of them scalar).

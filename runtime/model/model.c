@@ -18,6 +18,11 @@
 #define MODEL_ALIGN 16
 /* Cost of one gathered float of the aggregation in GEMM FLOP (measured order of magnitude). */
 #define MODEL_GATHER_COST 32.0
+/* Alignment in bytes of the arrays packed into a stage's buffers. */
+#define STAGE_ALIGN 256
+
+_Static_assert(HALO_OPS_RNG_DROPOUT == HALO_RNG_DROPOUT,
+               "model/ops.h: HALO_OPS_RNG_DROPOUT differs from core/rng.h's HALO_RNG_DROPOUT");
 
 struct halo_model {
     halo_model_config cfg;         /* as created (device resolved, threads filled in) */
@@ -36,7 +41,14 @@ struct halo_model {
     int64_t in_rows;               /* its capacity in rows */
     float *h_rowloss;              /* host staging: per-seed loss */
     int32_t *h_pred;               /* host staging: per-seed prediction */
-    int32_t stage_rows;            /* capacity of the two above */
+    int32_t *h_lab;                /* host copy of the labels of the last pass */
+    int32_t stage_rows;            /* capacity of the three above */
+    int32_t pend_n;                /* seeds of the last pass's loss in the staging */
+    bool pend_labels;              /* ... which had labels */
+    bool have_last;                /* last holds a training pass's stats */
+    halo_model_stats last;         /* stats of the last training pass (halo_model_last_stats) */
+    bool host_stale;               /* GPU: h_param is behind d_param (Adam ran since) */
+    bool grad_inflight;            /* GPU: Adam's upload of h_grad may still be reading it */
     int64_t *vptr[HALO_MAX_LAYERS];  /* RGCN: host relation CSR of each layer's block */
     int32_t *vidx[HALO_MAX_LAYERS];  /* its sources */
     int64_t vptr_cap[HALO_MAX_LAYERS], vidx_cap[HALO_MAX_LAYERS]; /* their capacities */
@@ -53,6 +65,37 @@ typedef struct layer_state {
     const int32_t *indices; /* block sources on the device */
     halo_rgcn_state rgcn;   /* RGCN layers: what the backward pass needs */
 } layer_state;
+
+/* A mini-batch already on the device (a stage's copies): what model_forward and model_loss
+ * would otherwise copy themselves. */
+typedef struct dev_batch {
+    const float *feat;                       /* [num_input x in_dim] input rows */
+    const int64_t *indptr[HALO_MAX_LAYERS];  /* layer l's CSR (RGCN: by relation) */
+    const int32_t *indices[HALO_MAX_LAYERS]; /* its sources */
+    const int32_t *gid[HALO_MAX_LAYERS];     /* dropout keys of its destinations, or NULL */
+    const int32_t *labels;                   /* [num_seeds] labels */
+} dev_batch;
+
+/* One pipeline slot's staging (halo_model_stage_upload): a pinned host buffer the blocks, dropout
+ * keys and labels are packed into, its device mirror, the device input rows, and two events. */
+struct halo_model_stage {
+    halo_ops_event *copied; /* copy queue: this stage's last copies are done */
+    halo_ops_event *used;   /* compute queue: the last pass over its device buffers is done */
+    char *h_pack;           /* pinned host: the packed arrays */
+    char *d_pack;           /* device mirror of h_pack */
+    size_t pack_cap;        /* bytes of each */
+    float *d_feat;          /* device input rows */
+    size_t feat_cap;        /* its bytes */
+    int64_t *rcnt;          /* RGCN: [relations] scratch of the relation CSR */
+    int64_t batch;          /* batch staged (-1: none, or consumed by a training pass) */
+    bool copies;            /* the batch was copied (GPU, or cfg.copy_stage on CPU) */
+    halo_minibatch mb;      /* the staged mini-batch (the caller's host arrays) */
+    const float *feat;      /* its host input rows */
+    const int32_t *labels;  /* its host labels */
+    dev_batch db;           /* device pointers of the copied batch */
+    int64_t bytes;          /* bytes the last upload queued for the device */
+    int64_t uploads;        /* uploads made */
+};
 
 void halo_model_config_default(halo_model_config *cfg)
 {
@@ -353,6 +396,7 @@ void halo_model_free(halo_model *m)
         m->ops->host_free(m->ctx, m->h_rowloss);
         m->ops->host_free(m->ctx, m->h_pred);
         m->ops->close(m->ctx);
+        halo_free(m->h_lab);
     }
     for (int l = 0; l < HALO_MAX_LAYERS; l++) {
         halo_free(m->vptr[l]);
@@ -364,10 +408,35 @@ void halo_model_free(halo_model *m)
 
 /* ---------------------------------------------------------------- state accessors */
 
+/* The back end's sync; afterwards nothing queued reads a host buffer any more. */
+static int model_sync(halo_model *m)
+{
+    HALO_CHECK(m->ops->sync(m->ctx));
+    m->grad_inflight = false;
+    return 0;
+}
+
+/* GPU: brings the host parameters up to date after Adam steps (which leave them on the device:
+ * the host copy is only needed for checksums, checkpoints and by hand). */
+static int refresh_params(halo_model *m)
+{
+    if (!m->host_stale) {
+        return 0;
+    }
+    HALO_CHECK(m->ops->d2h(m->ctx, m->h_param, m->d_param, m->count * sizeof(float)));
+    HALO_CHECK(model_sync(m));
+    m->host_stale = false;
+    return 0;
+}
+
 float *halo_model_params(halo_model *m, size_t *count)
 {
     if (count != NULL) {
         *count = m->count;
+    }
+    if (refresh_params(m) < 0) {
+        /* a device fault: the next operation reports it again (the error is sticky) */
+        halo_warn("model: parameters not refreshed from the device: %s", halo_errmsg());
     }
     return m->h_param;
 }
@@ -376,6 +445,9 @@ float *halo_model_grads(halo_model *m, size_t *count)
 {
     if (count != NULL) {
         *count = m->count;
+    }
+    if (m->grad_inflight && model_sync(m) < 0) {
+        halo_warn("model: waiting for the gradient upload: %s", halo_errmsg());
     }
     return m->h_grad;
 }
@@ -423,7 +495,9 @@ int halo_model_pull_state(halo_model *m)
     HALO_CHECK(m->ops->d2h(m->ctx, m->h_param, m->d_param, bytes));
     HALO_CHECK(m->ops->d2h(m->ctx, m->h_m, m->d_m, bytes));
     HALO_CHECK(m->ops->d2h(m->ctx, m->h_v, m->d_v, bytes));
-    return m->ops->sync(m->ctx);
+    HALO_CHECK(model_sync(m));
+    m->host_stale = false;
+    return 0;
 }
 
 int halo_model_push_state(halo_model *m)
@@ -435,15 +509,18 @@ int halo_model_push_state(halo_model *m)
     HALO_CHECK(m->ops->h2d(m->ctx, m->d_param, m->h_param, bytes));
     HALO_CHECK(m->ops->h2d(m->ctx, m->d_m, m->h_m, bytes));
     HALO_CHECK(m->ops->h2d(m->ctx, m->d_v, m->h_v, bytes));
-    return m->ops->sync(m->ctx);
+    HALO_CHECK(model_sync(m));
+    m->host_stale = false; /* the host was authoritative */
+    return 0;
 }
 
-uint64_t halo_model_param_checksum(const halo_model *m)
+uint64_t halo_model_param_checksum(halo_model *m)
 {
+    const float *p = halo_model_params(m, NULL);
     uint64_t h = halo_mix64(m->count);
     for (size_t i = 0; i < m->count; i++) {
         uint32_t w;
-        memcpy(&w, &m->h_param[i], sizeof w);
+        memcpy(&w, &p[i], sizeof w);
         h = halo_mix64(h ^ w);
     }
     return h;
@@ -709,6 +786,7 @@ static int stage_rows(halo_model *m, int32_t rows)
     }
     m->ops->host_free(m->ctx, m->h_rowloss);
     m->ops->host_free(m->ctx, m->h_pred);
+    halo_free(m->h_lab);
     m->h_rowloss = NULL;
     m->h_pred = NULL;
     m->stage_rows = 0;
@@ -717,6 +795,7 @@ static int stage_rows(halo_model *m, int32_t rows)
     m->h_rowloss = p;
     HALO_CHECK(m->ops->host_alloc(m->ctx, (size_t)rows * sizeof(int32_t), &p));
     m->h_pred = p;
+    m->h_lab = HALO_ALLOC(int32_t, rows);
     m->stage_rows = rows;
     return 0;
 }
@@ -760,24 +839,46 @@ static int block_to_dev(halo_model *m, int l, const halo_block *b, const int64_t
     return 0;
 }
 
-/* Forward over all layers of mb. train: dropout on (keyed by step). Layer states into st. */
+/* Whether layer l of a training pass drops units (and so needs its destinations' keys). */
+static bool layer_drops(const halo_model *m, int l)
+{
+    return l < m->cfg.layers - 1 && m->cfg.dropout > 0.0f;
+}
+
+/* Forward over all layers of mb. train: dropout on (keyed by step). Layer states into st.
+ * db: the batch is on the device already (a stage's copies), else it is copied here. */
 static int model_forward(halo_model *m, const halo_minibatch *mb, const float *feat, bool train,
-                         uint64_t step, layer_state *st)
+                         uint64_t step, const dev_batch *db, layer_state *st)
 {
     const halo_ops *ops = m->ops;
     halo_ops_ctx *ctx = m->ctx;
     const void *p;
-    HALO_CHECK(ops->to_dev(ctx, feat, (size_t)mb->num_input * m->cfg.in_dim * sizeof(float), &p));
+    if (db != NULL) {
+        p = db->feat;
+    } else {
+        HALO_CHECK(ops->to_dev(ctx, feat, (size_t)mb->num_input * m->cfg.in_dim * sizeof(float),
+                               &p));
+    }
     const float *h = p;
     for (int l = 0; l < mb->layers; l++) {
         const halo_block *b = &mb->blocks[l];
         const int64_t *indptr;
         const int32_t *indices;
-        HALO_CHECK(block_to_dev(m, l, b, &indptr, &indices));
+        if (db != NULL) {
+            indptr = db->indptr[l];
+            indices = db->indices[l];
+        } else {
+            HALO_CHECK(block_to_dev(m, l, b, &indptr, &indices));
+        }
         halo_ops_dropout drop = {0};
         const halo_ops_dropout *dp = NULL;
-        if (train && l < mb->layers - 1 && m->cfg.dropout > 0.0f) {
-            HALO_CHECK(ops->to_dev(ctx, b->src_gid, (size_t)b->num_dst * sizeof(int32_t), &p));
+        if (train && layer_drops(m, l)) {
+            if (db != NULL) {
+                p = db->gid[l];
+            } else {
+                HALO_CHECK(
+                    ops->to_dev(ctx, b->src_gid, (size_t)b->num_dst * sizeof(int32_t), &p));
+            }
             drop.p = m->cfg.dropout;
             drop.seed = m->cfg.seed;
             drop.step = step;
@@ -791,11 +892,12 @@ static int model_forward(halo_model *m, const halo_minibatch *mb, const float *f
     return 0;
 }
 
-/* Loss, predictions and (dlogits != NULL) the loss gradient for the seeds; sums the per-seed
- * losses on the host in seed order so the result does not depend on the back end's threads. */
+/* Loss, predictions and (dlogits != NULL) the loss gradient for the seeds, queued: the per-seed
+ * losses and predictions are copied into the host staging in queue order and read by
+ * loss_finish after the pass's one wait (no wait here, between forward and backward). dev_labels:
+ * the labels on the device already (a stage's), else they are copied here. */
 static int model_loss(halo_model *m, const halo_minibatch *mb, const float *logits,
-                      const int32_t *labels, float **dlogits, int32_t *pred_out,
-                      halo_model_stats *stats)
+                      const int32_t *labels, const int32_t *dev_labels, float **dlogits)
 {
     const halo_ops *ops = m->ops;
     halo_ops_ctx *ctx = m->ctx;
@@ -813,7 +915,11 @@ static int model_loss(halo_model *m, const halo_minibatch *mb, const float *logi
                                    labels[r], r, c);
             }
         }
-        HALO_CHECK(ops->to_dev(ctx, labels, (size_t)n * sizeof(int32_t), &cp));
+        if (dev_labels != NULL) {
+            cp = dev_labels;
+        } else {
+            HALO_CHECK(ops->to_dev(ctx, labels, (size_t)n * sizeof(int32_t), &cp));
+        }
         lab = cp;
         HALO_CHECK(ops->ws_alloc(ctx, (size_t)n * sizeof(float), &p));
         row_loss = p;
@@ -834,24 +940,33 @@ static int model_loss(halo_model *m, const halo_minibatch *mb, const float *logi
     if (dlogits != NULL) {
         *dlogits = dx;
     }
-    HALO_CHECK(ops->sync(ctx));
+    if (labels != NULL) {
+        memcpy(m->h_lab, labels, (size_t)n * sizeof(int32_t));
+    }
+    m->pend_n = n;
+    m->pend_labels = labels != NULL;
+    return 0;
+}
+
+/* After the pass's wait: the predictions into pred_out and the stats (loss summed in seed order
+ * on the host, so it does not depend on the back end's threads) into *out. */
+static void loss_finish(halo_model *m, int32_t *pred_out, halo_model_stats *out)
+{
+    int32_t n = m->pend_n;
     if (pred_out != NULL) {
         memcpy(pred_out, m->h_pred, (size_t)n * sizeof(int32_t));
     }
-    if (stats != NULL) {
-        double sum = 0;
-        int32_t correct = 0;
-        for (int32_t r = 0; r < n; r++) {
-            if (labels != NULL) {
-                sum += m->h_rowloss[r];
-                correct += m->h_pred[r] == labels[r];
-            }
+    double sum = 0;
+    int32_t correct = 0;
+    for (int32_t r = 0; r < n; r++) {
+        if (m->pend_labels) {
+            sum += m->h_rowloss[r];
+            correct += m->h_pred[r] == m->h_lab[r];
         }
-        stats->loss = n > 0 ? (float)(sum / n) : 0.0f;
-        stats->correct = correct;
-        stats->seeds = n;
     }
-    return 0;
+    out->loss = n > 0 ? (float)(sum / n) : 0.0f;
+    out->correct = correct;
+    out->seeds = n;
 }
 
 int halo_model_train_forward_backward(halo_model *m, const halo_minibatch *mb, const float *feat,
@@ -861,28 +976,38 @@ int halo_model_train_forward_backward(halo_model *m, const halo_minibatch *mb, c
     return halo_model_train_forward_backward_dx(m, mb, feat, labels, step, stats, NULL);
 }
 
-int halo_model_train_forward_backward_dx(halo_model *m, const halo_minibatch *mb,
-                                         const float *feat, const int32_t *labels, uint64_t step,
-                                         halo_model_stats *stats, float *d_input)
+/* One training pass: db (a stage's device copies, waited for by the compute queue through
+ * copied) or the host arrays copied here; `used` recorded on the compute queue after the last
+ * read of db. One host wait, for the gradients (the trainer's allreduce needs them); the loss
+ * rows come with it. */
+static int train_pass(halo_model *m, const halo_minibatch *mb, const float *feat,
+                      const int32_t *labels, uint64_t step, halo_model_stats *stats,
+                      float *d_input, const dev_batch *db, halo_model_stage *sg)
 {
     const halo_ops *ops = m->ops;
     halo_ops_ctx *ctx = m->ctx;
     layer_state st[HALO_MAX_LAYERS];
-    HALO_CHECK(check_minibatch(m, mb));
     if (labels == NULL) {
         return halo_errorf(HALO_EUSAGE, "model: training needs the seeds' labels");
     }
+    m->have_last = false;
     ops->ws_reset(ctx);
-    HALO_CHECK(model_forward(m, mb, feat, true, step, st));
+    if (sg != NULL) {
+        HALO_CHECK(ops->wait(ctx, sg->copied, 0));
+    }
+    HALO_CHECK(model_forward(m, mb, feat, true, step, db, st));
     float *dy;
     int L = mb->layers;
-    HALO_CHECK(model_loss(m, mb, st[L - 1].y, labels, &dy, NULL, stats));
+    HALO_CHECK(model_loss(m, mb, st[L - 1].y, labels, db != NULL ? db->labels : NULL, &dy));
     float p = m->cfg.dropout;
     for (int l = L - 1; l >= 0; l--) {
         float *dh = NULL;
         HALO_CHECK(layer_backward(m, l, &mb->blocks[l], &st[l], dy, l < L - 1 ? p : 0.0f,
                                   l > 0 || d_input != NULL ? &dh : NULL));
         dy = dh;
+    }
+    if (sg != NULL) {
+        HALO_CHECK(ops->record(ctx, sg->used, 0));
     }
     if (d_input != NULL) {
         HALO_CHECK(ops->d2h(ctx, d_input, dy,
@@ -891,7 +1016,30 @@ int halo_model_train_forward_backward_dx(halo_model *m, const halo_minibatch *mb
     if (!m->host_is_dev) {
         HALO_CHECK(ops->d2h(ctx, m->h_grad, m->d_grad, m->count * sizeof(float)));
     }
-    return ops->sync(ctx);
+    HALO_CHECK(model_sync(m));
+    loss_finish(m, NULL, &m->last);
+    m->have_last = true;
+    if (stats != NULL) {
+        *stats = m->last;
+    }
+    return 0;
+}
+
+int halo_model_train_forward_backward_dx(halo_model *m, const halo_minibatch *mb,
+                                         const float *feat, const int32_t *labels, uint64_t step,
+                                         halo_model_stats *stats, float *d_input)
+{
+    HALO_CHECK(check_minibatch(m, mb));
+    return train_pass(m, mb, feat, labels, step, stats, d_input, NULL, NULL);
+}
+
+int halo_model_last_stats(const halo_model *m, halo_model_stats *out)
+{
+    if (!m->have_last) {
+        return halo_errorf(HALO_ESTATE, "model: no training pass to read the loss of");
+    }
+    *out = m->last;
+    return 0;
 }
 
 int halo_model_adam_step(halo_model *m, float grad_scale)
@@ -904,10 +1052,241 @@ int halo_model_adam_step(halo_model *m, float grad_scale)
                         .grad_scale = grad_scale, .t = m->t + 1};
     HALO_CHECK(ops->h2d(ctx, m->d_grad, m->h_grad, bytes));
     HALO_CHECK(ops->adam(ctx, m->d_param, m->d_grad, m->d_m, m->d_v, m->count, &hp));
-    HALO_CHECK(ops->d2h(ctx, m->h_param, m->d_param, bytes));
-    HALO_CHECK(ops->sync(ctx));
+    if (!m->host_is_dev) {
+        /* queued: the next pass runs after it in queue order; the host parameters are refreshed
+         * only when read (halo_model_params, _param_checksum, _pull_state) */
+        m->host_stale = true;
+        m->grad_inflight = true;
+    }
     m->t++;
     return 0;
+}
+
+/* ---------------------------------------------------------------- the copy stage */
+
+int halo_model_host_alloc(halo_model *m, size_t bytes, void **out)
+{
+    return m->ops->host_alloc(m->ctx, bytes, out);
+}
+
+void halo_model_host_free(halo_model *m, void *p)
+{
+    if (p != NULL) {
+        m->ops->host_free(m->ctx, p);
+    }
+}
+
+int halo_model_host_pinned(halo_model *m, const void *p)
+{
+    return m->ops->host_pinned(m->ctx, p);
+}
+
+int halo_model_stage_new(halo_model *m, halo_model_stage **out)
+{
+    halo_model_stage *sg = HALO_NEW(halo_model_stage, 1);
+    sg->batch = -1;
+    int rc = m->ops->event_new(m->ctx, &sg->copied);
+    if (rc == 0) {
+        rc = m->ops->event_new(m->ctx, &sg->used);
+    }
+    if (rc < 0) {
+        halo_model_stage_free(m, sg);
+        sg = NULL;
+    }
+    *out = sg;
+    return rc;
+}
+
+void halo_model_stage_free(halo_model *m, halo_model_stage *sg)
+{
+    if (sg == NULL) {
+        return;
+    }
+    const halo_ops *ops = m->ops;
+    /* nothing may still read the buffers: the copies and the last pass over them */
+    if (sg->copied != NULL) {
+        (void)ops->event_sync(m->ctx, sg->copied);
+    }
+    if (sg->used != NULL) {
+        (void)ops->event_sync(m->ctx, sg->used);
+    }
+    halo_model_host_free(m, sg->h_pack);
+    if (sg->d_pack != NULL) {
+        ops->dev_free(m->ctx, sg->d_pack);
+    }
+    if (sg->d_feat != NULL) {
+        ops->dev_free(m->ctx, sg->d_feat);
+    }
+    if (sg->copied != NULL) {
+        ops->event_free(m->ctx, sg->copied);
+    }
+    if (sg->used != NULL) {
+        ops->event_free(m->ctx, sg->used);
+    }
+    halo_free(sg->rcnt);
+    halo_free(sg);
+}
+
+int64_t halo_model_stage_bytes(const halo_model_stage *sg)
+{
+    return sg->bytes;
+}
+
+int64_t halo_model_stage_batch(const halo_model_stage *sg)
+{
+    return sg->batch;
+}
+
+/* Rounds a byte offset up to STAGE_ALIGN. */
+static size_t stage_align(size_t at)
+{
+    return (at + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN;
+}
+
+/* Where each array of mb lies in a stage's packed buffers (byte offsets); returns the total. */
+typedef struct stage_layout {
+    size_t indptr[HALO_MAX_LAYERS], indices[HALO_MAX_LAYERS], gid[HALO_MAX_LAYERS];
+    int64_t nptr[HALO_MAX_LAYERS]; /* indptr entries of layer l */
+    size_t labels;                 /* offset of the labels */
+    size_t total;                  /* bytes */
+} stage_layout;
+
+static void stage_plan(const halo_model *m, const halo_minibatch *mb, stage_layout *lo)
+{
+    size_t at = 0;
+    int R = m->cfg.kind == HALO_MODEL_RGCN ? m->cfg.relations : 1;
+    for (int l = 0; l < mb->layers; l++) {
+        const halo_block *b = &mb->blocks[l];
+        lo->nptr[l] = (int64_t)b->num_dst * R + 1;
+        lo->indptr[l] = at;
+        at = stage_align(at + (size_t)lo->nptr[l] * sizeof(int64_t));
+        lo->indices[l] = at;
+        at = stage_align(at + (size_t)b->num_edges * sizeof(int32_t));
+        lo->gid[l] = at;
+        if (layer_drops(m, l)) {
+            at = stage_align(at + (size_t)b->num_dst * sizeof(int32_t));
+        }
+    }
+    lo->labels = at;
+    at = stage_align(at + (size_t)mb->num_seeds * sizeof(int32_t));
+    lo->total = at;
+}
+
+/* Grows a stage's buffers to pack bytes and feat bytes. Old buffers are freed only once nothing
+ * reads them any more (host waits for both events: growth is rare). */
+static int stage_grow(halo_model *m, halo_model_stage *sg, size_t pack, size_t feat)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    void *p;
+    if (pack > sg->pack_cap || feat > sg->feat_cap) {
+        HALO_CHECK(ops->event_sync(ctx, sg->copied));
+        HALO_CHECK(ops->event_sync(ctx, sg->used));
+    }
+    if (pack > sg->pack_cap) {
+        size_t cap = stage_align(pack + pack / 2);
+        halo_model_host_free(m, sg->h_pack);
+        if (sg->d_pack != NULL) {
+            ops->dev_free(ctx, sg->d_pack);
+        }
+        sg->h_pack = sg->d_pack = NULL;
+        sg->pack_cap = 0;
+        HALO_CHECK(ops->host_alloc(ctx, cap, &p));
+        sg->h_pack = p;
+        HALO_CHECK(ops->dev_alloc(ctx, cap, &p));
+        sg->d_pack = p;
+        sg->pack_cap = cap;
+    }
+    if (feat > sg->feat_cap) {
+        size_t cap = stage_align(feat + feat / 2);
+        if (sg->d_feat != NULL) {
+            ops->dev_free(ctx, sg->d_feat);
+        }
+        sg->d_feat = NULL;
+        sg->feat_cap = 0;
+        HALO_CHECK(ops->dev_alloc(ctx, cap, &p));
+        sg->d_feat = p;
+        sg->feat_cap = cap;
+    }
+    return 0;
+}
+
+int halo_model_stage_upload(halo_model *m, halo_model_stage *sg, const halo_minibatch *mb,
+                            const float *feat, const int32_t *labels, int64_t batch)
+{
+    const halo_ops *ops = m->ops;
+    halo_ops_ctx *ctx = m->ctx;
+    sg->batch = -1;
+    sg->bytes = 0;
+    HALO_CHECK(check_minibatch(m, mb));
+    if (labels == NULL) {
+        return halo_errorf(HALO_EUSAGE, "model: training needs the seeds' labels");
+    }
+    sg->mb = *mb;
+    sg->feat = feat;
+    sg->labels = labels;
+    sg->copies = !m->host_is_dev || m->cfg.copy_stage;
+    sg->uploads++;
+    if (!sg->copies) {
+        /* CPU: the device reads host memory; nothing to copy */
+        sg->batch = batch;
+        return 0;
+    }
+    stage_layout lo;
+    stage_plan(m, mb, &lo);
+    size_t fbytes = (size_t)mb->num_input * m->cfg.in_dim * sizeof(float);
+    HALO_CHECK(stage_grow(m, sg, lo.total, fbytes));
+    /* the packed host buffer is rewritten: the last copies out of it must be done (they are by
+     * now: the pass that read them has waited for them) */
+    HALO_CHECK(ops->event_sync(ctx, sg->copied));
+    char *h = sg->h_pack;
+    for (int l = 0; l < mb->layers; l++) {
+        const halo_block *b = &mb->blocks[l];
+        int64_t *ptr = (int64_t *)(void *)(h + lo.indptr[l]);
+        int32_t *idx = (int32_t *)(void *)(h + lo.indices[l]);
+        if (m->cfg.kind == HALO_MODEL_RGCN) {
+            if (sg->rcnt == NULL) {
+                sg->rcnt = HALO_ALLOC(int64_t, m->cfg.relations);
+            }
+            halo_rgcn_relation_csr(b, m->cfg.relations, ptr, idx, sg->rcnt);
+        } else {
+            memcpy(ptr, b->indptr, (size_t)lo.nptr[l] * sizeof(int64_t));
+            memcpy(idx, b->indices, (size_t)b->num_edges * sizeof(int32_t));
+        }
+        if (layer_drops(m, l)) {
+            memcpy(h + lo.gid[l], b->src_gid, (size_t)b->num_dst * sizeof(int32_t));
+        }
+        sg->db.indptr[l] = (const int64_t *)(const void *)(sg->d_pack + lo.indptr[l]);
+        sg->db.indices[l] = (const int32_t *)(const void *)(sg->d_pack + lo.indices[l]);
+        sg->db.gid[l] =
+            layer_drops(m, l) ? (const int32_t *)(const void *)(sg->d_pack + lo.gid[l]) : NULL;
+    }
+    memcpy(h + lo.labels, labels, (size_t)mb->num_seeds * sizeof(int32_t));
+    sg->db.labels = (const int32_t *)(const void *)(sg->d_pack + lo.labels);
+    sg->db.feat = sg->d_feat;
+    /* the device buffers may still be read by the slot's last pass: the copies wait for it */
+    HALO_CHECK(ops->wait(ctx, sg->used, 1));
+    HALO_CHECK(ops->copy_h2d(ctx, sg->d_pack, sg->h_pack, lo.total));
+    HALO_CHECK(ops->copy_h2d(ctx, sg->d_feat, feat, fbytes));
+    HALO_CHECK(ops->record(ctx, sg->copied, 1));
+    sg->bytes = (int64_t)(lo.total + fbytes);
+    sg->batch = batch;
+    return 0;
+}
+
+int halo_model_train_staged(halo_model *m, halo_model_stage *sg, int64_t batch, uint64_t step,
+                            halo_model_stats *stats)
+{
+    if (sg->batch < 0 || sg->batch != batch) {
+        return halo_errorf(HALO_ESTATE,
+                           "model: the stage holds batch %lld (-1: none), the pass asks for %lld",
+                           (long long)sg->batch, (long long)batch);
+    }
+    sg->batch = -1; /* consumed: the slot takes a later batch next */
+    if (!sg->copies) {
+        return train_pass(m, &sg->mb, sg->feat, sg->labels, step, stats, NULL, NULL, NULL);
+    }
+    return train_pass(m, &sg->mb, sg->feat, sg->labels, step, stats, NULL, &sg->db, sg);
 }
 
 int halo_model_infer(halo_model *m, const halo_minibatch *mb, const float *feat,
@@ -918,16 +1297,25 @@ int halo_model_infer(halo_model *m, const halo_minibatch *mb, const float *feat,
     layer_state st[HALO_MAX_LAYERS];
     HALO_CHECK(check_minibatch(m, mb));
     ops->ws_reset(ctx);
-    HALO_CHECK(model_forward(m, mb, feat, false, 0, st));
+    HALO_CHECK(model_forward(m, mb, feat, false, 0, NULL, st));
     const float *y = st[mb->layers - 1].y;
     if (logits != NULL) {
         HALO_CHECK(ops->d2h(ctx, logits, y, (size_t)mb->num_seeds * m->cfg.classes *
                                                 sizeof(float)));
     }
-    if (pred != NULL || stats != NULL) {
-        HALO_CHECK(model_loss(m, mb, y, stats != NULL ? labels : NULL, NULL, pred, stats));
+    bool loss = pred != NULL || stats != NULL;
+    if (loss) {
+        HALO_CHECK(model_loss(m, mb, y, stats != NULL ? labels : NULL, NULL, NULL));
     }
-    return ops->sync(ctx);
+    HALO_CHECK(model_sync(m));
+    if (loss) {
+        halo_model_stats ms;
+        loss_finish(m, pred, &ms);
+        if (stats != NULL) {
+            *stats = ms;
+        }
+    }
+    return 0;
 }
 
 int halo_model_layer_forward(halo_model *m, int layer, const halo_block *blk, const float *h_src,
@@ -954,5 +1342,5 @@ int halo_model_layer_forward(halo_model *m, int layer, const halo_block *blk, co
     layer_state st;
     HALO_CHECK(layer_forward(m, layer, blk, h, indptr, indices, NULL, &st));
     HALO_CHECK(ops->d2h(ctx, h_dst, st.y, (size_t)blk->num_dst * out * sizeof(float)));
-    return ops->sync(ctx);
+    return model_sync(m);
 }

@@ -49,6 +49,9 @@ typedef struct halo_model_config {
     int relations;       /* RGCN: number of relations R >= 1 (edge types; default 1) */
     int bases;           /* RGCN: basis matrices B in [1, R] shared by the relations, 0: one
                             weight per relation (default 0) */
+    int copy_stage;      /* CPU: 1 = halo_model_stage_upload really copies (into buffers of its
+                            own, as on a GPU), to test the GPU data path's logic; 0 (default):
+                            the CPU reads the host arrays, nothing is copied. GPU: always copies */
 } halo_model_config;
 
 /* Result of one forward pass with labels. */
@@ -103,12 +106,15 @@ int halo_model_layer_out(const halo_model *m, int layer);
  * (R x B row-major, W_r = sum_b a[r][b] V_b), then b (out); halo_model_bias_offset says where.
  * So y = h_dst W_self + sum_r mean_{u in N_r(dst)} h_u W_r + b (a relation without sampled edges
  * of a destination adds nothing). Offsets are multiples of 16
- * floats; the padding between layers is zero and stays zero. The host buffer is authoritative between calls
- * (on GPU it is refreshed after every Adam step); after writing it, call halo_model_push_state. */
+ * floats; the padding between layers is zero and stays zero. On GPU, Adam steps leave the
+ * parameters on the device: this call (and halo_model_param_checksum, halo_model_pull_state)
+ * first copies them back when a step ran since, so the buffer returned is current until the next
+ * Adam step; after writing it, call halo_model_push_state. */
 float *halo_model_params(halo_model *m, size_t *count);
 /* Gradients, same layout and count as the parameters, written (not accumulated) by
  * halo_model_train_forward_backward. The trainer may sum them over ranks in place (one
- * MPI_Allreduce) before halo_model_adam_step. */
+ * MPI_Allreduce) before halo_model_adam_step. On GPU this call first waits for the last Adam
+ * step's upload of the buffer (so it may be written). */
 float *halo_model_grads(halo_model *m, size_t *count);
 /* Offset of layer l's W in the parameter/gradient buffers; its b is at offset + 2*in*out (SAGE),
  * halo_model_bias_offset in general. */
@@ -121,14 +127,14 @@ float *halo_model_adam_m(halo_model *m);
 float *halo_model_adam_v(halo_model *m);
 int64_t halo_model_adam_t(const halo_model *m);
 void halo_model_set_adam_t(halo_model *m, int64_t t);
-/* GPU: copies the Adam moments from the device into the host buffers (the parameters are always
- * current on the host). CPU: nothing to do. */
+/* GPU: copies the parameters and Adam moments from the device into the host buffers. CPU: nothing
+ * to do. */
 int halo_model_pull_state(halo_model *m);
 /* GPU: copies host parameters and Adam moments to the device (after a checkpoint is loaded or the
  * parameters are changed by hand). CPU: nothing to do. */
 int halo_model_push_state(halo_model *m);
 /* 64-bit hash of the parameter bytes: equal on two ranks iff the weights are bit-identical. */
-uint64_t halo_model_param_checksum(const halo_model *m);
+uint64_t halo_model_param_checksum(halo_model *m);
 
 /* A host buffer for the input features of a mini-batch of up to `rows` input nodes (pinned memory
  * on GPU, so the copy to the device is asynchronous and fast). Gathering features straight into it
@@ -150,9 +156,51 @@ int halo_model_train_forward_backward(halo_model *m, const halo_minibatch *mb, c
 int halo_model_train_forward_backward_dx(halo_model *m, const halo_minibatch *mb,
                                          const float *feat, const int32_t *labels, uint64_t step,
                                          halo_model_stats *stats, float *d_input);
+/* The stats of the last training pass (any of the calls above or halo_model_train_staged), for a
+ * caller that passed stats NULL and reads the loss later (e.g. after the allreduce and the Adam
+ * step): equal to what that pass would have written. HALO_ESTATE when none ran. */
+int halo_model_last_stats(const halo_model *m, halo_model_stats *out);
 /* One Adam step (torch.optim.Adam semantics, L2 weight decay added to the gradient) from the host
- * gradient buffer scaled by grad_scale (e.g. 1/ranks after a summing allreduce). Advances t. */
+ * gradient buffer scaled by grad_scale (e.g. 1/ranks after a summing allreduce). Advances t.
+ * GPU: queued, the host does not wait; the parameters stay on the device (halo_model_params). */
 int halo_model_adam_step(halo_model *m, float grad_scale);
+
+/* ---- the copy stage (docs/model.md, "The GPU data path") ----
+ * A pipeline with k batches in flight keeps k + 1 stages, one per slot. The copy stage of batch b
+ * calls halo_model_stage_upload on its slot's stage (it may run on another thread than the
+ * compute, one stage at a time per thread); the trainer then calls halo_model_train_staged. On a
+ * GPU the upload packs the blocks' CSR, the dropout keys and the labels into the stage's pinned
+ * buffer and queues two host-to-device copies (that buffer, and the input rows) on the copy
+ * stream, then records an event; the pass makes the compute stream wait for that event (the host
+ * does not wait) and records another when it has read the stage's device buffers, which the next
+ * upload into the same stage waits for. On the CPU nothing is copied (unless cfg.copy_stage). */
+typedef struct halo_model_stage halo_model_stage;
+
+/* Host memory the device copies from asynchronously: pinned on GPU (limited: ask for what is
+ * needed), plain on CPU; zero-filled. Free with halo_model_host_free. */
+int halo_model_host_alloc(halo_model *m, size_t bytes, void **out);
+void halo_model_host_free(halo_model *m, void *p);
+/* 1 when p lies in pinned host memory (GPU), 0 otherwise (always 0 on CPU). */
+int halo_model_host_pinned(halo_model *m, const void *p);
+
+int halo_model_stage_new(halo_model *m, halo_model_stage **out);
+/* Waits for what still reads the stage's buffers, then frees it. NULL is a no-op. */
+void halo_model_stage_free(halo_model *m, halo_model_stage *sg);
+/* Stages batch number `batch` (mb as for halo_model_train_forward_backward, feat its input rows,
+ * best from halo_model_host_alloc so the copy is asynchronous; labels one per seed). mb's arrays,
+ * feat and labels must stay unchanged until halo_model_train_staged of that batch returns. Checks
+ * mb against the model (HALO_EINPUT). */
+int halo_model_stage_upload(halo_model *m, halo_model_stage *sg, const halo_minibatch *mb,
+                            const float *feat, const int32_t *labels, int64_t batch);
+/* Bytes the last upload queued for the device (0 when nothing is copied, as on the CPU). */
+int64_t halo_model_stage_bytes(const halo_model_stage *sg);
+/* The batch the stage holds, -1 when none (never staged, or consumed by a training pass). */
+int64_t halo_model_stage_batch(const halo_model_stage *sg);
+/* The training pass of halo_model_train_forward_backward over the staged batch, which must be
+ * `batch` (else HALO_ESTATE: a slot given the wrong batch); consumes the stage. Results are those
+ * of halo_model_train_forward_backward on the same arrays, bit for bit on the CPU. */
+int halo_model_train_staged(halo_model *m, halo_model_stage *sg, int64_t batch, uint64_t step,
+                            halo_model_stats *stats);
 
 /* Inference on a sampled mini-batch (no dropout). Any output may be NULL: logits
  * [num_seeds x classes], pred [num_seeds] arg-max classes, and, when labels is not NULL, stats. */

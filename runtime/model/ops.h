@@ -13,6 +13,12 @@ extern "C" {
 #endif
 
 typedef struct halo_ops_ctx halo_ops_ctx;
+/* A point in one of the back end's two queues (GPU: a CUDA event). */
+typedef struct halo_ops_event halo_ops_event;
+
+/* The purpose number the dropout masks are keyed with: HALO_RNG_DROPOUT of core/rng.h, which
+ * model.c and ops_cuda.cu check with a static assertion (the device code cannot call rng.h). */
+#define HALO_OPS_RNG_DROPOUT 9
 
 /* What a back end is opened with. */
 typedef struct halo_ops_config {
@@ -21,7 +27,7 @@ typedef struct halo_ops_config {
 } halo_ops_config;
 
 /* Dropout of one layer's output rows: element (r, j) is kept iff
- * (halo_mix64(halo_hash5(seed, HALO_RNG_DROPOUT, step, layer, gid[r]) ^ halo_mix64(j + 1)) >> 11)
+ * (halo_mix64(halo_hash5(seed, HALO_OPS_RNG_DROPOUT, step, layer, gid[r]) ^ halo_mix64(j + 1)) >> 11)
  * >= threshold, where threshold = p * 2^53 (the draw of halo_rng_next with counter j+1). */
 typedef struct halo_ops_dropout {
     float p;            /* drop probability; 0 disables dropout */
@@ -63,6 +69,27 @@ typedef struct halo_ops {
     int (*d2h)(halo_ops_ctx *ctx, void *host, const void *dev, size_t bytes);
     int (*sync)(halo_ops_ctx *ctx);
 
+    /* The copy queue (docs/pipeline.md, the copy stage): host-to-device copies on a queue of
+     * their own (GPU: a second CUDA stream), ordered against the compute queue (the one of every
+     * other operation) by events only. These may be called from another thread than the compute
+     * operations (one thread at a time for the copy queue). CPU: copies are memcpy (skipped when
+     * dev == host), events do nothing, since every operation has finished when it returns. */
+    int (*event_new)(halo_ops_ctx *ctx, halo_ops_event **out);
+    void (*event_free)(halo_ops_ctx *ctx, halo_ops_event *ev);
+    /* Queues a copy on the copy queue; host should be host_alloc memory (pinned: the copy is
+     * asynchronous) and must stay unchanged until an event recorded after it has completed. */
+    int (*copy_h2d)(halo_ops_ctx *ctx, void *dev, const void *host, size_t bytes);
+    /* Records ev on the copy queue (copy != 0) or the compute queue: ev completes when all work
+     * queued there before it has. */
+    int (*record)(halo_ops_ctx *ctx, halo_ops_event *ev, int copy);
+    /* Work queued next on the copy queue (copy != 0) or the compute queue waits for ev (the host
+     * does not wait). An event never recorded counts as completed. */
+    int (*wait)(halo_ops_ctx *ctx, halo_ops_event *ev, int copy);
+    /* The host waits for ev. */
+    int (*event_sync)(halo_ops_ctx *ctx, halo_ops_event *ev);
+    /* 1 when p points into pinned (page-locked) host memory, else 0 (CPU: always 0). */
+    int (*host_pinned)(halo_ops_ctx *ctx, const void *p);
+
     /* C = alpha op(A) op(B) + beta C with op(X) = X or X^T (ta, tb nonzero: transposed); C is
      * m x n, the inner dimension k; lda, ldb, ldc are row strides. */
     int (*gemm)(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
@@ -94,7 +121,7 @@ typedef struct halo_ops {
     int (*col_sum)(halo_ops_ctx *ctx, const float *dy, int64_t rows, int cols, int ld,
                    float *db);
     /* Softmax cross-entropy per row: row_loss[r] = logsumexp(x[r]) - x[r, labels[r]],
-     * pred[r] = arg-max (first on ties); when dx is not NULL, dx = (softmax(x) - onehot) * scale.
+     * pred[r] = arg-max (first on ties; always in [0, classes), also for a row with NaNs); when dx is not NULL, dx = (softmax(x) - onehot) * scale.
      * labels may be NULL (no loss, no dx). */
     int (*softmax_xent)(halo_ops_ctx *ctx, const float *x, int32_t rows, int classes,
                         const int32_t *labels, float scale, float *dx, float *row_loss,

@@ -1,6 +1,8 @@
 /* CUDA back end of the model's operations: cuBLAS GEMM, CUDA kernels (aggregation and its
  * backward, bias/ReLU/dropout, softmax cross-entropy, Adam), a device workspace pool, pinned host
- * buffers and copies on one stream. The only model file that includes CUDA headers. */
+ * buffers; every kernel and copy on the compute stream, the copy stage's host-to-device copies on
+ * a copy stream of their own, the two ordered by events. The only model file that includes CUDA
+ * headers. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -12,6 +14,7 @@ extern "C" {
 #include "core/err.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "core/rng.h"
 #include "model/ops.h"
 }
 
@@ -35,8 +38,11 @@ extern "C" {
         }                                                                                          \
     } while (0)
 
-/* Same purpose number as HALO_RNG_DROPOUT in core/rng.h (not included: host-only code). */
-#define CUDA_RNG_DROPOUT 9
+/* The dropout masks' purpose number: the device code cannot call core/rng.h's host functions,
+ * so it carries the number itself, checked against the host's enum here (and in model.c). */
+#define CUDA_RNG_DROPOUT HALO_OPS_RNG_DROPOUT
+static_assert(CUDA_RNG_DROPOUT == HALO_RNG_DROPOUT,
+              "ops_cuda.cu: the dropout purpose differs from core/rng.h's HALO_RNG_DROPOUT");
 
 /* Threads per block of the element-wise kernels. */
 #define CUDA_THREADS 256
@@ -50,7 +56,8 @@ struct cuda_chunk {
 
 struct halo_ops_ctx {
     int gpu;              /* CUDA device ordinal */
-    cudaStream_t stream;  /* every copy and kernel, in order */
+    cudaStream_t stream;  /* the compute stream: every kernel and copy but the copy stage's */
+    cudaStream_t copy;    /* the copy stream: copy_h2d (the copy stage), ordered by events */
     cublasHandle_t blas;  /* bound to stream */
     cuda_chunk *chunks;   /* workspace pool; the last one is current */
     int nchunks;          /* chunks in use */
@@ -100,9 +107,16 @@ static int cuda_open(const halo_ops_config *cfg, halo_ops_ctx **out)
     if (ce == cudaSuccess) {
         ce = cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking);
     }
+    if (ce == cudaSuccess) {
+        ce = cudaStreamCreateWithFlags(&ctx->copy, cudaStreamNonBlocking);
+    }
     if (ce != cudaSuccess) {
         rc = halo_errorf(HALO_ECUDA, "%s:%d: model: cannot open GPU %d: %s", __FILE__, __LINE__,
                          ctx->gpu, cudaGetErrorString(ce));
+        (void)cudaGetLastError();
+        if (ctx->stream != NULL) {
+            (void)cudaStreamDestroy(ctx->stream);
+        }
         halo_free(ctx);
         return rc;
     }
@@ -126,6 +140,9 @@ static void cuda_close(halo_ops_ctx *ctx)
         return;
     }
     (void)cudaSetDevice(ctx->gpu);
+    if (ctx->copy != NULL) {
+        (void)cudaStreamSynchronize(ctx->copy);
+    }
     if (ctx->stream != NULL) {
         (void)cudaStreamSynchronize(ctx->stream);
     }
@@ -135,6 +152,9 @@ static void cuda_close(halo_ops_ctx *ctx)
     halo_free(ctx->chunks);
     if (ctx->blas != NULL) {
         (void)cublasDestroy(ctx->blas);
+    }
+    if (ctx->copy != NULL) {
+        (void)cudaStreamDestroy(ctx->copy);
     }
     if (ctx->stream != NULL) {
         (void)cudaStreamDestroy(ctx->stream);
@@ -275,6 +295,77 @@ static int cuda_sync(halo_ops_ctx *ctx)
     HALO_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
     HALO_CUDA_CHECK(cudaGetLastError());
     return 0;
+}
+
+/* ---------------------------------------------------------------- copy stream and events */
+
+struct halo_ops_event {
+    cudaEvent_t e; /* timing disabled: only ordering */
+};
+
+static int cuda_event_new(halo_ops_ctx *ctx, halo_ops_event **out)
+{
+    *out = NULL;
+    HALO_CHECK(cuda_use(ctx));
+    cudaEvent_t e;
+    HALO_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    halo_ops_event *ev = HALO_NEW(halo_ops_event, 1);
+    ev->e = e;
+    *out = ev;
+    return 0;
+}
+
+static void cuda_event_free(halo_ops_ctx *ctx, halo_ops_event *ev)
+{
+    if (ev == NULL) {
+        return;
+    }
+    (void)cudaSetDevice(ctx->gpu);
+    (void)cudaEventDestroy(ev->e);
+    halo_free(ev);
+}
+
+/* The copy stage's copies: on the copy stream, so they overlap the compute stream's kernels. */
+static int cuda_copy_h2d(halo_ops_ctx *ctx, void *dev, const void *host, size_t bytes)
+{
+    if (bytes == 0) {
+        return 0;
+    }
+    HALO_CHECK(cuda_use(ctx)); /* the copy stage may run on a thread of its own */
+    HALO_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, ctx->copy));
+    return 0;
+}
+
+static int cuda_record(halo_ops_ctx *ctx, halo_ops_event *ev, int copy)
+{
+    HALO_CHECK(cuda_use(ctx));
+    HALO_CUDA_CHECK(cudaEventRecord(ev->e, copy ? ctx->copy : ctx->stream));
+    return 0;
+}
+
+static int cuda_wait(halo_ops_ctx *ctx, halo_ops_event *ev, int copy)
+{
+    HALO_CHECK(cuda_use(ctx));
+    HALO_CUDA_CHECK(cudaStreamWaitEvent(copy ? ctx->copy : ctx->stream, ev->e, 0));
+    return 0;
+}
+
+static int cuda_event_sync(halo_ops_ctx *ctx, halo_ops_event *ev)
+{
+    HALO_CHECK(cuda_use(ctx));
+    HALO_CUDA_CHECK(cudaEventSynchronize(ev->e));
+    return 0;
+}
+
+static int cuda_host_pinned(halo_ops_ctx *ctx, const void *p)
+{
+    (void)ctx;
+    cudaPointerAttributes a;
+    if (p == NULL || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError(); /* older runtimes fail on pageable memory */
+        return 0;
+    }
+    return a.type == cudaMemoryTypeHost ? 1 : 0;
 }
 
 /* ---------------------------------------------------------------- GEMM */
@@ -576,6 +667,12 @@ __global__ void k_softmax_xent(const float *__restrict__ x, int32_t rows, int cl
             arg = oa;
         }
     }
+    if (arg >= classes) {
+        /* no element compared greater than -inf: a row of NaNs (or of -inf); the CPU back end
+         * answers 0 for it too, and a prediction is always a class */
+        arg = 0;
+        mx = xr[0];
+    }
     if (lane == 0 && pred != NULL) {
         pred[r] = arg;
     }
@@ -667,6 +764,13 @@ static halo_ops make_table(void)
     t.h2d = cuda_h2d;
     t.d2h = cuda_d2h;
     t.sync = cuda_sync;
+    t.event_new = cuda_event_new;
+    t.event_free = cuda_event_free;
+    t.copy_h2d = cuda_copy_h2d;
+    t.record = cuda_record;
+    t.wait = cuda_wait;
+    t.event_sync = cuda_event_sync;
+    t.host_pinned = cuda_host_pinned;
     t.gemm = cuda_gemm;
     t.zero = cuda_zero;
     t.copy_rows = cuda_copy_rows;

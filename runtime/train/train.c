@@ -175,22 +175,24 @@ typedef struct epoch_acc {
 } epoch_acc;
 
 /* The mini-batch as the model sees it: sources keyed by input-graph id, so dropout masks do not
- * depend on the partition numbering (1 rank and P ranks drop the same units). */
-static void keyed_minibatch(train_ctx *t, const halo_minibatch *mb, halo_minibatch *out)
+ * depend on the partition numbering (1 rank and P ranks drop the same units). The keys go into
+ * keybuf/keycap (per layer; grown as needed), the caller's (a pipeline slot's). */
+static void keyed_minibatch(const train_ctx *t, const halo_minibatch *mb, int32_t **keybuf,
+                            int64_t *keycap, halo_minibatch *out)
 {
     const int64_t *orig = halo_store_orig_ids(t->st);
     *out = *mb;
     for (int l = 0; l < mb->layers; l++) {
         const halo_block *b = &mb->blocks[l];
-        if (b->num_src > t->keycap[l]) {
-            halo_free(t->keybuf[l]);
-            t->keycap[l] = b->num_src + b->num_src / 2 + 16;
-            t->keybuf[l] = HALO_ALLOC(int32_t, t->keycap[l]);
+        if (b->num_src > keycap[l]) {
+            halo_free(keybuf[l]);
+            keycap[l] = b->num_src + b->num_src / 2 + 16;
+            keybuf[l] = HALO_ALLOC(int32_t, keycap[l]);
         }
         for (int32_t i = 0; i < b->num_src; i++) {
-            t->keybuf[l][i] = (int32_t)orig[b->src_gid[i]];
+            keybuf[l][i] = (int32_t)orig[b->src_gid[i]];
         }
-        out->blocks[l].src_gid = t->keybuf[l];
+        out->blocks[l].src_gid = keybuf[l];
     }
     out->seeds = out->blocks[out->layers - 1].src_gid;
     out->input = out->blocks[0].src_gid;
@@ -203,11 +205,16 @@ static void keyed_minibatch(train_ctx *t, const halo_minibatch *mb, halo_minibat
 typedef struct batch_slot {
     halo_minibatch mb;  /* sampled blocks */
     halo_store_pull pull;     /* pull plan of the input rows */
-    float *rows;        /* [num_input * feat_dim] input features (own buffer or the model's) */
-    float *own;         /* the slot's own buffer (depth > 0: the model's is in use) */
+    float *rows;        /* [num_input * feat_dim] input features (== own) */
+    float *own;         /* the slot's buffer: pinned host memory from the model (GPU) */
     int64_t own_cap;    /* floats allocated in own */
+    bool own_pageable;  /* own is plain memory (pinned memory could not be had) */
     int32_t *labels;    /* [n] labels of the seeds */
     int64_t labels_cap; /* capacity of labels */
+    halo_minibatch keyed;              /* mb with sources keyed by input-graph id */
+    int32_t *keybuf[HALO_MAX_LAYERS];  /* its keys per layer */
+    int64_t keycap[HALO_MAX_LAYERS];   /* their capacities */
+    halo_model_stage *stage;           /* the model's staging of this slot (copy stage) */
     int32_t n;          /* this rank's seeds of the batch */
     int64_t hits;       /* halo input nodes served by the cache */
     int64_t misses;     /* halo input nodes pulled */
@@ -225,6 +232,7 @@ typedef struct epoch_plan {
     const int32_t *order; /* this rank's seeds in epoch order */
     const int64_t *boff;  /* batch b = order[boff[b] .. boff[b+1]) */
     int depth;            /* pipeline depth (0: stages run on the trainer's thread) */
+    bool copy_stage;      /* a copy stage runs after the fetch (GPU) */
 } epoch_plan;
 
 /* A stage thread's own handles: a channel (a dup of the world one at depth > 0), a store handle
@@ -281,6 +289,19 @@ static int stage_sample(void *arg, halo_pipe_item *it)
     return 0;
 }
 
+/* Frees a slot's rows buffer (pinned or plain). */
+static void slot_rows_free(halo_model *m, batch_slot *s)
+{
+    if (s->own_pageable) {
+        halo_free(s->own);
+    } else {
+        halo_model_host_free(m, s->own);
+    }
+    s->own = NULL;
+    s->own_cap = 0;
+    s->own_pageable = false;
+}
+
 /* Stage 2: the feature pull, with the cache between plan and exec (docs/cache.md). One thread,
  * batches in order, so the cache's lookups and admissions happen in the same order at every
  * depth (invariant 2). A policy error (cache_batch in Lua) is returned after the pull's
@@ -295,15 +316,20 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
     batch_slot *s = it->data;
     int64_t ni = s->mb.num_input > 0 ? s->mb.num_input : 1;
     halo_comm_stats c0 = halo_comm_get_stats(halo_store_comm(st));
-    s->rows = pl->depth == 0 ? halo_model_input_buffer(t->m, ni) : NULL;
-    if (s->rows == NULL) {
-        if (ni * halo_store_feat_dim(st) > s->own_cap) {
-            halo_free(s->own);
-            s->own_cap = ni * halo_store_feat_dim(st) + ni * halo_store_feat_dim(st) / 2;
-            s->own = HALO_ALLOC(float, s->own_cap);
+    int64_t need = ni * halo_store_feat_dim(st);
+    if (need > s->own_cap) {
+        /* the slot's rows buffer, pinned on a GPU at every depth (its batch's copy to the device
+         * is then asynchronous); the last batch of this slot has been computed (released) */
+        slot_rows_free(t->m, s);
+        s->own_cap = need + need / 2;
+        void *p = NULL;
+        if (halo_model_host_alloc(t->m, (size_t)s->own_cap * sizeof(float), &p) < 0) {
+            p = HALO_ALLOC(float, s->own_cap); /* pinned memory is limited: copies still work */
+            s->own_pageable = true;
         }
-        s->rows = s->own;
+        s->own = p;
     }
+    s->rows = s->own;
     int rc = halo_store_pull_plan(st, s->mb.input, s->mb.num_input, &s->pull);
     if (rc < 0) {
         /* local and never expected: ids come from the sampler */
@@ -357,25 +383,53 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
     return prc;
 }
 
+/* Keys the slot's batch and stages it for the model (halo_model_stage_upload). */
+static int slot_upload(train_ctx *t, batch_slot *s, int64_t batch)
+{
+    if (s->stage == NULL) {
+        HALO_CHECK(halo_model_stage_new(t->m, &s->stage));
+    }
+    keyed_minibatch(t, &s->mb, s->keybuf, s->keycap, &s->keyed);
+    return halo_model_stage_upload(t->m, s->stage, &s->keyed, s->rows, s->labels, batch);
+}
+
+/* Stage 3 (GPU): the copy stage. The slot's batch goes to the device on the model's copy stream
+ * while the trainer computes the batch before it (docs/pipeline.md). No collectives; skipped
+ * after an earlier stage's error and for a batch without seeds. */
+static int stage_copy(void *arg, halo_pipe_item *it)
+{
+    stage_arg *a = arg;
+    batch_slot *s = it->data;
+    if (it->rc < 0 || s->n == 0) {
+        return 0;
+    }
+    return slot_upload(a->plan->t, s, it->batch);
+}
+
 /* The trainer's part of one batch: forward/backward, the gradient allreduce, Adam. The
  * allreduce carries one more float, 1 on a rank whose batch failed (a stage's error, or the
  * model's), so the ranks learn of a failure at the batch boundary without another collective;
  * they then agree on the message and return it (every rank, no hang). global_n is the step's
  * seed count over all ranks. Collective. */
 static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, int rc,
-                        uint64_t step, int64_t global_n, epoch_acc *acc, int epoch)
+                        uint64_t step, int64_t global_n, epoch_acc *acc, int epoch,
+                        bool plan_copies)
 {
     batch_slot *s = it->data;
     int32_t n = s->n;
     double t0 = halo_now();
+    halo_model_stats ms = {0};
+    if (rc == 0 && n > 0 && !plan_copies) {
+        rc = slot_upload(t, s, it->batch); /* no copy stage: staged here (CPU: no copies) */
+    }
+    if (rc == 0 && n > 0) {
+        /* the loss is read after the Adam step (halo_model_last_stats), off the step's path */
+        rc = halo_model_train_staged(t->m, s->stage, it->batch, step, NULL);
+    }
+    /* after the pass, which waited for its gradients: no wait here (GPU: before it, this would
+     * wait for the last step's Adam upload) */
     size_t count;
     float *grad = halo_model_grads(t->m, &count);
-    halo_model_stats ms = {0};
-    if (rc == 0 && n > 0) {
-        halo_minibatch keyed;
-        keyed_minibatch(t, &s->mb, &keyed);
-        rc = halo_model_train_forward_backward(t->m, &keyed, s->rows, s->labels, step, &ms);
-    }
     if (rc == 0 && n > 0) {
         /* mean over our seeds -> sum over our seeds, so the allreduce sums per-seed gradients */
         float w = (float)n;
@@ -399,6 +453,9 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     }
     memcpy(grad, pr->gbuf, count * sizeof *grad);
     rc = halo_model_adam_step(t->m, 1.0f / (float)global_n);
+    if (rc == 0 && n > 0) {
+        rc = halo_model_last_stats(t->m, &ms);
+    }
     if (rc < 0) {
         halo_comm_fail(t->c, rc); /* local, after the last collective of the step */
     }
@@ -406,6 +463,7 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
 
     acc->s.sample_s += it->end[0] - it->start[0];
     acc->s.fetch_s += it->end[1] - it->start[1];
+    acc->s.copy_s += plan_copies ? it->end[2] - it->start[2] : 0.0;
     acc->s.compute_s += (t1 - t0) + (t3 - t2);
     acc->s.allreduce_s += t2 - t1;
     acc->s.batches++;
@@ -474,7 +532,7 @@ static int pipe_channels(train_ctx *t, pipe_res *pr, int threads)
     return 0;
 }
 
-static void pipe_res_free(pipe_res *pr)
+static void pipe_res_free(pipe_res *pr, halo_model *m)
 {
     for (int i = 0; i < pr->nchan; i++) {
         halo_store_close(pr->st[i]);
@@ -485,8 +543,12 @@ static void pipe_res_free(pipe_res *pr)
         batch_slot *s = &pr->slot[i];
         halo_sample_free(&s->mb);
         halo_store_pull_free(&s->pull);
-        halo_free(s->own);
+        slot_rows_free(m, s);
         halo_free(s->labels);
+        for (int l = 0; l < HALO_MAX_LAYERS; l++) {
+            halo_free(s->keybuf[l]);
+        }
+        halo_model_stage_free(m, s->stage);
     }
     halo_free(pr->gbuf);
     halo_timeline_free(&pr->tl);
@@ -514,6 +576,10 @@ static int train_epoch(train_ctx *t, pipe_res *pr, epoch_plan *pl, int threads, 
                          .jitter_seed = (uint64_t)t->rank};
     po.stages[0] = (halo_pipe_stage){"sample", stage_sample, threads, sargp};
     po.stages[1] = (halo_pipe_stage){"fetch", stage_fetch, 1, fargp};
+    if (pl->copy_stage) {
+        po.stages[2] = (halo_pipe_stage){"copy", stage_copy, 1, fargp};
+        po.nstages = 3;
+    }
     const char *ql = getenv("HALO_PIPE_QUEUE_LEN"); /* tests: queues of one */
     po.queue_len = ql != NULL ? atoi(ql) : 0;
     halo_pipe *p = NULL;
@@ -535,7 +601,7 @@ static int train_epoch(train_ctx *t, pipe_res *pr, epoch_plan *pl, int threads, 
         if (o->timeline != NULL) {
             halo_timeline_add_item(&pr->tl, p, t->rank, pl->epoch, it);
         }
-        rc = compute_step(t, pr, it, prc, *step, gn, acc, pl->epoch);
+        rc = compute_step(t, pr, it, prc, *step, gn, acc, pl->epoch, pl->copy_stage);
         if (rc < 0) {
             break;
         }
@@ -695,9 +761,6 @@ static void ctx_free(train_ctx *t)
     if (t->smp != NULL) {
         halo_sampler_free(t->smp);
     }
-    for (int l = 0; l < HALO_MAX_LAYERS; l++) {
-        halo_free(t->keybuf[l]);
-    }
     halo_free(t->labels);
     halo_free(t->borrow_id);
     halo_free(t->borrow_label);
@@ -789,6 +852,9 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     mc.device = device;
     mc.gpu = gpu;
     mc.threads = o->threads;
+    /* tests: HALO_COPY_STAGE=1 runs the GPU's copy stage on the CPU too, with real copies */
+    const char *cs = getenv("HALO_COPY_STAGE");
+    mc.copy_stage = cs != NULL && atoi(cs) > 0;
     if (mc.threads == 0) {
         /* the cores of this machine shared among the ranks on it (mpirun sets the local size) */
         const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
@@ -1180,7 +1246,10 @@ static int run_epoch(train_ctx *t, train_run *r, int ep, halo_train_result *res)
     epoch_acc acc;
     memset(&acc, 0, sizeof acc);
     double te0 = halo_now();
-    epoch_plan plan = {t, ep, (uint64_t)r->step, r->order, r->boff, depth};
+    /* the copy stage only where there is something to copy: the CPU reads the rows in place */
+    const halo_model_config *mcfg = halo_model_config_of(t->m);
+    bool copies = mcfg->device == HALO_DEVICE_GPU || mcfg->copy_stage;
+    epoch_plan plan = {t, ep, (uint64_t)r->step, r->order, r->boff, depth, copies};
     uint64_t ustep = (uint64_t)r->step;
     rc = train_epoch(t, pr, &plan, threads, r->nb, r->total, &ustep, &acc, bar ? &prog : NULL);
     r->step = (int64_t)ustep;
@@ -1292,7 +1361,7 @@ static void run_free(train_ctx *t, train_run *r)
     halo_free(r->keys);
     halo_free(r->all_orig);
     if (r->pr != NULL) {
-        pipe_res_free(r->pr); /* store clones before the store */
+        pipe_res_free(r->pr, t->m); /* store clones before the store, stages before the model */
         halo_free(r->pr);
     }
     ctx_free(t); /* before the policy: the cache calls its hooks */

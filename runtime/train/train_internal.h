@@ -29,8 +29,6 @@ typedef struct train_ctx {
     halo_sampler *smp;                 /* sampler scratch */
     halo_minibatch mb;                 /* current mini-batch */
     halo_store_pull pull;                    /* reusable pull plan */
-    int32_t *keybuf[HALO_MAX_LAYERS];  /* input-graph ids of each block's sources (dropout keys) */
-    int64_t keycap[HALO_MAX_LAYERS];   /* capacity of keybuf[l] */
     int32_t *labels;                   /* labels of the current batch's seeds */
     int64_t labels_cap;                /* capacity of labels */
     int64_t nborrow;                   /* training seeds of this rank owned by another rank */

@@ -47,6 +47,23 @@ grep -q '"cache_hits":[1-9]' "$T/massivegnn.0.jsonl" && ok "massivegnn's cache i
     not_ok "massivegnn's cache is used"
 check "the log names the depth" grep -q "pipeline depth 4" "$T/default.4.err"
 
+# --- the GPU's copy stage (a third stage: rows, blocks and labels staged per slot and copied),
+# forced on the CPU: the same weights at depths 0 and 2, copy_s reported; without it copy_s is 0
+for d in 0 2; do
+    HALO_COPY_STAGE=1 run4 "copy.$d" --depth $d --metrics "$T/copy.$d.jsonl" \
+        --timeline "$T/copy.$d.tl"
+    same_weights "copy stage on the CPU: depth $d trains the weights of depth 0" "copy.$d" \
+        "default.0"
+done
+copy_s() { grep -o '"copy_s":[0-9.e+-]*' "$T/$1.jsonl" | sort -u | tr '\n' ' '; }
+if grep -q '"stage":"copy"' "$T/copy.2.tl" && copy_s copy.2 | grep -q '"copy_s":[0-9.]*[1-9]'; then
+    ok "copy stage: its intervals in the timeline, copy_s in the records ($(copy_s copy.2 | cut -c1-60))"
+else
+    not_ok "copy stage: its intervals in the timeline, copy_s in the records"
+fi
+if [ "$(copy_s default.2)" = '"copy_s":0 ' ]; then ok "no copy stage on the CPU: copy_s is 0"; else
+    not_ok "no copy stage on the CPU: copy_s is 0 ($(copy_s default.2))"; fi
+
 # --- stress: many tiny batches, queues of one, random delays, TCP, three sampling threads
 export HALO_PIPE_JITTER_US=400 HALO_PIPE_QUEUE_LEN=1
 for d in 0 1 3; do

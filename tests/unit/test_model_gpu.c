@@ -1,5 +1,7 @@
 /* CPU vs GPU back ends of runtime/model: the same mini-batch gives the same loss, gradients,
- * Adam update and inference within 1e-4 relative. Skipped (TAP "# SKIP") where no GPU is. */
+ * Adam update and inference within 1e-4 relative; the GPU data path (pinned staging, the copy
+ * stream through a pipeline at depths 0 and 2, NaN arg-max). Skipped (TAP "# SKIP") where no GPU
+ * is. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,8 +13,10 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "model/model.h"
+#include "pipe/pipe.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,6 +262,169 @@ static void device_resolves_to_a_gpu(void **state)
     assert_int_equal(g, 0);
 }
 
+/* Staging memory is pinned on the GPU back end (plain memory is not; nothing is on the CPU). */
+static void staging_is_pinned(void **state)
+{
+    (void)state;
+    halo_model *gpu = make_model(HALO_DEVICE_GPU, 0, 0.5f);
+    halo_model *cpu = make_model(HALO_DEVICE_CPU, 0, 0.5f);
+    void *p = NULL;
+    assert_int_equal(halo_model_host_alloc(gpu, 1 << 20, &p), 0);
+    assert_int_equal(halo_model_host_pinned(gpu, p), 1);
+    assert_int_equal(halo_model_host_pinned(gpu, (char *)p + 12345), 1);
+    float *plain = HALO_ALLOC(float, 1024);
+    assert_int_equal(halo_model_host_pinned(gpu, plain), 0);
+    assert_int_equal(halo_model_host_pinned(cpu, p), 0);
+    halo_free(plain);
+    halo_model_host_free(gpu, p);
+    halo_model_free(cpu);
+    halo_model_free(gpu);
+}
+
+/* A pipeline slot of the staged runs below. */
+typedef struct gslot {
+    float *rows;             /* pinned rows of its batch */
+    size_t cap;              /* bytes */
+    halo_model_stage *stage; /* its staging */
+    int64_t holds;           /* batch in it, -1 none */
+} gslot;
+
+typedef struct grun {
+    fixture *f;
+    halo_model *m;
+    int64_t overlap; /* slot refilled before its batch was trained */
+} grun;
+
+/* The fetch's stand-in: the fixture's rows into the slot's pinned buffer, perturbed by batch. */
+static int gfill(void *arg, halo_pipe_item *it)
+{
+    grun *g = arg;
+    gslot *s = it->data;
+    g->overlap += s->holds >= 0;
+    size_t n = (size_t)5000 * 32;
+    if (s->rows == NULL) {
+        void *p = NULL;
+        HALO_CHECK(halo_model_host_alloc(g->m, n * sizeof(float), &p));
+        s->rows = p;
+        s->cap = n * sizeof(float);
+    }
+    for (size_t i = 0; i < n; i++) {
+        s->rows[i] = g->f->feat[i] * (1.0f + 0.125f * (float)it->batch);
+    }
+    s->holds = it->batch;
+    return 0;
+}
+
+static int gcopy(void *arg, halo_pipe_item *it)
+{
+    grun *g = arg;
+    gslot *s = it->data;
+    if (s->stage == NULL) {
+        HALO_CHECK(halo_model_stage_new(g->m, &s->stage));
+    }
+    HALO_CHECK(halo_model_stage_upload(g->m, s->stage, &g->f->t.mb, s->rows, g->f->labels,
+                                       it->batch));
+    bool gpu = halo_model_config_of(g->m)->device == HALO_DEVICE_GPU;
+    return !gpu || halo_model_stage_bytes(s->stage) > 0
+               ? 0
+               : halo_errorf(HALO_ESTATE, "the copy stage copied nothing to the GPU");
+}
+
+#define GNB 5 /* batches of a staged run */
+
+/* GNB batches through a pipeline of `depth` (fill, then the copy stage on the copy stream, random
+ * delays) into a model of `device`; the loss of each batch (read after Adam) into loss. */
+static halo_model *staged_run(fixture *f, int device, int depth, float *loss)
+{
+    halo_model *m = make_model(device, 0, 0.5f);
+    grun g = {.f = f, .m = m};
+    int ns = halo_pipe_slots(depth);
+    gslot slots[8];
+    void *slotp[8];
+    assert_true(ns <= 8);
+    memset(slots, 0, sizeof slots);
+    for (int i = 0; i < ns; i++) {
+        slots[i].holds = -1;
+        slotp[i] = &slots[i];
+    }
+    void *args[1] = {&g};
+    halo_pipe_opts o = {.depth = depth, .batches = GNB, .nstages = 2, .slots = slotp,
+                        .jitter_us = 500, .jitter_seed = 3};
+    o.stages[0] = (halo_pipe_stage){"fill", gfill, 1, args};
+    o.stages[1] = (halo_pipe_stage){"copy", gcopy, 1, args};
+    halo_pipe *p;
+    assert_int_equal(halo_pipe_start(&o, &p), 0);
+    for (int b = 0; b < GNB; b++) {
+        halo_pipe_item *it;
+        int rc = halo_pipe_next(p, &it);
+        if (rc != 0) {
+            fprintf(stderr, "# depth %d batch %d: %s\n", depth, b, halo_errmsg());
+        }
+        assert_int_equal(rc, 0);
+        gslot *s = it->data;
+        assert_ptr_equal(s, &slots[b % ns]);
+        assert_int_equal(s->holds, b);
+        assert_int_equal(halo_model_train_staged(m, s->stage, b, 40 + (uint64_t)b, NULL), 0);
+        assert_int_equal(halo_model_adam_step(m, 1.0f), 0);
+        halo_model_stats st;
+        assert_int_equal(halo_model_last_stats(m, &st), 0);
+        loss[b] = st.loss;
+        s->holds = -1;
+        halo_pipe_release(p, it);
+    }
+    assert_int_equal(halo_pipe_close(p), 0);
+    assert_int_equal(g.overlap, 0);
+    for (int i = 0; i < ns; i++) {
+        halo_model_stage_free(m, slots[i].stage);
+        halo_model_host_free(m, slots[i].rows);
+    }
+    return m;
+}
+
+/* The GPU through the copy stage (its own stream, events, pinned slots) at depths 0 and 2 agrees
+ * with the CPU: every batch's loss and the weights after GNB Adam steps. */
+static void copy_stage_gpu_matches_cpu(void **state)
+{
+    fixture *f = *state;
+    float lc[GNB], lg[GNB];
+    halo_model *cpu = staged_run(f, HALO_DEVICE_CPU, 0, lc);
+    for (int depth = 0; depth <= 2; depth += 2) {
+        halo_model *gpu = staged_run(f, HALO_DEVICE_GPU, depth, lg);
+        for (int b = 0; b < GNB; b++) {
+            fprintf(stderr, "# depth %d batch %d: loss cpu %.7f gpu %.7f\n", depth, b,
+                    (double)lc[b], (double)lg[b]);
+            assert_true(fabs((double)lc[b] - lg[b]) <= 1e-3 * fabs((double)lc[b]));
+        }
+        size_t n;
+        double e = rel_err(halo_model_params(gpu, &n), halo_model_params(cpu, NULL), n);
+        fprintf(stderr, "# depth %d: weights differ by %.3g relative\n", depth, e);
+        assert_true(e < 1e-3);
+        halo_model_free(gpu);
+    }
+    halo_model_free(cpu);
+}
+
+/* Rows of NaN logits (every class, or the first only) predict a class in [0, classes) on the
+ * GPU too. */
+static void nan_argmax_in_range_gpu(void **state)
+{
+    fixture *f = *state;
+    halo_model *m = make_model(HALO_DEVICE_GPU, 0, 0.5f);
+    int32_t pred[250];
+    for (int all = 1; all >= 0; all--) {
+        float *bias = halo_model_params(m, NULL) + halo_model_bias_offset(m, 1);
+        for (int c = 0; c < 7; c++) {
+            bias[c] = all || c == 0 ? NAN : 0.0f;
+        }
+        assert_int_equal(halo_model_push_state(m), 0);
+        assert_int_equal(halo_model_infer(m, &f->t.mb, f->feat, NULL, NULL, pred, NULL), 0);
+        for (int r = 0; r < 250; r++) {
+            assert_true(pred[r] >= 0 && pred[r] < 7);
+        }
+    }
+    halo_model_free(m);
+}
+
 int main(void)
 {
     if (halo_model_gpu_count() == 0) {
@@ -271,6 +438,9 @@ int main(void)
         cmocka_unit_test(inference_gpu_matches_cpu),
         cmocka_unit_test(rgcn_gpu_matches_cpu),
         cmocka_unit_test(device_resolves_to_a_gpu),
+        cmocka_unit_test(staging_is_pinned),
+        cmocka_unit_test(copy_stage_gpu_matches_cpu),
+        cmocka_unit_test(nan_argmax_in_range_gpu),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
