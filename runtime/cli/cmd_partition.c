@@ -153,6 +153,9 @@ int halo_cmd_partition(int argc, char **argv)
         (rc = halo_partition_parse_stream(stream, &po.choice.stream)) < 0) {
         return halo_cli_fail(rc);
     }
+    if (sets.n > 0 && policy == NULL) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --set needs --policy"));
+    }
     if (po.choice.method == HALO_PARTITION_CUSTOM && policy == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --method custom needs a policy "
                                                       "that returns an assignment"));

@@ -177,7 +177,18 @@ static int check_config(const halo_model_config *c)
     if (c->path < HALO_MODEL_PATH_AUTO || c->path > HALO_MODEL_PATH_LIN_FIRST) {
         return halo_errorf(HALO_EUSAGE, "model: unknown layer path %d", c->path);
     }
-    return 0;
+    /* Parameters, gradients and both Adam moments (4 float arrays of 2 d_l d_{l+1} + d_{l+1}
+     * each), estimated in double before any allocation so a huge --hidden is refused here,
+     * naming it, instead of aborting inside the allocator. */
+    double count = 0;
+    for (int l = 0; l < c->layers; l++) {
+        double din = l == 0 ? c->in_dim : c->hidden;
+        double dout = l == c->layers - 1 ? c->classes : c->hidden;
+        count += 2 * din * dout + dout;
+    }
+    return halo_mem_fits(count * 4 * sizeof(float),
+                         "--hidden %d (model of %d layers, %d input features, %d classes)",
+                         c->hidden, c->layers, c->in_dim, c->classes);
 }
 
 /* Xavier/Glorot uniform with the ReLU gain, as DGL's SAGEConv.reset_parameters: each of W_self

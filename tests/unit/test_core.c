@@ -176,7 +176,7 @@ static void outdir_commit_replaces_whole_directory(void **state)
     char final[1024], tmp[2048], path[4096];
     snprintf(final, sizeof final, "%s/out", base);
     for (int round = 0; round < 2; round++) {
-        assert_int_equal(halo_outdir_begin(final, tmp, sizeof tmp), 0);
+        assert_int_equal(halo_outdir_begin(final, "f.bin", "test", tmp, sizeof tmp), 0);
         snprintf(path, sizeof path, "%s/f.bin", tmp);
         char data[3] = {'a', 'b', (char)('0' + round)};
         assert_int_equal(halo_file_write_all(path, data, 3), 0);
