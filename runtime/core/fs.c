@@ -304,7 +304,7 @@ int halo_output_check(const char *final, const char *marker, const char *kind)
         return halo_errorf(HALO_EIO, "%s: %s", final, strerror(errno));
     }
     if (!S_ISDIR(st.st_mode)) {
-        return halo_errorf(HALO_EINPUT, "%s: exists and is %s, not a previous %s directory; "
+        return halo_errorf(HALO_EUSAGE, "%s: exists and is %s, not a previous %s directory; "
                            "refusing to replace it", final,
                            S_ISREG(st.st_mode) ? "a file" : file_kind(&st), kind);
     }
@@ -325,7 +325,7 @@ int halo_output_check(const char *final, const char *marker, const char *kind)
             closedir(d);
         }
         if (!empty) {
-            return halo_errorf(HALO_EINPUT, "%s: exists and is not a previous %s directory (no "
+            return halo_errorf(HALO_EUSAGE, "%s: exists and is not a previous %s directory (no "
                                "%s); refusing to replace it", final, kind, marker);
         }
     }

@@ -43,15 +43,16 @@ int halo_file_crc32(const char *path, uint32_t *crc);
 
 /* Whether final may be (re)written as an output directory of this kind: it must be absent, an
  * empty directory, or a directory holding `marker` (the file every previous output of the kind
- * has, e.g. "partition.json"). Anything else -- a regular file such as an input, a directory of
- * another kind -- is refused naming final and `kind`, so that nothing that is not a previous
- * output of the same kind is ever replaced. */
+ * has, e.g. "partition.json"). Anything else -- a regular file such as an input, a directory
+ * of another kind -- is refused (HALO_EUSAGE) naming final and `kind`, so that nothing that is
+ * not a previous output of the same kind is ever replaced. */
 int halo_output_check(const char *final, const char *marker, const char *kind);
 
 /* Atomic output directory. halo_outdir_begin checks final with halo_output_check (marker,
- * kind), creates an empty temporary sibling of final (final.tmp-PID) and returns its path in tmp; halo_outdir_commit fsyncs every file in it and
- * renames it to final (replacing an existing directory only after the new one is whole);
- * halo_outdir_abort removes the temporary directory. */
+ * kind), creates an empty temporary sibling of final (final.tmp-PID) and returns its path in
+ * tmp; halo_outdir_commit fsyncs every file in it and renames it to final (replacing an
+ * existing directory only after the new one is whole); halo_outdir_abort removes the
+ * temporary directory. */
 int halo_outdir_begin(const char *final, const char *marker, const char *kind, char *tmp,
                       size_t tmpsize);
 int halo_outdir_commit(const char *tmp, const char *final);
