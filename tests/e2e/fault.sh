@@ -17,6 +17,9 @@ cd "$T" || exit 1
 # sums PATH...: one checksum line per regular file below each PATH.
 sums() { [ $# -eq 0 ] || find "$@" -type f -print0 2>/dev/null | sort -z | xargs -0 -r md5sum; }
 
+# leftovers: temporary outputs (NAME.tmp-PID, NAME.old-PID) below $T, two levels deep.
+leftovers() { compgen -G "$T/*.tmp-*"; compgen -G "$T/*/*.tmp-*"; compgen -G "$T/*.old-*"; } 2>/dev/null
+
 # fault NAME PATTERN INPUTS -- CMD...: runs CMD (under a hard timeout) and passes when it exits
 # non-zero (not 124/137: a hang; not >= 128: a signal), stderr holds a line "halo: error: ..."
 # matching PATTERN, the files below INPUTS (a space-separated list) are unchanged, no core
@@ -24,11 +27,13 @@ sums() { [ $# -eq 0 ] || find "$@" -type f -print0 2>/dev/null | sort -z | xargs
 fault() {
     local name=$1 pattern=$2 inputs=$3
     shift 4 # name, pattern, inputs, --
-    local before after rc why=""
+    local before after rc why="" tmps
     before=$(sums $inputs)
     timeout -k 5 "$LIMIT" "$@" >"$T/out" 2>"$T/err" </dev/null
     rc=$?
     after=$(sums $inputs)
+    tmps=$(leftovers)
+    [ -z "$tmps" ] || rm -rf $tmps # so that the next case starts clean
     if [ $rc -eq 0 ]; then why="exit 0: accepted"
     elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then why="timed out after ${LIMIT}s: a hang"
     elif [ $rc -ge 128 ]; then why="killed by signal $((rc - 128))"
@@ -38,8 +43,7 @@ fault() {
         why="no 'halo: error:' line matching: $pattern"
     elif [ "$before" != "$after" ]; then why="an input was changed"
     elif compgen -G "$T/core*" >/dev/null; then why="a core file was left"
-    elif compgen -G "$T/*.tmp-*" >/dev/null || compgen -G "$T/*/*.tmp-*" >/dev/null ||
-        compgen -G "$T/*.old-*" >/dev/null; then why="a temporary output was left"
+    elif [ -n "$tmps" ]; then why="a temporary output was left: $tmps"
     fi
     if [ -z "$why" ]; then ok "$name"; else
         not_ok "$name"; echo "# $why (exit $rc)"; echo "# command: $*"
