@@ -3,6 +3,7 @@
 #include "policy/internal.h"
 
 #include "core/err.h"
+#include "core/fs.h"
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -436,6 +437,9 @@ static int l_safe_require(lua_State *L)
                           "module '%s' not found (the sandbox loads only halo's modules in "
                           "lua/ and modules next to the policy)",
                           name);
+    }
+    if (halo_input_check(path) < 0) {
+        return luaL_error(L, "%s", halo_errmsg());
     }
     if (luaL_loadfilex(L, path, "t") != LUA_OK) {
         return lua_error(L);
@@ -1093,6 +1097,9 @@ int halo_policy_open(const halo_policy_opts *opts, halo_policy **out)
         goto fail;
     }
     if (p->path[0]) {
+        if (halo_path_exists(p->path) && (rc = halo_input_check(p->path)) < 0) {
+            goto fail; /* a FIFO or device would block or never end */
+        }
         int st = luaL_loadfilex(L, p->path, "t");
         if (st == LUA_ERRFILE) {
             lua_pop(L, 1);

@@ -136,6 +136,12 @@ fault "import edgelist --labels /dev/zero" "/dev/zero: is a character device" \
     edges.txt -- "$HALO" import edgelist edges.txt --labels /dev/zero -o out-dev
 no_output "... writes no graph" out-dev
 fault "trace replay of a FIFO" "fifo: is a FIFO" "" -- "$HALO" trace replay fifo --policy lru
+fault "policy check of a FIFO" "fifo: is a FIFO" "" -- "$HALO" policy check fifo
+fault "policy check of /dev/urandom" "/dev/urandom: is a character device" "" -- \
+    "$HALO" policy check /dev/urandom
+fault "partition --policy FIFO" "fifo: is a FIFO" g -- "$HALO" partition g --parts 2 --policy fifo -o out-x
+fault "sim --cluster FIFO" "fifo: is a FIFO" p -- "$HALO" sim p --cluster fifo
+fault "sweep of a FIFO" "fifo: is a FIFO" "" -- "$HALO" sweep fifo --dry-run
 # a training seed out of range on one rank: an error there that ends every rank
 bad_part p-seed
 poke p-seed/part-1/train.i32 0 ff ff ff 7f
