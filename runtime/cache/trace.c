@@ -203,9 +203,10 @@ static int index_file(halo_trace *t, const char *path, const char *data, int64_t
         return halo_errorf(HALO_EINPUT, "%s: trace version %u, this halo reads %d", path,
                            h->version, HALO_TRACE_VERSION);
     }
-    if (h->ranks < 1 || h->ranks > 65536 || h->nodes < 0 || h->nodes > INT32_MAX) {
-        return halo_errorf(HALO_EINPUT, "%s: bad header (ranks %u, nodes %lld)", path, h->ranks,
-                           (long long)h->nodes);
+    if (h->ranks < 1 || h->ranks > 65536 || h->nodes < 0 || h->nodes > INT32_MAX ||
+        h->feat_dim > 1000000) {
+        return halo_errorf(HALO_EINPUT, "%s: bad header (ranks %u, nodes %lld, feat_dim %u)",
+                           path, h->ranks, (long long)h->nodes, h->feat_dim);
     }
     if (t->rank == NULL) {
         t->ranks = (int)h->ranks;
@@ -309,7 +310,10 @@ static int index_file(halo_trace *t, const char *path, const char *data, int64_t
                 }
             }
         } else {
-            if (r->a < 0 || r->a > INT32_MAX || r->b < 0) {
+            /* every batch has its own record, so an epoch or batch index can never reach the
+             * number of records the file could hold */
+            int64_t most = len / (int64_t)sizeof(trace_rec);
+            if (r->a < 0 || r->a >= most || r->b < 0 || r->b >= most) {
                 return halo_errorf(HALO_EINPUT, "%s: record %lld: bad epoch %lld / batch %lld",
                                    path, (long long)k, (long long)r->a, (long long)r->b);
             }

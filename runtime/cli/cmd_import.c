@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "core/args.h"
 #include "core/err.h"
+#include "core/fs.h"
 #include "graph/import.h"
 
 #include <string.h>
@@ -49,6 +50,11 @@ int halo_cmd_import(int argc, char **argv)
     }
     if (out == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "import: -o DIR is required"));
+    }
+    /* before reading anything: the output must never be an input or another kind of file */
+    rc = halo_output_check(out, "indptr.i64", "graph");
+    if (rc < 0) {
+        return halo_cli_fail(rc);
     }
     halo_import_opts o = {.name = name, .directed = directed};
     if (strcmp(pos[0], "ogb") == 0) {

@@ -163,6 +163,9 @@ int halo_cmd_partition(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --assign and --policy both "
                                                       "choose the parts; give one"));
     }
+    if (sets.n > 0 && policy == NULL) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --set needs --policy"));
+    }
     if (po.choice.method == HALO_PARTITION_CUSTOM && policy == NULL && assign_path == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --method custom needs a policy "
                                                       "that returns an assignment"));

@@ -38,7 +38,7 @@ int halo_cmd_sim(int argc, char **argv)
          "fanouts, input layer first (overrides the policy's fanout hook)"},
         {"hidden", 0, HALO_OPT_INT, &o.hidden, "H", "hidden width (compute model)"},
         {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of every random choice"},
-        {"depth", 0, HALO_OPT_INT, &o.depth, "N",
+        {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.depth, "N",
          "pipeline depth: batches prepared ahead of the compute (-1: the policy's)"},
         {"sampler-threads", 0, HALO_OPT_INT, &o.sampler_threads, "N",
          "sampling threads of the pipeline (0: the policy's)"},

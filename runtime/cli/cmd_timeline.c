@@ -166,7 +166,8 @@ int halo_cmd_timeline(int argc, char **argv)
     int epoch = -1, width = 1400, height = 0;
     const halo_opt opts[] = {
         {"output", 'o', HALO_OPT_STRING, &out, "OUT.png", "the chart (PNG)"},
-        {"epoch", 0, HALO_OPT_INT, &epoch, "E", "epoch to draw (-1: the first in the file)"},
+        {"epoch", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &epoch, "E",
+         "epoch to draw (-1: the first in the file)"},
         {"title", 0, HALO_OPT_STRING, &title, "TEXT", "chart title"},
         {"width", 0, HALO_OPT_INT, &width, "PX", "image width"},
         {"height", 0, HALO_OPT_INT, &height, "PX", "image height (0: 22 px per lane)"},

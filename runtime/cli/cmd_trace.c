@@ -370,16 +370,6 @@ static void policy_path(const char *name, char *out, size_t size)
     }
 }
 
-/* Splits a comma list into up to max entries (in place). */
-static int split_list(char *s, char **v, int max)
-{
-    int n = 0;
-    for (char *tok = strtok(s, ","); tok != NULL && n < max; tok = strtok(NULL, ",")) {
-        v[n++] = tok;
-    }
-    return n;
-}
-
 static int trace_replay(int argc, char **argv)
 {
     const char *policy = NULL, *policies = NULL, *caps = NULL;
@@ -416,6 +406,10 @@ static int trace_replay(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
+    if (sets.n > 0 && policy == NULL && policies == NULL) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace replay: --set needs --policy or "
+                                                      "--policies"));
+    }
     if (npos != 1 || (policy == NULL) == (policies == NULL)) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace replay: usage: halo trace replay "
                                                       "TRACE (--policy F | --policies LIST)"));
@@ -431,14 +425,20 @@ static int trace_replay(int argc, char **argv)
         }
     } else {
         snprintf(listbuf, sizeof listbuf, "%s", policies);
-        npol = split_list(listbuf, pol_v, 64);
+        npol = halo_split_list(listbuf, "--policies", pol_v, 64);
+        if (npol < 0) {
+            return halo_cli_fail(npol);
+        }
     }
     double capv[64];
     int ncap = 0;
     if (caps != NULL) {
         snprintf(capbuf, sizeof capbuf, "%s", caps);
         char *cv[64];
-        int n = split_list(capbuf, cv, 64);
+        int n = halo_split_list(capbuf, "--capacities", cv, 64);
+        if (n < 0) {
+            return halo_cli_fail(n);
+        }
         for (int i = 0; i < n; i++) {
             rc = halo_parse_f64(cv[i], "--capacities", &capv[ncap]);
             if (rc != 0) {

@@ -4,6 +4,7 @@
 #include "comm/comm.h"
 #include "core/args.h"
 #include "core/err.h"
+#include "core/fs.h"
 #include "core/log.h"
 #include "model/model.h"
 #include "train/train.h"
@@ -65,7 +66,7 @@ int halo_cmd_train(int argc, char **argv)
         {"check", 0, HALO_OPT_FLAG, &check, NULL,
          "compare the parameter checksum of every rank after each epoch"},
         {"netem", 0, HALO_OPT_STRING, &netem, "SPEC", "emulated network, e.g. lat=50us,bw=10Gbit"},
-        {"depth", 0, HALO_OPT_INT, &o.depth, "N",
+        {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.depth, "N",
          "pipeline depth: batches prepared ahead of the compute (-1: the policy's)"},
         {"sampler-threads", 0, HALO_OPT_INT, &o.sampler_threads, "N",
          "sampling threads of the pipeline (0: the policy's)"},
@@ -93,6 +94,9 @@ int halo_cmd_train(int argc, char **argv)
     }
     if (npos != 1) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "train: one partition directory expected"));
+    }
+    if (sets.n > 0 && policy == NULL) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "train: --set needs --policy"));
     }
     o.pdir = pos[0];
     o.policy = policy;
@@ -122,6 +126,10 @@ int halo_cmd_train(int argc, char **argv)
     /* checked after MPI start-up, so that every rank says it before any exits (mpirun ends the
      * job at the first non-zero exit) */
     rc = halo_train_opts_check(&o);
+    if (rc == 0 && checkpoint != NULL) {
+        /* before training, not at the first checkpoint: never replace what is not one */
+        rc = halo_output_check(checkpoint, "params.f32", "checkpoint");
+    }
     if (rc == 0 && netem != NULL) {
         halo_netem ne;
         rc = halo_netem_parse(netem, &ne);

@@ -14,8 +14,9 @@ int halo_cmd_verify(int argc, char **argv)
         "halo verify DIR",
         "Checks a graph directory: every array's size against meta.json; indptr starts at 0,\n"
         "never decreases and ends at the edge count; indices are node ids; labels are in\n"
-        "[-1, classes); split values are 0..3; then every file's CRC-32. Exit 0 when whole,\n"
-        "1 with one line naming the first file at fault.",
+        "[-1, classes); split values are 0..3; features are finite (no NaN or infinity);\n"
+        "then every file's CRC-32. Exit 0 when whole, 1 with one line naming the first file\n"
+        "at fault.",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;

@@ -79,7 +79,10 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "-q") == 0) {
             halo_log_set_level(HALO_LOG_QUIET);
         } else {
-            halo_error_print("unknown option before the command (see halo --help)");
+            char msg[256];
+            snprintf(msg, sizeof msg, "unknown option '%.200s' before the command (see halo --help)",
+                     argv[i]);
+            halo_error_print(msg);
             return 2;
         }
     }

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,22 +34,69 @@ int halo_parse_f64(const char *s, const char *what, double *out)
     return 0;
 }
 
+int halo_split_list(char *s, const char *what, char **v, int max)
+{
+    int n = 0;
+    if (s[0] == '\0') {
+        return halo_errorf(HALO_EUSAGE, "%s: empty list", what);
+    }
+    for (char *p = s;;) {
+        char *comma = strchr(p, ',');
+        if (comma != NULL) {
+            *comma = '\0';
+        }
+        if (p[0] == '\0') {
+            return halo_errorf(HALO_EUSAGE, "%s: element %d of the list is empty", what, n + 1);
+        }
+        if (n == max) {
+            return halo_errorf(HALO_EUSAGE, "%s: more than %d elements", what, max);
+        }
+        v[n++] = p;
+        if (comma == NULL) {
+            return n;
+        }
+        p = comma + 1;
+    }
+}
+
+/* A negative value of a flag that is a count or size. */
+static int negative(const halo_opt *o, const char *what, const char *val, bool neg)
+{
+    if (neg && !(o->type & HALO_OPT_SIGNED)) {
+        return halo_errorf(HALO_EUSAGE, "%s: %s is negative; it must be >= 0", what, val);
+    }
+    return 0;
+}
+
 static int set_value(const halo_opt *o, const char *val)
 {
     char what[96];
     snprintf(what, sizeof what, "--%s", o->name);
-    switch (o->type) {
+    switch (HALO_OPT_TYPE(o->type)) {
     case HALO_OPT_INT: {
         int64_t v;
         HALO_CHECK(halo_parse_i64(val, what, &v));
         if (v < -2147483647LL || v > 2147483647LL) {
             return halo_errorf(HALO_EUSAGE, "%s: %s is out of range", what, val);
         }
+        HALO_CHECK(negative(o, what, val, v < 0));
         *(int *)o->dst = (int)v;
         return 0;
     }
-    case HALO_OPT_I64: return halo_parse_i64(val, what, (int64_t *)o->dst);
-    case HALO_OPT_DOUBLE: return halo_parse_f64(val, what, (double *)o->dst);
+    case HALO_OPT_I64: {
+        int64_t v;
+        HALO_CHECK(halo_parse_i64(val, what, &v));
+        HALO_CHECK(negative(o, what, val, v < 0));
+        *(int64_t *)o->dst = v;
+        return 0;
+    }
+    case HALO_OPT_DOUBLE: {
+        double v;
+        HALO_CHECK(halo_parse_f64(val, what, &v));
+        HALO_CHECK(negative(o, what, val, v < 0));
+        *(double *)o->dst = v;
+        return 0;
+    }
     case HALO_OPT_STRING: *(const char **)o->dst = val; return 0;
     case HALO_OPT_LIST: {
         halo_strlist *l = o->dst;
@@ -71,7 +119,7 @@ void halo_args_help(const halo_cmd_help *help, const halo_opt *opts)
     printf("\noptions:\n");
     for (const halo_opt *o = opts; o->name != NULL; o++) {
         char flag[64], left[80];
-        if (o->type == HALO_OPT_FLAG) {
+        if (HALO_OPT_TYPE(o->type) == HALO_OPT_FLAG) {
             snprintf(flag, sizeof flag, "--%s", o->name);
         } else {
             snprintf(flag, sizeof flag, "--%.30s %.20s", o->name, o->metavar ? o->metavar : "VALUE");
@@ -82,7 +130,7 @@ void halo_args_help(const halo_cmd_help *help, const halo_opt *opts)
             snprintf(left, sizeof left, "%s", flag);
         }
         char def[64] = "";
-        switch (o->type) {
+        switch (HALO_OPT_TYPE(o->type)) {
         case HALO_OPT_INT: snprintf(def, sizeof def, " (default %d)", *(int *)o->dst); break;
         case HALO_OPT_I64:
             snprintf(def, sizeof def, " (default %lld)", (long long)*(int64_t *)o->dst);
@@ -105,6 +153,7 @@ int halo_args_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, c
 {
     *npos = 0;
     bool only_pos = false;
+
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (only_pos || a[0] != '-' || a[1] == '\0') {
@@ -153,7 +202,7 @@ int halo_args_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, c
             return halo_errorf(HALO_EUSAGE, "%s: unknown option '%s' (see --help)",
                                argv[0], a);
         }
-        if (o->type == HALO_OPT_FLAG) {
+        if (HALO_OPT_TYPE(o->type) == HALO_OPT_FLAG) {
             if (val != NULL) {
                 return halo_errorf(HALO_EUSAGE, "%s: --%s takes no value", argv[0], o->name);
             }

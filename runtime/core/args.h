@@ -30,6 +30,12 @@ typedef struct halo_opt {
     const char *help;    /* one line; the default is printed from *dst */
 } halo_opt;
 
+/* Or'ed into halo_opt.type. Numeric flags (INT, I64, DOUBLE) are counts, sizes, rates or seeds
+ * and refuse a negative value unless HALO_OPT_SIGNED says that a negative one means something
+ * (-1: "the policy's", "the first"). */
+#define HALO_OPT_SIGNED 0x100
+#define HALO_OPT_TYPE(t) ((t) & 0xff)
+
 /* A subcommand's description for --help. */
 typedef struct halo_cmd_help {
     const char *usage;   /* "halo gen rmat|sbm [flags] -o DIR" */
@@ -37,12 +43,18 @@ typedef struct halo_cmd_help {
 } halo_cmd_help;
 
 /* Parses argv (argv[0] is the subcommand name). Positional arguments are returned in pos/npos
- * (pos must have room for argc entries). Returns 0, 1 when --help was printed (exit 0), or
- * HALO_EUSAGE with a message naming the flag. */
+ * (pos must have room for argc entries). Every value is range-checked as it enters (see
+ * HALO_OPT_SIGNED). Returns 0, 1 when
+ * --help was printed (exit 0), or HALO_EUSAGE with a message naming the flag. */
 int halo_args_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, char **argv,
                     char **pos, int *npos);
 /* Prints the --help text to stdout. */
 void halo_args_help(const halo_cmd_help *help, const halo_opt *opts);
+
+/* Splits the comma list s in place into at most max elements v[0..n) and returns n; an empty
+ * list, an empty element ("10,,25", "10,25,", ",10") or more than max elements is HALO_EUSAGE
+ * naming what. Every comma-list flag is split here. */
+int halo_split_list(char *s, const char *what, char **v, int max);
 
 /* Parses an integer / double with a message naming what on failure. */
 int halo_parse_i64(const char *s, const char *what, int64_t *out);

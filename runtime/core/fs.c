@@ -16,11 +16,75 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* What st is, for "not a regular file" messages. */
+static const char *file_kind(const struct stat *st)
+{
+    if (S_ISDIR(st->st_mode)) {
+        return "a directory";
+    }
+    if (S_ISFIFO(st->st_mode)) {
+        return "a FIFO";
+    }
+    if (S_ISCHR(st->st_mode)) {
+        return "a character device";
+    }
+    if (S_ISBLK(st->st_mode)) {
+        return "a block device";
+    }
+    if (S_ISSOCK(st->st_mode)) {
+        return "a socket";
+    }
+    return "not a regular file";
+}
+
+/* Every input file is opened here. O_NONBLOCK keeps the open of a FIFO without a writer from
+ * blocking; fstat on the open descriptor then refuses anything that is not a regular file before
+ * a byte is read (a FIFO or /dev/urandom would otherwise block or never end), and the flag is
+ * cleared again for the reads. */
+int halo_input_open(const char *path, int *fd_out)
+{
+    *fd_out = -1;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        return halo_errorf(HALO_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return halo_errorf(HALO_EIO, "%s: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return halo_errorf(HALO_EINPUT, "%s: is %s, not a regular file", path, file_kind(&st));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        int e = errno;
+        close(fd);
+        return halo_errorf(HALO_EIO, "%s: %s", path, strerror(e));
+    }
+    *fd_out = fd;
+    return 0;
+}
+
+int halo_input_check(const char *path)
+{
+    int fd;
+    HALO_CHECK(halo_input_open(path, &fd));
+    close(fd);
+    return 0;
+}
+
 int halo_file_read_all(const char *path, char **out, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
+    int fd;
+    HALO_CHECK(halo_input_open(path, &fd));
+    FILE *f = fdopen(fd, "rb");
     if (f == NULL) {
-        return halo_errorf(HALO_EINPUT, "%s: %s", path, strerror(errno));
+        int e = errno;
+        close(fd);
+        return halo_errorf(HALO_EIO, "%s: %s", path, strerror(e));
     }
     size_t cap = 4096, n = 0;
     char *buf = halo_malloc(cap);
@@ -124,10 +188,8 @@ int halo_map_file(const char *path, size_t expect, halo_map *m)
 {
     m->data = NULL;
     m->size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return halo_errorf(HALO_EINPUT, "%s: %s", path, strerror(errno));
-    }
+    int fd;
+    HALO_CHECK(halo_input_open(path, &fd));
     struct stat st;
     if (fstat(fd, &st) < 0) {
         int e = errno;
@@ -232,8 +294,48 @@ void halo_rmtree(const char *path)
     nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-int halo_outdir_begin(const char *final, char *tmp, size_t tmpsize)
+int halo_output_check(const char *final, const char *marker, const char *kind)
 {
+    struct stat st;
+    if (stat(final, &st) < 0) {
+        if (errno == ENOENT) {
+            return 0;
+        }
+        return halo_errorf(HALO_EIO, "%s: %s", final, strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        return halo_errorf(HALO_EUSAGE, "%s: exists and is %s, not a previous %s directory; "
+                           "refusing to replace it", final,
+                           S_ISREG(st.st_mode) ? "a file" : file_kind(&st), kind);
+    }
+    char path[4096];
+    HALO_CHECK(halo_path_join(path, sizeof path, final, marker));
+    struct stat ms;
+    if (stat(path, &ms) < 0 || !S_ISREG(ms.st_mode)) {
+        DIR *d = opendir(final);
+        bool empty = d != NULL;
+        struct dirent *e;
+        while (d != NULL && (e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+                empty = false;
+                break;
+            }
+        }
+        if (d != NULL) {
+            closedir(d);
+        }
+        if (!empty) {
+            return halo_errorf(HALO_EUSAGE, "%s: exists and is not a previous %s directory (no "
+                               "%s); refusing to replace it", final, kind, marker);
+        }
+    }
+    return 0;
+}
+
+int halo_outdir_begin(const char *final, const char *marker, const char *kind, char *tmp,
+                      size_t tmpsize)
+{
+    HALO_CHECK(halo_output_check(final, marker, kind));
     size_t n = strlen(final);
     while (n > 1 && final[n - 1] == '/') {
         n--;

@@ -7,6 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Opens an input file read-only (O_CLOEXEC) into *fd; refuses, naming the file and what it
+ * is, anything that is not a regular file (a directory, FIFO, device or socket) before reading
+ * from it, and never blocks on a FIFO. Every input file is opened through here (or checked with
+ * halo_input_check when a library opens it by name). */
+int halo_input_open(const char *path, int *fd);
+/* halo_input_open's checks without keeping the file open. */
+int halo_input_check(const char *path);
 /* Reads a whole file into a NUL-terminated buffer (halo_free it). */
 int halo_file_read_all(const char *path, char **out, size_t *len);
 /* Creates/overwrites path with n bytes and fsyncs it. */
@@ -34,11 +41,20 @@ uint32_t halo_crc32(uint32_t crc, const void *buf, size_t n);
 /* CRC-32 of a whole file, streamed. */
 int halo_file_crc32(const char *path, uint32_t *crc);
 
-/* Atomic output directory. halo_outdir_begin creates an empty temporary sibling of final
- * (final.tmp-PID) and returns its path in tmp; halo_outdir_commit fsyncs every file in it and
- * renames it to final (replacing an existing directory only after the new one is whole);
- * halo_outdir_abort removes the temporary directory. */
-int halo_outdir_begin(const char *final, char *tmp, size_t tmpsize);
+/* Whether final may be (re)written as an output directory of this kind: it must be absent, an
+ * empty directory, or a directory holding `marker` (the file every previous output of the kind
+ * has, e.g. "partition.json"). Anything else -- a regular file such as an input, a directory
+ * of another kind -- is refused (HALO_EUSAGE) naming final and `kind`, so that nothing that is
+ * not a previous output of the same kind is ever replaced. */
+int halo_output_check(const char *final, const char *marker, const char *kind);
+
+/* Atomic output directory. halo_outdir_begin checks final with halo_output_check (marker,
+ * kind), creates an empty temporary sibling of final (final.tmp-PID) and returns its path in
+ * tmp; halo_outdir_commit fsyncs every file in it and renames it to final (replacing an
+ * existing directory only after the new one is whole); halo_outdir_abort removes the
+ * temporary directory. */
+int halo_outdir_begin(const char *final, const char *marker, const char *kind, char *tmp,
+                      size_t tmpsize);
 int halo_outdir_commit(const char *tmp, const char *final);
 void halo_outdir_abort(const char *tmp);
 

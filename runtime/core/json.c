@@ -119,6 +119,15 @@ static int jp_container(jparser *jp, halo_json *v, char close)
                 return jp_fail(jp, "expected a key");
             }
             HALO_CHECK(jp_string(jp, &key));
+            for (size_t i = 0; i < v->len; i++) {
+                if (strcmp(v->keys[i], key) == 0) {
+                    char what[200];
+                    snprintf(what, sizeof what, "key \"%.160s\" appears twice in one object",
+                             key);
+                    halo_free(key);
+                    return jp_fail(jp, what);
+                }
+            }
             jp_ws(jp);
             if (jp->p >= jp->end || *jp->p != ':') {
                 halo_free(key);
@@ -283,6 +292,36 @@ int halo_json_get_i64(const halo_json *v, const char *key, const char *where, in
         return halo_errorf(HALO_EINPUT, "%s: \"%s\" is not an integer", where, key);
     }
     *out = (int64_t)d;
+    return 0;
+}
+
+int halo_json_opt_bool(const halo_json *v, const char *key, const char *where, bool dflt,
+                       bool *out)
+{
+    const halo_json *m = halo_json_get(v, key);
+    if (m == NULL) {
+        *out = dflt;
+        return 0;
+    }
+    if (m->type != HALO_JSON_BOOL) {
+        return halo_errorf(HALO_EINPUT, "%s: \"%s\" must be true or false", where, key);
+    }
+    *out = m->boolean;
+    return 0;
+}
+
+int halo_json_opt_i64(const halo_json *v, const char *key, const char *where, int64_t dflt,
+                      int64_t lo, int64_t hi, int64_t *out)
+{
+    if (halo_json_get(v, key) == NULL) {
+        *out = dflt;
+        return 0;
+    }
+    HALO_CHECK(halo_json_get_i64(v, key, where, out));
+    if (*out < lo || *out > hi) {
+        return halo_errorf(HALO_EINPUT, "%s: \"%s\" is %lld, not in [%lld, %lld]", where, key,
+                           (long long)*out, (long long)lo, (long long)hi);
+    }
     return 0;
 }
 

@@ -21,7 +21,8 @@ typedef struct halo_json {
     char **keys;              /* OBJECT keys */
 } halo_json;
 
-/* Parses text; errors name `where` and the line. */
+/* Parses text; errors name `where` and the line. A key given twice in one object is an error
+ * (which of the two a reader would see is not defined). */
 int halo_json_parse(const char *text, size_t len, const char *where, halo_json **out);
 /* Reads and parses a file. */
 int halo_json_load(const char *path, halo_json **out);
@@ -33,6 +34,12 @@ const halo_json *halo_json_get(const halo_json *v, const char *key);
 int halo_json_get_i64(const halo_json *v, const char *key, const char *where, int64_t *out);
 int halo_json_get_f64(const halo_json *v, const char *key, const char *where, double *out);
 int halo_json_get_str(const halo_json *v, const char *key, const char *where, const char **out);
+/* Optional members: absent gives dflt; present but mistyped (a string "no" for a boolean) or,
+ * for integers, outside [lo, hi] is HALO_EINPUT naming `where` and key. */
+int halo_json_opt_bool(const halo_json *v, const char *key, const char *where, bool dflt,
+                       bool *out);
+int halo_json_opt_i64(const halo_json *v, const char *key, const char *where, int64_t dflt,
+                      int64_t lo, int64_t hi, int64_t *out);
 
 /* Growable string. */
 typedef struct halo_sb {

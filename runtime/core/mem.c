@@ -1,11 +1,15 @@
 /* Counting allocator: a size header before each block, atomic totals, abort on failure. */
 #include "core/mem.h"
 
+#include "core/err.h"
+
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HALO_MEM_HDR 16 /* keeps 16-byte alignment of the payload */
 
@@ -128,4 +132,25 @@ void halo_buf_free(halo_buf *b)
     halo_free(b->p);
     b->p = NULL;
     b->cap = 0;
+}
+
+uint64_t halo_mem_physical(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+int halo_mem_fits(double bytes, const char *fmt, ...)
+{
+    uint64_t phys = halo_mem_physical();
+    if (phys == 0 || bytes <= (double)phys) {
+        return 0;
+    }
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return halo_errorf(HALO_EUSAGE, "%s: needs about %.3g GiB, more than this machine's %.1f GiB "
+                       "of memory", what, bytes / 1073741824.0, (double)phys / 1073741824.0);
 }

@@ -16,6 +16,14 @@ size_t halo_mem_peak(void);
 /* Peak resident set size of the process (VmHWM) in bytes, 0 when unknown. */
 size_t halo_mem_rss_peak(void);
 
+/* Physical memory of this machine in bytes (0 when unknown). */
+uint64_t halo_mem_physical(void);
+/* Refuses, before anything is allocated, a size computed from flags or file headers that cannot
+ * fit: HALO_EUSAGE "WHAT: needs about X GiB, more than this machine's Y GiB" when bytes (a double,
+ * so that products of huge flags do not wrap) exceeds physical memory; WHAT (printf format) names
+ * the flag and its value. Allocations that pass may still fail later and abort in halo_malloc. */
+int halo_mem_fits(double bytes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* A reusable scratch buffer: grows (by half again, contents not kept) and is never shrunk, so
  * a per-batch array allocates only while the batches grow. Zero-initialise; free with
  * halo_buf_free. */

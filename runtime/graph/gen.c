@@ -1379,7 +1379,7 @@ int halo_gen_write(const halo_gen_params *p, const char *dir)
     char *source = NULL;
     int rc = 0;
     HALO_CHECK(gen_ctx_init(p, &g));
-    rc = halo_outdir_begin(dir, tmp, sizeof tmp);
+    rc = halo_outdir_begin(dir, "indptr.i64", "graph", tmp, sizeof tmp);
     if (rc < 0) {
         gen_ctx_free(&g);
         return rc;

@@ -3,6 +3,7 @@
 
 #include "core/err.h"
 #include "core/mem.h"
+#include "graph/stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,16 +358,12 @@ int halo_graph_load(const char *dir, halo_graph **out)
         goto fail;
     }
     g->classes = (int)v;
-    const halo_json *d = halo_json_get(g->meta, "directed");
-    g->directed = d == NULL || d->type != HALO_JSON_BOOL || d->boolean;
-    const halo_json *nt = halo_json_get(g->meta, "ntypes");
-    g->ntypes = nt != NULL && nt->type == HALO_JSON_NUMBER ? (int)nt->number : 1;
-    const halo_json *ft = halo_json_get(g->meta, "features");
-    if (ft != NULL && ft->type != HALO_JSON_BOOL) {
-        rc = halo_errorf(HALO_EINPUT, "%s: \"features\" must be true or false", path);
-        goto fail;
-    }
-    g->topology_only = ft != NULL && !ft->boolean;
+    HALO_TRY(halo_json_opt_bool(g->meta, "directed", path, true, &g->directed));
+    HALO_TRY(halo_json_opt_i64(g->meta, "ntypes", path, 1, 1, 255, &v));
+    g->ntypes = (int)v;
+    bool features;
+    HALO_TRY(halo_json_opt_bool(g->meta, "features", path, true, &features));
+    g->topology_only = !features;
     HALO_TRY(load_types(g, path));
     for (int a = 0; a < HALO_GA_COUNT; a++) {
         if (!halo_graph_has_array(g, a)) {
@@ -382,6 +379,9 @@ int halo_graph_load(const char *dir, halo_graph **out)
         HALO_TRY(halo_map_file(path, (size_t)bytes, &g->maps[a]));
         *graph_slot(g, a) = g->maps[a].data;
     }
+    /* Every command relies on the CSR, labels and split being well formed: check them here,
+     * once, in O(nodes + edges), rather than in each command. */
+    HALO_TRY(halo_graph_check(g, dir));
     *out = g;
     return 0;
 fail:
@@ -502,7 +502,7 @@ int halo_graph_write_with(const halo_graph *g, const char *dir, const char *sour
     uint32_t crc[HALO_GA_COUNT] = {0};
     uint64_t bytes[HALO_GA_COUNT] = {0};
     int rc = 0;
-    HALO_CHECK(halo_outdir_begin(dir, tmp, sizeof tmp));
+    HALO_CHECK(halo_outdir_begin(dir, "indptr.i64", "graph", tmp, sizeof tmp));
     for (int a = 0; a < HALO_GA_COUNT; a++) {
         if (!halo_graph_has_array(g, a)) {
             continue;

@@ -34,6 +34,11 @@ typedef struct halo_graph_stats {
  * endpoints' types, rows grouped by relation, labels and split only on the target type, feature
  * columns beyond a type's width zero. The first violation is the error; its message names the file (under dir, may be NULL or "") and entry. */
 int halo_graph_check(const halo_graph *g, const char *dir);
+/* Refuses a NaN or infinite feature value, naming file, the row (row0 + r) and the column. Not
+ * part of halo_graph_check (loading stays O(nodes + edges)): halo verify calls it over the whole
+ * graph, and halo_part_load over each part's rows, so training never reads one. */
+int halo_check_features(const float *feat, int64_t rows, int feat_dim, int64_t row0,
+                        const char *file);
 
 /* Degree statistics of the sorted-or-not degree array deg[0..n) (n may be 0). */
 void halo_degree_stats_compute(const int64_t *deg, int64_t n, halo_degree_stats *s);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define READ_CHUNK (1u << 20)
@@ -34,11 +35,11 @@ int halo_import_reader_open(const char *path, halo_import_reader **out)
 {
     *out = NULL;
     uint64_t size = 0;
-    if (halo_is_dir(path)) {
-        return halo_errorf(HALO_EINPUT, "%s: is a directory, expected a file", path);
-    }
-    gzFile gz = gzopen(path, "rb");
+    int fd;
+    HALO_CHECK(halo_input_open(path, &fd));
+    gzFile gz = gzdopen(fd, "rb");
     if (gz == NULL) {
+        close(fd);
         return halo_errorf(HALO_EINPUT, "%s: cannot open: %s", path,
                            errno != 0 ? strerror(errno) : "out of memory");
     }

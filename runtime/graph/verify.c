@@ -8,6 +8,7 @@
 #include "core/progress.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,22 @@ int halo_graph_check(const halo_graph *g, const char *dir)
     return halo_graph_typed(g) ? check_typed(g, dir) : 0;
 }
 
+int halo_check_features(const float *feat, int64_t rows, int feat_dim, int64_t row0,
+                        const char *file)
+{
+    for (int64_t r = 0; feat != NULL && r < rows; r++) {
+        const float *x = feat + r * (int64_t)feat_dim;
+        for (int j = 0; j < feat_dim; j++) {
+            if (!isfinite(x[j])) {
+                return halo_errorf(HALO_EINPUT, "%s: row %" PRId64 " column %d is %s, not a "
+                                   "finite number", file, row0 + r, j,
+                                   isnan(x[j]) ? "NaN" : "infinite");
+            }
+        }
+    }
+    return 0;
+}
+
 /* Compares the CRC-32 and size of array `which` with its entry in meta.json "files";
  * `done` counts the bytes checksummed so far, for the progress bar. */
 static int verify_checksum(const halo_graph *g, int which, halo_progress *pr, uint64_t *done)
@@ -249,7 +266,9 @@ int halo_graph_verify(const char *dir)
 {
     halo_graph *g;
     HALO_CHECK(halo_graph_load(dir, &g));
-    int rc = halo_graph_check(g, g->dir);
+    char f[4200];
+    int rc = halo_check_features(g->feat, g->nodes, g->feat_dim, 0,
+                                 file_name(f, sizeof f, g->dir, HALO_GA_FEAT));
     if (rc == 0 && halo_graph_typed(g)) {
         rc = check_type_counts(g);
     }

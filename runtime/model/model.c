@@ -262,7 +262,24 @@ static int check_config(const halo_model_config *c)
                                c->relations, c->bases);
         }
     }
-    return 0;
+    /* Parameters, gradients and both Adam moments (4 float arrays), estimated in double before
+     * any allocation so a huge --hidden is refused here, naming it, instead of aborting inside
+     * the allocator. GraphSAGE: W_self, W_neigh and a bias per layer; RGCN: a self-loop weight
+     * and one weight per relation (or per basis, plus the coefficients). */
+    double count = 0;
+    for (int l = 0; l < c->layers; l++) {
+        double din = l == 0 ? c->in_dim : c->hidden;
+        double dout = l == c->layers - 1 ? c->classes : c->hidden;
+        double mats = 2;
+        if (c->kind == HALO_MODEL_RGCN) {
+            mats = 1 + (c->bases > 0 ? c->bases : c->relations);
+            count += c->bases > 0 ? (double)c->relations * c->bases : 0;
+        }
+        count += mats * din * dout + dout;
+    }
+    return halo_mem_fits(count * 4 * sizeof(float),
+                         "--hidden %d (model of %d layers, %d input features, %d classes)",
+                         c->hidden, c->layers, c->in_dim, c->classes);
 }
 
 /* Shape of RGCN layer l. */

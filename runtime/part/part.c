@@ -3,6 +3,8 @@
 
 #include "core/err.h"
 #include "core/mem.h"
+#include "graph/graph.h"
+#include "graph/stats.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -254,6 +256,96 @@ static int map_array(halo_part *p, const char *dir, const halo_json *files, int 
     return halo_map_file(path, (size_t)bytes, &p->maps[a]);
 }
 
+/* Whether sorted a[0..n) holds x. */
+static bool sorted_has(const int32_t *a, int64_t n, int32_t x)
+{
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < n && a[lo] == x;
+}
+
+/* Everything the trainer, the store and the simulator rely on in a mapped part, checked against
+ * partition.json in O(edges log halo + nodes x feat_dim): the range and widths agree; indptr never
+ * decreases; every source is a node id, and every source owned elsewhere is in the halo list;
+ * the halo list is ascending, of ids owned by other parts, with degrees >= 0; labels in
+ * [-1, classes); split values 0..3; training seeds are node ids; features are finite. A part
+ * whose arrays were swapped or cut (its checksums can still match) fails here, naming the file. */
+static int part_check(const halo_part *p, const halo_partinfo *pi, const char *dir)
+{
+    const int64_t N = pi->nodes, s = p->start, e = p->end;
+    if (p->id >= pi->parts || s != pi->start[p->id] || e != pi->start[p->id + 1]) {
+        return halo_errorf(HALO_EINPUT, "%s/meta.json: range [%lld, %lld) is not part %d's in "
+                           "partition.json", dir, (long long)s, (long long)e, p->id);
+    }
+    if (p->feat_dim != pi->feat_dim || p->topology_only != pi->topology_only) {
+        return halo_errorf(HALO_EINPUT, "%s/meta.json: feat_dim %d%s disagrees with "
+                           "partition.json (%d%s)", dir, p->feat_dim,
+                           p->topology_only ? ", no features" : "", pi->feat_dim,
+                           pi->topology_only ? ", no features" : "");
+    }
+    if (p->num_train != pi->train_per_part) {
+        return halo_errorf(HALO_EINPUT, "%s/meta.json: num_train %lld, partition.json says "
+                           "train_per_part %lld", dir, (long long)p->num_train,
+                           (long long)pi->train_per_part);
+    }
+    for (int64_t v = 0; v < p->nodes; v++) {
+        if (p->indptr[v + 1] < p->indptr[v]) {
+            return halo_errorf(HALO_EINPUT, "%s/indptr.i64: entry %lld is %lld, less than entry "
+                               "%lld (%lld)", dir, (long long)v + 1, (long long)p->indptr[v + 1],
+                               (long long)v, (long long)p->indptr[v]);
+        }
+    }
+    for (int64_t h = 0; h < p->num_halo; h++) {
+        int32_t x = p->halo[h];
+        if (x < 0 || x >= N || (x >= s && x < e) || (h > 0 && x <= p->halo[h - 1])) {
+            return halo_errorf(HALO_EINPUT, "%s/halo.i32: entry %lld is %d, not an ascending id "
+                               "in [0, %lld) outside the part's own [%lld, %lld)", dir,
+                               (long long)h, x, (long long)N, (long long)s, (long long)e);
+        }
+        if (p->halo_deg[h] < 0) {
+            return halo_errorf(HALO_EINPUT, "%s/halo_deg.i32: entry %lld is %d, not a degree",
+                               dir, (long long)h, p->halo_deg[h]);
+        }
+    }
+    for (int64_t i = 0; i < p->edges; i++) {
+        int32_t x = p->indices[i];
+        if (x < 0 || x >= N) {
+            return halo_errorf(HALO_EINPUT, "%s/indices.i32: entry %lld is %d, not a node id in "
+                               "[0, %lld)", dir, (long long)i, x, (long long)N);
+        }
+        if ((x < s || x >= e) && !sorted_has(p->halo, p->num_halo, x)) {
+            return halo_errorf(HALO_EINPUT, "%s/indices.i32: entry %lld is %d, owned by another "
+                               "part but missing from halo.i32", dir, (long long)i, x);
+        }
+    }
+    for (int64_t v = 0; v < p->nodes; v++) {
+        if (p->label[v] < -1 || p->label[v] >= pi->classes) {
+            return halo_errorf(HALO_EINPUT, "%s/label.i32: entry %lld is %d, not in [-1, %d)",
+                               dir, (long long)v, p->label[v], pi->classes);
+        }
+        if (p->split[v] > HALO_SPLIT_TEST) {
+            return halo_errorf(HALO_EINPUT, "%s/split.u8: entry %lld is %u, not in 0..3", dir,
+                               (long long)v, (unsigned)p->split[v]);
+        }
+    }
+    for (int64_t i = 0; i < p->num_train; i++) {
+        if (p->train[i] < 0 || p->train[i] >= N) {
+            return halo_errorf(HALO_EINPUT, "%s/train.i32: entry %lld is %d, not a node id in "
+                               "[0, %lld)", dir, (long long)i, p->train[i], (long long)N);
+        }
+    }
+    char f[4200];
+    snprintf(f, sizeof f, "%s/feat.f32", dir);
+    return halo_check_features(p->feat, p->nodes, p->feat_dim, s, f);
+}
+
 /* Loads part k: reads part-K/meta.json for the counts, derives every array's size from them,
  * checks it against both meta.json and the file, maps the arrays, and checks the CSR ends. */
 int halo_part_load(const char *pdir, int k, halo_part **out)
@@ -262,6 +354,7 @@ int halo_part_load(const char *pdir, int k, halo_part **out)
     int rc = 0;
     int64_t v;
     halo_json *meta = NULL;
+    halo_partinfo *pi = NULL;
     *out = NULL;
     if (k < 0) {
         return halo_errorf(HALO_EUSAGE, "%s: part %d does not exist", pdir, k);
@@ -335,10 +428,14 @@ int halo_part_load(const char *pdir, int k, halo_part **out)
                          (long long)p->edges);
         goto fail;
     }
+    HALO_TRY(halo_partinfo_load(pdir, &pi));
+    HALO_TRY(part_check(p, pi, dir));
+    halo_partinfo_free(pi);
     halo_json_free(meta);
     *out = p;
     return 0;
 fail:
+    halo_partinfo_free(pi);
     halo_json_free(meta);
     halo_part_free(p);
     return rc;

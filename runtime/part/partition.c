@@ -2,6 +2,7 @@
  * every part's halo and writes the partition directory; also options, dispatch and summaries. */
 #include "part/partition.h"
 
+#include "core/args.h"
 #include "core/err.h"
 #include "core/log.h"
 #include "core/mem.h"
@@ -52,28 +53,29 @@ int halo_partition_parse_method(const char *s, int *method)
  * column, so an empty list means nodes). */
 int halo_partition_parse_constraints(const char *s, unsigned *constraints)
 {
+    char buf[256], *v[16];
+    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) {
+        return halo_errorf(HALO_EUSAGE, "--constraints: list is too long");
+    }
+    int n = halo_split_list(buf, "--constraints", v, 16);
+    if (n < 0) {
+        return n;
+    }
     unsigned c = 0;
-    const char *p = s;
-    while (*p != '\0') {
-        size_t n = strcspn(p, ",");
+    for (int k = 0; k < n; k++) {
         bool found = false;
         for (int i = 0; i < 3; i++) {
-            if (strlen(constraint_names[i]) == n && strncmp(p, constraint_names[i], n) == 0) {
+            if (strcmp(v[k], constraint_names[i]) == 0) {
                 c |= 1u << i;
                 found = true;
             }
         }
         if (!found) {
-            return halo_errorf(HALO_EUSAGE,
-                               "--constraints: '%.*s' is not one of nodes, train, edges", (int)n,
-                               p);
-        }
-        p += n;
-        if (*p == ',') {
-            p++;
+            return halo_errorf(HALO_EUSAGE, "--constraints: '%s' is not one of nodes, train, edges",
+                               v[k]);
         }
     }
-    *constraints = c != 0 ? c : HALO_PCON_NODES;
+    *constraints = c;
     return 0;
 }
 
@@ -249,32 +251,14 @@ uint32_t halo_partition_graph_checksum(const halo_graph *g)
 }
 
 /* Refuses an output directory that holds something other than a partition of this graph:
- * a partition of another graph (checksum differs) or a non-empty directory without
- * partition.json. --force overrides both. */
+ * anything that is not a previous partition (halo_output_check; never overridden), or a
+ * partition of another graph (checksum differs; --force overrides this one). */
 static int check_outdir(const char *pdir, uint32_t checksum, bool force)
 {
     char path[4096];
-    if (!halo_path_exists(pdir) || force) {
-        return 0;
-    }
-    if (!halo_is_dir(pdir)) {
-        return halo_errorf(HALO_EUSAGE, "%s: exists and is not a directory (use --force)", pdir);
-    }
+    HALO_CHECK(halo_output_check(pdir, "partition.json", "partition"));
     HALO_CHECK(halo_path_join(path, sizeof path, pdir, "partition.json"));
-    if (!halo_path_exists(path)) {
-        DIR *d = opendir(pdir);
-        int entries = 0;
-        struct dirent *e;
-        while (d != NULL && (e = readdir(d)) != NULL) {
-            entries += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-        }
-        if (d != NULL) {
-            closedir(d);
-        }
-        if (entries > 0) {
-            return halo_errorf(HALO_EUSAGE,
-                               "%s: exists and is not a partition directory (use --force)", pdir);
-        }
+    if (force || !halo_path_exists(path)) {
         return 0;
     }
     halo_json *j = NULL;
@@ -1004,7 +988,7 @@ static int partition_write(const halo_graph *g, const int32_t *assignment,
     part_fig *fig = HALO_NEW(part_fig, P);
     halo_jw j;
     halo_jw_init(&j, true);
-    HALO_TRY(halo_outdir_begin(pdir, tmp, sizeof tmp));
+    HALO_TRY(halo_outdir_begin(pdir, "partition.json", "partition", tmp, sizeof tmp));
     HALO_TRY(halo_path_join(path, sizeof path, tmp, "orig_id.i64"));
     HALO_TRY(halo_file_write_all(path, r.orig, (size_t)g->nodes * sizeof(int64_t)));
     HALO_TRY(write_parts(g, assignment, &r, tmp, fig));

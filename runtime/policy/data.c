@@ -2,6 +2,7 @@
 #include "policy/internal.h"
 
 #include "core/err.h"
+#include "core/fs.h"
 #include "core/json.h"
 #include "core/mem.h"
 
@@ -78,6 +79,9 @@ static int lua_failure(halo_policy *p, const char *path, int status)
 static int run_file(halo_policy *p, const char *path)
 {
     lua_State *L = p->L;
+    if (halo_path_exists(path)) {
+        HALO_CHECK(halo_input_check(path)); /* a FIFO or device would block or never end */
+    }
     FILE *f = fopen(path, "r");
     if (f == NULL) {
         return halo_errorf(HALO_EIO, "%s: cannot read the file: %s", path, strerror(errno));

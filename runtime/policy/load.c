@@ -3,6 +3,7 @@
 #include "policy/internal.h"
 
 #include "core/err.h"
+#include "core/fs.h"
 #include "core/mem.h"
 
 #include <stdlib.h>
@@ -232,6 +233,9 @@ int halo_policy_open(const halo_policy_opts *opts, halo_policy **out)
         goto fail;
     }
     if (p->path[0]) {
+        if (halo_path_exists(p->path) && (rc = halo_input_check(p->path)) < 0) {
+            goto fail; /* a FIFO or device would block or never end */
+        }
         int st = luaL_loadfilex(L, p->path, "t");
         if (st == LUA_ERRFILE) {
             lua_pop(L, 1);

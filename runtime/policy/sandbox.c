@@ -2,6 +2,8 @@
  * tables, require limited to halo's and the policy's modules) and the halo module. */
 #include "policy/internal.h"
 
+#include "core/err.h"
+#include "core/fs.h"
 #include "core/log.h"
 #include "core/rng.h"
 
@@ -232,6 +234,9 @@ static int l_safe_require(lua_State *L)
                           "module '%s' not found (the sandbox loads only halo's modules in "
                           "lua/ and modules next to the policy)",
                           name);
+    }
+    if (halo_input_check(path) < 0) {
+        return luaL_error(L, "%s", halo_errmsg());
     }
     if (luaL_loadfilex(L, path, "t") != LUA_OK) {
         return lua_error(L);

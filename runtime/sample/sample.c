@@ -1,10 +1,12 @@
 /* Neighbour sampler: per-node draws without replacement (Floyd) and DGL's to_block numbering. */
 #include "sample/sample.h"
 
+#include "core/args.h"
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,24 +392,24 @@ int halo_sample_graph(halo_sampler *s, const halo_graph *g, const int *fanouts, 
 
 int halo_sample_parse_fanouts(const char *str, int *fanouts, int max_layers)
 {
-    int n = 0;
-    const char *p = str;
-    while (*p) {
+    char buf[256], *v[HALO_MAX_LAYERS + 1];
+    if (snprintf(buf, sizeof buf, "%s", str) >= (int)sizeof buf) {
+        return halo_errorf(HALO_EUSAGE, "--fanouts: list '%.40s...' is too long", str);
+    }
+    int max = max_layers < HALO_MAX_LAYERS ? max_layers : HALO_MAX_LAYERS;
+    int n = halo_split_list(buf, "--fanouts", v, max);
+    if (n < 0) {
+        return n;
+    }
+    for (int i = 0; i < n; i++) {
         char *end = NULL;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < -1 || v > INT32_MAX || (*end != ',' && *end != '\0')) {
+        errno = 0;
+        long f = strtol(v[i], &end, 10);
+        if (errno != 0 || end == v[i] || *end != '\0' || f < -1 || f > INT32_MAX) {
             return halo_errorf(HALO_EUSAGE, "--fanouts: bad list '%s' (want e.g. 10,25; -1 = all)",
                                str);
         }
-        if (n == max_layers) {
-            return halo_errorf(HALO_EUSAGE, "--fanouts: more than %d layers in '%s'", max_layers,
-                               str);
-        }
-        fanouts[n++] = (int)v;
-        p = *end == ',' ? end + 1 : end;
-    }
-    if (n == 0) {
-        return halo_errorf(HALO_EUSAGE, "--fanouts: empty list");
+        fanouts[i] = (int)f;
     }
     return n;
 }

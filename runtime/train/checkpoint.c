@@ -28,7 +28,7 @@ int halo_checkpoint_write(const char *dir, const halo_checkpoint *ck)
     int rc = 0;
     const float *arrays[3] = {ck->params, ck->adam_m, ck->adam_v};
     size_t bytes = (size_t)ck->nparams * sizeof(float);
-    HALO_CHECK(halo_outdir_begin(dir, tmp, sizeof tmp));
+    HALO_CHECK(halo_outdir_begin(dir, "params.f32", "checkpoint", tmp, sizeof tmp));
     halo_jw w;
     halo_jw_init(&w, true);
     halo_jw_obj_begin(&w);
@@ -83,6 +83,12 @@ int halo_checkpoint_read(const char *dir, halo_checkpoint *ck)
     halo_json *meta = NULL;
     int rc = 0;
     HALO_CHECK(halo_path_join(path, sizeof path, dir, "meta.json"));
+    if (!halo_path_exists(dir)) {
+        return halo_errorf(HALO_EINPUT, "%s: no checkpoint there (nothing to resume from)", dir);
+    }
+    if (!halo_is_dir(dir) || !halo_path_exists(path)) {
+        return halo_errorf(HALO_EINPUT, "%s: not a checkpoint directory (no meta.json)", dir);
+    }
     HALO_CHECK(halo_json_load(path, &meta));
     int64_t v, nparams;
     uint64_t hash;
@@ -101,8 +107,18 @@ int halo_checkpoint_read(const char *dir, halo_checkpoint *ck)
         goto fail;
     }
     HALO_TRY(halo_json_get_i64(meta, "epoch", path, &v));
+    if (v < 0 || v > 2147483647LL) {
+        rc = halo_errorf(HALO_EINPUT, "%s: \"epoch\" is %lld, not a count of epochs", path,
+                         (long long)v);
+        goto fail;
+    }
     ck->epoch = (int)v;
     HALO_TRY(halo_json_get_i64(meta, "step", path, &ck->step));
+    if (ck->step < 0) {
+        rc = halo_errorf(HALO_EINPUT, "%s: \"step\" is %lld, not a count of steps", path,
+                         (long long)ck->step);
+        goto fail;
+    }
     HALO_TRY(parse_hex64(meta, "seed", path, &ck->seed));
     float *arrays[3] = {ck->params, ck->adam_m, ck->adam_v};
     size_t bytes = (size_t)nparams * sizeof(float);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void errorf_formats_message_and_returns_code(void **state)
@@ -176,7 +177,7 @@ static void outdir_commit_replaces_whole_directory(void **state)
     char final[1024], tmp[2048], path[4096];
     snprintf(final, sizeof final, "%s/out", base);
     for (int round = 0; round < 2; round++) {
-        assert_int_equal(halo_outdir_begin(final, tmp, sizeof tmp), 0);
+        assert_int_equal(halo_outdir_begin(final, "f.bin", "test", tmp, sizeof tmp), 0);
         snprintf(path, sizeof path, "%s/f.bin", tmp);
         char data[3] = {'a', 'b', (char)('0' + round)};
         assert_int_equal(halo_file_write_all(path, data, 3), 0);
@@ -195,6 +196,142 @@ static void outdir_commit_replaces_whole_directory(void **state)
     assert_false(halo_path_exists(base));
 }
 
+static void json_refuses_duplicate_and_mistyped_keys(void **state)
+{
+    (void)state;
+    halo_json *j = NULL;
+    const char *dup = "{\"a\": 1,\n \"b\": {\"c\": 2, \"c\": 3}}";
+    assert_int_equal(halo_json_parse(dup, strlen(dup), "d.json", &j), HALO_EINPUT);
+    assert_null(j);
+    assert_non_null(strstr(halo_errmsg(), "d.json:2:"));
+    assert_non_null(strstr(halo_errmsg(), "key \"c\" appears twice"));
+    const char *ok = "{\"directed\": \"no\", \"n\": 7, \"t\": true}";
+    assert_int_equal(halo_json_parse(ok, strlen(ok), "m.json", &j), 0);
+    bool b = true;
+    assert_int_equal(halo_json_opt_bool(j, "directed", "m.json", true, &b), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "\"directed\" must be true or false"));
+    assert_int_equal(halo_json_opt_bool(j, "t", "m.json", false, &b), 0);
+    assert_true(b);
+    assert_int_equal(halo_json_opt_bool(j, "absent", "m.json", false, &b), 0);
+    assert_false(b);
+    int64_t v = 0;
+    assert_int_equal(halo_json_opt_i64(j, "n", "m.json", 1, 1, 5, &v), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "\"n\" is 7, not in [1, 5]"));
+    assert_int_equal(halo_json_opt_i64(j, "n", "m.json", 1, 1, 9, &v), 0);
+    assert_int_equal(v, 7);
+    assert_int_equal(halo_json_opt_i64(j, "absent", "m.json", 4, 1, 9, &v), 0);
+    assert_int_equal(v, 4);
+    halo_json_free(j);
+}
+
+static void split_list_refuses_empty_elements(void **state)
+{
+    (void)state;
+    char *v[4];
+    char a[] = "10,25";
+    assert_int_equal(halo_split_list(a, "--f", v, 4), 2);
+    assert_string_equal(v[0], "10");
+    assert_string_equal(v[1], "25");
+    const char *bad[] = {"", "10,,25", "10,25,", ",10", "1,2,3,4,5"};
+    const char *why[] = {"empty list", "element 2", "element 3", "element 1", "more than 4"};
+    for (int i = 0; i < 5; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%s", bad[i]);
+        assert_int_equal(halo_split_list(buf, "--f", v, 4), HALO_EUSAGE);
+        assert_non_null(strstr(halo_errmsg(), why[i]));
+        assert_non_null(strstr(halo_errmsg(), "--f"));
+    }
+}
+
+static void args_refuse_negative_counts_unless_signed(void **state)
+{
+    (void)state;
+    int n = 0, depth = 0;
+    int64_t b = 0;
+    double x = 0;
+    const halo_opt opts[] = {
+        {"n", 0, HALO_OPT_INT, &n, "N", "count"},
+        {"b", 0, HALO_OPT_I64, &b, "N", "bytes"},
+        {"x", 0, HALO_OPT_DOUBLE, &x, "X", "rate"},
+        {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &depth, "N", "-1: default"},
+        {NULL, 0, 0, NULL, NULL, NULL},
+    };
+    const halo_cmd_help help = {"test", "test"};
+    char *pos[8];
+    int npos;
+    const char *flags[] = {"--n", "--b", "--x"};
+    for (int i = 0; i < 3; i++) {
+        char *argv[] = {"cmd", (char *)flags[i], "-4"};
+        assert_int_equal(halo_args_parse(&help, opts, 3, argv, pos, &npos), HALO_EUSAGE);
+        assert_non_null(strstr(halo_errmsg(), flags[i]));
+        assert_non_null(strstr(halo_errmsg(), "-4 is negative"));
+    }
+    char *ok[] = {"cmd", "--depth", "-1", "--n", "0", "--b", "7", "--x", "0.5"};
+    assert_int_equal(halo_args_parse(&help, opts, 9, ok, pos, &npos), 0);
+    assert_int_equal(depth, -1);
+    assert_int_equal(n, 0);
+    assert_int_equal(b, 7);
+    assert_true(x == 0.5);
+}
+
+static void inputs_must_be_regular_files(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/halo-core-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    char fifo[1024], file[1024];
+    snprintf(fifo, sizeof fifo, "%s/fifo", base);
+    snprintf(file, sizeof file, "%s/f.txt", base);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(halo_file_write_all(file, "{}", 2), 0);
+    char *text = NULL;
+    size_t len = 0;
+    /* a FIFO without a writer would block a plain open(); it must be refused at once */
+    assert_int_equal(halo_file_read_all(fifo, &text, &len), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "is a FIFO, not a regular file"));
+    halo_map m;
+    assert_int_equal(halo_map_file("/dev/zero", SIZE_MAX, &m), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "/dev/zero: is a character device"));
+    assert_int_equal(halo_input_check(base), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "is a directory"));
+    assert_int_equal(halo_file_read_all(file, &text, &len), 0);
+    assert_int_equal(len, 2);
+    halo_free(text);
+    unlink(fifo);
+    unlink(file);
+    rmdir(base);
+}
+
+static void outputs_replace_only_previous_outputs_of_their_kind(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/halo-core-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    char file[1024], other[1024], prev[1024], path[2048], tmp[2048];
+    snprintf(file, sizeof file, "%s/input.txt", base);
+    snprintf(other, sizeof other, "%s/other", base);
+    snprintf(prev, sizeof prev, "%s/prev", base);
+    assert_int_equal(halo_file_write_all(file, "keep", 4), 0);
+    assert_int_equal(halo_mkdir_p(other), 0);
+    snprintf(path, sizeof path, "%s/x.bin", other);
+    assert_int_equal(halo_file_write_all(path, "x", 1), 0);
+    assert_int_equal(halo_mkdir_p(prev), 0);
+    snprintf(path, sizeof path, "%s/mark", prev);
+    assert_int_equal(halo_file_write_all(path, "m", 1), 0);
+    assert_int_equal(halo_outdir_begin(file, "mark", "thing", tmp, sizeof tmp), HALO_EUSAGE);
+    assert_non_null(strstr(halo_errmsg(), "input.txt: exists and is a file, not a previous thing"));
+    assert_int_equal(halo_outdir_begin(other, "mark", "thing", tmp, sizeof tmp), HALO_EUSAGE);
+    assert_non_null(strstr(halo_errmsg(), "other: exists and is not a previous thing directory"));
+    uint64_t size = 0;
+    assert_int_equal(halo_file_size(file, &size), 0);
+    assert_int_equal(size, 4);
+    assert_true(halo_path_exists(path));
+    assert_int_equal(halo_output_check(prev, "mark", "thing"), 0);
+    snprintf(path, sizeof path, "%s/absent", base);
+    assert_int_equal(halo_output_check(path, "mark", "thing"), 0);
+    halo_rmtree(base);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +342,11 @@ int main(void)
         cmocka_unit_test(json_round_trips_and_reports_line),
         cmocka_unit_test(args_parse_types_and_reject_unknown),
         cmocka_unit_test(outdir_commit_replaces_whole_directory),
+        cmocka_unit_test(json_refuses_duplicate_and_mistyped_keys),
+        cmocka_unit_test(split_list_refuses_empty_elements),
+        cmocka_unit_test(args_refuse_negative_counts_unless_signed),
+        cmocka_unit_test(inputs_must_be_regular_files),
+        cmocka_unit_test(outputs_replace_only_previous_outputs_of_their_kind),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }
