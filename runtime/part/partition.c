@@ -145,16 +145,27 @@ int halo_partition_resolve(const halo_graph *g, const halo_partition_opts *opts,
     return 0;
 }
 
-/* Checks that every entry of assignment lies in [0, parts). */
+/* Checks that every entry of assignment lies in [0, parts) and that no part is left empty (a
+ * part without nodes has no rank's work and breaks the contiguous id ranges' meaning). */
 static int check_assignment(const int32_t *a, int64_t n, int parts, const char *where)
 {
-    for (int64_t v = 0; v < n; v++) {
+    int64_t *count = HALO_NEW(int64_t, (size_t)parts);
+    int rc = 0;
+    for (int64_t v = 0; v < n && rc == 0; v++) {
         if (a[v] < 0 || a[v] >= parts) {
-            return halo_errorf(HALO_EINPUT, "%s: node %lld is assigned to part %d, not in [0, %d)",
-                               where, (long long)v, a[v], parts);
+            rc = halo_errorf(HALO_EINPUT, "%s: node %lld is assigned to part %d, not in [0, %d)",
+                             where, (long long)v, a[v], parts);
+        } else {
+            count[a[v]]++;
         }
     }
-    return 0;
+    for (int k = 0; k < parts && rc == 0; k++) {
+        if (count[k] == 0) {
+            rc = halo_errorf(HALO_EINPUT, "%s: part %d of %d has no node", where, k, parts);
+        }
+    }
+    halo_free(count);
+    return rc;
 }
 
 int halo_partition_assign(const halo_graph *g, const halo_partition_opts *opts,

@@ -42,7 +42,7 @@ check_fails "HALO_POLICY_SECONDS sets the limit" "wall-clock limit of 0.5 s per 
     --budget 1000000000000
 check_fails "a bad HALO_POLICY_SECONDS is refused" "HALO_POLICY_SECONDS: expected seconds" \
     env HALO_POLICY_SECONDS=soon "$HALO" policy check "$P/policies/default.lua"
-check_fails "a negative --time is refused" "--time must be in" \
+check_fails "a negative --time is refused" "--time: -1 is negative" \
     "$HALO" policy check "$P/policies/default.lua" --time -1
 check_out "policy doc states the wall-clock limit" "5 s of wall clock" "$HALO" policy doc
 check_out "policy check --help documents --time" " --time S +wall-clock seconds per hook call" \
