@@ -257,6 +257,17 @@ static void massivegnn_matches_reference_fast_eviction(void **state)
     assert_true(ev > 50);
 }
 
+/* alpha 0.05, delta 2: T = round(0.95^2, 3) is 0.902 in Python (0.9025 is 0.90249999... as a
+ * double), 0.903 with round-half-up; a slot left alone for two batches has S_E = 0.9025, so the
+ * two roundings evict different slots. */
+static void massivegnn_matches_reference_python_rounding(void **state)
+{
+    (void)state;
+    int64_t ev;
+    run_case(0.25, 0.05, 2, &ev);
+    assert_true(ev > 0);
+}
+
 static void massivegnn_matches_reference_paper_params(void **state)
 {
     (void)state;
@@ -288,6 +299,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(massivegnn_matches_reference_default_params),
         cmocka_unit_test(massivegnn_matches_reference_fast_eviction),
+        cmocka_unit_test(massivegnn_matches_reference_python_rounding),
         cmocka_unit_test(massivegnn_matches_reference_paper_params),
         cmocka_unit_test(massivegnn_matches_reference_when_replacements_run_out),
         cmocka_unit_test(massivegnn_static_buffer_never_evicts),
