@@ -378,7 +378,9 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
     for (int p = 0; p < P; p++) {
         if (s->send_off[p + 1] > s->send_off[p]) {
             memcpy(send + s->send_off[p], &h, sizeof h);
-            memcpy(send + s->send_off[p] + REQ_HDR, fan, (size_t)fb);
+            if (fb > 0) { /* fan is NULL on a homogeneous request (memcpy of NULL is UB) */
+                memcpy(send + s->send_off[p] + REQ_HDR, fan, (size_t)fb);
+            }
         }
         s->cur[p] = s->send_off[p] + REQ_HDR + fb;
     }
