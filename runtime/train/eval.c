@@ -66,7 +66,7 @@ int halo_train_eval_sampled(train_ctx *t, int epoch, double *val_acc, double *te
         int64_t s0 = b * B < n ? b * B : n;
         int64_t s1 = s0 + B < n ? s0 + B : n;
         halo_sample_key k = {seed, epoch, b};
-        HALO_TRY(halo_store_sample(st, t->smp, t->eval_fanouts, t->layers, &k, ids + s0,
+        HALO_TRY(halo_train_sample(t, st, t->smp, t->eval_fanouts, t->eval_rfan, &k, ids + s0,
                                    (int32_t)(s1 - s0), &t->mb));
         float *rows = halo_model_input_buffer(t->m, t->mb.num_input > 0 ? t->mb.num_input : 1);
         HALO_TRY(halo_store_pull_rows(st, t->mb.input, t->mb.num_input, rows, &t->pull));
@@ -128,6 +128,7 @@ int halo_train_eval_full(train_ctx *t, double *val_acc, double *test_acc)
     for (int64_t i = 0; i <= n; i++) {
         blk.indptr[i] = pt->indptr[i] - pt->indptr[0];
     }
+    blk.etype = pt->etype != NULL ? pt->etype + pt->indptr[0] : NULL; /* RGCN's relations */
     for (int64_t e = 0; e < pt->edges; e++) {
         int64_t s = src_index(st, pt->indices[pt->indptr[0] + e]);
         if (s < 0) {

@@ -125,11 +125,14 @@ int halo_train_opts_check(const halo_train_opts *o)
     if (o->threads < 0) {
         return halo_errorf(HALO_EUSAGE, "--threads: must be >= 0, got %d", o->threads);
     }
+    /* the per-relation form ("cites=10;*=5") needs the partition's relation names: checked in
+     * the set-up */
     int f[HALO_MAX_LAYERS];
-    if (o->fanouts != NULL && halo_sample_parse_fanouts(o->fanouts, f, HALO_MAX_LAYERS) < 0) {
+    if (o->fanouts != NULL && strpbrk(o->fanouts, "=;*") == NULL &&
+        halo_sample_parse_fanouts(o->fanouts, f, HALO_MAX_LAYERS) < 0) {
         return halo_error_prefix(HALO_EUSAGE, "--fanouts");
     }
-    if (o->eval_fanouts != NULL &&
+    if (o->eval_fanouts != NULL && strpbrk(o->eval_fanouts, "=;*") == NULL &&
         halo_sample_parse_fanouts(o->eval_fanouts, f, HALO_MAX_LAYERS) < 0) {
         return halo_error_prefix(HALO_EUSAGE, "--eval-fanouts");
     }
@@ -261,8 +264,8 @@ static int stage_sample(void *arg, halo_pipe_item *it)
     s->n = (int32_t)(pl->boff[b + 1] - pl->boff[b]);
     halo_comm_stats c0 = halo_comm_get_stats(halo_store_comm(a->st));
     halo_sample_key k = {t->o->seed, pl->epoch, b};
-    int rc = halo_store_sample(a->st, a->smp, t->fanouts, t->layers, &k, pl->order + pl->boff[b],
-                               s->n, &s->mb);
+    int rc = halo_train_sample(t, a->st, a->smp, t->fanouts, t->rfan, &k,
+                               pl->order + pl->boff[b], s->n, &s->mb);
     if (rc < 0) {
         halo_comm_fail(halo_store_comm(a->st), rc);
     }
@@ -587,19 +590,62 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
     return h;
 }
 
-/* Fanouts of an epoch: --fanouts, else the policy's fanout hook. */
+/* A layer's fanout as one number (the start-up line, the VIP cache's estimate): the largest of
+ * its relations', -1 when one takes all. */
+static int layer_summary(const int *fan, int nrels)
+{
+    int m = 0;
+    for (int r = 0; r < nrels; r++) {
+        if (fan[r] < 0) {
+            return -1;
+        }
+        m = fan[r] > m ? fan[r] : m;
+    }
+    return m;
+}
+
+/* Fanouts of an epoch: --fanouts, else the policy's fanout hook. On a typed partition also the
+ * per-relation fanouts rfan (a plain list gives every relation the layer's number). */
 static int epoch_fanouts(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pctx, int *fanouts,
-                         int *layers)
+                         halo_rel_fanouts rfan, int *layers)
 {
     if (t->o->fanouts != NULL) {
-        int l = halo_sample_parse_fanouts(t->o->fanouts, fanouts, HALO_MAX_LAYERS);
+        int l;
+        if (t->nrels > 0) {
+            l = halo_sample_parse_rel_fanouts(t->o->fanouts, halo_store_info(t->st)->rel,
+                                              t->nrels, rfan, HALO_MAX_LAYERS);
+            if (l < 0) {
+                return l; /* the message names --fanouts */
+            }
+            for (int i = 0; i < l; i++) {
+                fanouts[i] = layer_summary(rfan[i], t->nrels);
+            }
+        } else {
+            l = halo_sample_parse_fanouts(t->o->fanouts, fanouts, HALO_MAX_LAYERS);
+        }
         if (l < 0) {
             return halo_error_prefix(l, "--fanouts");
         }
         *layers = l;
         return 0;
     }
-    return halo_policy_fanout(pol, pctx, fanouts, HALO_MAX_LAYERS, layers);
+    HALO_CHECK(halo_policy_fanout(pol, pctx, fanouts, HALO_MAX_LAYERS, layers));
+    for (int i = 0; t->nrels > 0 && i < *layers; i++) {
+        for (int r = 0; r < t->nrels; r++) {
+            rfan[i][r] = fanouts[i];
+        }
+    }
+    return 0;
+}
+
+int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp, const int *fanouts,
+                      const halo_rel_fanouts rfan, const halo_sample_key *k, const int32_t *seeds,
+                      int32_t n, halo_minibatch *mb)
+{
+    if (t->nrels > 0) {
+        return halo_store_sample_typed(st, smp, rfan, t->layers, k, seeds, n, mb);
+    }
+    return halo_store_sample(st, smp, fanouts, t->layers, k, seeds, n, mb);
 }
 
 /* Reads the checkpoint on rank 0 and broadcasts it; every rank returns the same code. */
@@ -749,16 +795,30 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     pctx->part.nodes = pt->nodes;
     pctx->part.edges = pt->edges;
     pctx->part.train_nodes = pt->num_train;
-    rc = epoch_fanouts(t, *pol, pctx, t->fanouts, &t->layers);
+    t->nrels = halo_store_info(t->st)->nrels;
+    rc = epoch_fanouts(t, *pol, pctx, t->fanouts, t->rfan, &t->layers);
     HALO_CHECK(halo_comm_agree(t->c, rc));
     if (o->eval_fanouts != NULL) {
-        int l = halo_sample_parse_fanouts(o->eval_fanouts, t->eval_fanouts, HALO_MAX_LAYERS);
+        int l;
+        if (t->nrels > 0) {
+            l = halo_sample_parse_rel_fanouts(o->eval_fanouts, halo_store_info(t->st)->rel,
+                                              t->nrels, t->eval_rfan, HALO_MAX_LAYERS);
+            for (int i = 0; l > 0 && i < l; i++) {
+                t->eval_fanouts[i] = layer_summary(t->eval_rfan[i], t->nrels);
+            }
+        } else {
+            l = halo_sample_parse_fanouts(o->eval_fanouts, t->eval_fanouts, HALO_MAX_LAYERS);
+        }
+        if (l < 0) {
+            return halo_error_prefix(l, "--eval-fanouts");
+        }
         if (l != t->layers) {
             return halo_errorf(HALO_EUSAGE, "--eval-fanouts: %d layers, the model has %d", l,
                                t->layers);
         }
     } else {
         memcpy(t->eval_fanouts, t->fanouts, sizeof t->fanouts);
+        memcpy(t->eval_rfan, t->rfan, sizeof t->rfan);
     }
 
     int device, gpu;
@@ -779,7 +839,9 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     mc.in_dim = halo_store_feat_dim(t->st);
     mc.hidden = o->hidden;
     mc.kind = o->model;
-    mc.relations = o->relations > 0 ? o->relations : 1;
+    /* RGCN's relations default to the partition's (1 on a homogeneous one); GraphSAGE ignores
+     * the blocks' relations */
+    mc.relations = o->relations > 0 ? o->relations : t->nrels > 0 ? t->nrels : 1;
     mc.bases = o->bases;
     mc.classes = halo_store_info(t->st)->classes;
     mc.dropout = (float)o->dropout;
@@ -833,7 +895,7 @@ static int presample_future(train_ctx *t, int start_epoch, halo_cache_future *f)
         epoch_order(t, ep, all_orig, keys, order, boff);
         for (int64_t b = 0; rc == 0 && b < nb; b++) {
             halo_sample_key k = {t->o->seed, ep, b};
-            rc = halo_store_sample(t->st, t->smp, t->fanouts, t->layers, &k, order + boff[b],
+            rc = halo_train_sample(t, t->st, t->smp, t->fanouts, t->rfan, &k, order + boff[b],
                                    (int32_t)(boff[b + 1] - boff[b]), &t->mb);
             if (rc == 0 && t->mb.num_input > cap) {
                 cap = t->mb.num_input + t->mb.num_input / 2 + 64;
@@ -1079,8 +1141,12 @@ static int run_setup(train_ctx *t, train_run *r, halo_train_result *res)
         if (r->gpu_notice) {
             halo_notice("--device auto: no GPU found, training on the CPU");
         }
-        char fo[64] = "";
-        for (int l = 0; l < t->layers; l++) {
+        char fo[256] = "";
+        bool named = o->fanouts != NULL && t->nrels > 0;
+        if (named) {
+            snprintf(fo, sizeof fo, "%s", o->fanouts);
+        }
+        for (int l = 0; !named && l < t->layers; l++) {
             size_t len = strlen(fo);
             snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t->fanouts[l]);
         }
@@ -1150,7 +1216,7 @@ static int run_epoch(train_ctx *t, train_run *r, int ep, halo_train_result *res)
     r->pctx.epoch = ep;
     r->pctx.step = r->step;
     int lay = t->layers;
-    int rc = epoch_fanouts(t, r->pol, &r->pctx, t->fanouts, &lay);
+    int rc = epoch_fanouts(t, r->pol, &r->pctx, t->fanouts, t->rfan, &lay);
     if (rc == 0 && lay != t->layers) {
         rc = halo_errorf(HALO_ELUA,
                          "policy %s: fanout returned %d layers at epoch %d, the "

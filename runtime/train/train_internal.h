@@ -26,6 +26,9 @@ typedef struct train_ctx {
     int layers;                   /* model layers */
     int fanouts[HALO_MAX_LAYERS]; /* training fanouts of the current epoch, input layer first */
     int eval_fanouts[HALO_MAX_LAYERS]; /* fanouts of sampled evaluation */
+    int nrels;                         /* relations of a typed partition, 0 = homogeneous */
+    halo_rel_fanouts rfan;             /* typed: training fanouts per layer and relation */
+    halo_rel_fanouts eval_rfan;        /* typed: fanouts of sampled evaluation */
     halo_sampler *smp;                 /* sampler scratch */
     halo_minibatch mb;                 /* current mini-batch */
     halo_store_pull pull;                    /* reusable pull plan */
@@ -37,6 +40,12 @@ typedef struct train_ctx {
     int32_t *borrow_id;                /* [nborrow] their global ids, ascending */
     int32_t *borrow_label;             /* [nborrow] their labels (pulled from the owners once) */
 } train_ctx;
+
+/* Samples a mini-batch on st: the typed sampler with per-relation fanouts (rfan) on a typed
+ * partition, else the homogeneous one with fanouts. Collective. */
+int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp, const int *fanouts,
+                      const halo_rel_fanouts rfan, const halo_sample_key *k, const int32_t *seeds,
+                      int32_t n, halo_minibatch *mb);
 
 /* ---- rows.c: what both the epoch loop and the evaluation use */
 
