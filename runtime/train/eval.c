@@ -70,6 +70,7 @@ int halo_train_eval_sampled(train_ctx *t, int epoch, double *val_acc, double *te
                                    (int32_t)(s1 - s0), &t->mb));
         float *rows = halo_model_input_buffer(t->m, t->mb.num_input > 0 ? t->mb.num_input : 1);
         HALO_TRY(halo_store_pull_rows(st, t->mb.input, t->mb.num_input, rows, &t->pull));
+        HALO_TRY(halo_train_embed_gather(t, t->mb.num_input, t->mb.input, rows));
         if (t->mb.num_seeds > 0) {
             HALO_TRY(halo_model_infer(t->m, &t->mb, rows, NULL, NULL, pred, NULL));
             for (int32_t i = 0; i < t->mb.num_seeds; i++) {
@@ -149,6 +150,7 @@ int halo_train_eval_full(train_ctx *t, double *val_acc, double *test_acc)
     }
     hs = HALO_ALLOC(float, S * halo_store_feat_dim(st) > 0 ? S * halo_store_feat_dim(st) : 1);
     HALO_TRY(halo_store_pull_rows(st, blk.src_gid, S, hs, &t->pull));
+    HALO_TRY(halo_train_embed_gather(t, S, blk.src_gid, hs));
     for (int l = 0; l < t->layers; l++) {
         int out = halo_model_layer_out(t->m, l);
         bool last = l + 1 == t->layers;

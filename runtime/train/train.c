@@ -45,6 +45,8 @@ void halo_train_opts_default(halo_train_opts *o)
     o->checkpoint_every = 1;
     o->table = true;
     o->depth = -1;
+    o->embed_optim = HALO_EMBED_ADAM;
+    o->embed_lr = 0.01;
 }
 
 const char *halo_train_batching_name(int b)
@@ -103,6 +105,9 @@ int halo_train_opts_check(const halo_train_opts *o)
     }
     if (!(o->lr > 0)) {
         return halo_errorf(HALO_EUSAGE, "--lr: must be > 0, got %g", o->lr);
+    }
+    if (!(o->embed_lr > 0)) {
+        return halo_errorf(HALO_EUSAGE, "--embed-lr: must be > 0, got %g", o->embed_lr);
     }
     if (!(o->dropout >= 0 && o->dropout < 1)) {
         return halo_errorf(HALO_EUSAGE, "--dropout: must be in [0, 1), got %g", o->dropout);
@@ -374,10 +379,26 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     size_t count;
     float *grad = halo_model_grads(t->m, &count);
     halo_model_stats ms = {0};
+    float *dinput = NULL;
+    if (t->emb != NULL) {
+        /* the featureless input rows from their owners: on the trainer's thread, after the
+         * previous step's update, so every depth trains on the same rows */
+        int erc = halo_train_embed_gather(t, rc == 0 && n > 0 ? s->mb.num_input : 0,
+                                          s->mb.input, s->rows);
+        rc = rc < 0 ? rc : erc;
+        int64_t need = (int64_t)s->mb.num_input * halo_store_feat_dim(t->st);
+        if (rc == 0 && n > 0 && need > t->dcap) {
+            halo_free(t->dinput);
+            t->dcap = need + need / 2 + 16;
+            t->dinput = HALO_ALLOC(float, t->dcap);
+        }
+        dinput = n > 0 ? t->dinput : NULL;
+    }
     if (rc == 0 && n > 0) {
         halo_minibatch keyed;
         keyed_minibatch(t, &s->mb, &keyed);
-        rc = halo_model_train_forward_backward(t->m, &keyed, s->rows, s->labels, step, &ms);
+        rc = halo_model_train_forward_backward_dx(t->m, &keyed, s->rows, s->labels, step, &ms,
+                                                  dinput);
     }
     if (rc == 0 && n > 0) {
         /* mean over our seeds -> sum over our seeds, so the allreduce sums per-seed gradients */
@@ -401,6 +422,8 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
                                              "failed but reported no error", (long long)it->batch);
     }
     memcpy(grad, pr->gbuf, count * sizeof *grad);
+    /* the embeddings' gradients go to their owners (collective; a failure is every rank's) */
+    HALO_CHECK(halo_train_embed_update(t, dinput, (float)n, 1.0f / (float)global_n));
     rc = halo_model_adam_step(t->m, 1.0f / (float)global_n);
     if (rc < 0) {
         halo_comm_fail(t->c, rc); /* local, after the last collective of the step */
@@ -578,6 +601,10 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
         halo_sb_printf(&sb, " model=%s relations=%d bases=%d", halo_model_kind_name(o->model),
                        o->relations, o->bases);
     }
+    if (t->emb != NULL) {
+        halo_sb_printf(&sb, " embed=%s embed_lr=%.9g", halo_embed_optim_name(o->embed_optim),
+                       o->embed_lr);
+    }
     char *text = NULL;
     size_t len = 0;
     if (o->policy != NULL && halo_file_read_all(o->policy, &text, &len) == 0) {
@@ -684,6 +711,11 @@ static int resume_from(train_ctx *t, uint64_t hash, int *epoch, int64_t *step)
     HALO_CHECK(halo_comm_bcast(t->c, ck.adam_v, (int64_t)(count * sizeof(float)), 0));
     halo_model_set_adam_t(t->m, hdr[1]);
     HALO_CHECK(halo_model_push_state(t->m));
+    if (t->emb != NULL) {
+        /* every rank its own rows (embed-rRANK.bin) */
+        int erc = halo_embed_load(t->emb, t->o->checkpoint);
+        HALO_CHECK(halo_comm_agree(t->c, erc < 0 ? halo_error_prefix(erc, "--resume") : 0));
+    }
     *epoch = (int)hdr[0];
     *step = hdr[1];
     return 0;
@@ -705,6 +737,11 @@ static int write_checkpoint(train_ctx *t, uint64_t hash, int epochs_done, int64_
             ck.adam_v = halo_model_adam_v(t->m);
             rc = halo_checkpoint_write(t->o->checkpoint, &ck);
         }
+    }
+    HALO_CHECK(halo_comm_agree(t->c, rc));
+    if (t->emb != NULL) {
+        /* into the directory rank 0 just committed: each rank its rows and optimiser state */
+        rc = halo_embed_save(t->emb, t->o->checkpoint);
     }
     return halo_comm_agree(t->c, rc);
 }
@@ -744,6 +781,11 @@ static void ctx_free(train_ctx *t)
     for (int l = 0; l < HALO_MAX_LAYERS; l++) {
         halo_free(t->keybuf[l]);
     }
+    halo_embed_free(t->emb);
+    halo_free(t->egid);
+    halo_free(t->epos);
+    halo_free(t->ebuf);
+    halo_free(t->dinput);
     halo_free(t->labels);
     halo_free(t->borrow_id);
     halo_free(t->borrow_label);
@@ -860,6 +902,7 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     }
     rc = halo_model_create(&mc, &t->m);
     HALO_CHECK(halo_comm_agree(t->c, rc));
+    HALO_CHECK(halo_comm_agree(t->c, halo_train_embed_setup(t)));
     t->smp = halo_sampler_new();
     rc = halo_train_borrow_labels(t);
     return halo_comm_agree(t->c, rc);
@@ -1321,6 +1364,18 @@ static int run_finish(train_ctx *t, train_run *r, halo_train_result *res)
     }
     res->mean_epoch_s = r->trained > 0 ? r->train_time / r->trained : 0;
     res->param_checksum = halo_model_param_checksum(t->m);
+    if (t->emb != NULL) {
+        uint64_t mine = halo_embed_checksum(t->emb);
+        uint64_t *all = HALO_ALLOC(uint64_t, t->ranks);
+        rc = halo_comm_allgather(t->c, &mine, sizeof mine, all);
+        uint64_t h = 1469598103934665603ULL;
+        for (int k = 0; k < t->ranks; k++) {
+            h = (h ^ all[k]) * 1099511628211ULL;
+        }
+        res->embed_checksum = h;
+        halo_free(all);
+        HALO_CHECK(rc);
+    }
     if (t->rank == 0 && r->mf != NULL) {
         sb_reset(&r->sb);
         halo_metrics_run run = {
