@@ -365,6 +365,24 @@ static int stage_fetch(void *arg, halo_pipe_item *it)
     return prc;
 }
 
+/* The per-type counts of a typed batch: input nodes (and remote ones) by node type, sampled
+ * edges by relation. */
+static void count_types(const train_ctx *t, const halo_minibatch *mb, halo_epoch_stats *s)
+{
+    const halo_partinfo *pi = halo_store_info(t->st);
+    for (int32_t i = 0; i < mb->num_input; i++) {
+        int ty = halo_train_node_type(pi, mb->input[i]);
+        s->input_nodes_type[ty]++;
+        s->remote_nodes_type[ty] += !halo_store_is_local(t->st, mb->input[i]);
+    }
+    for (int l = 0; l < mb->layers; l++) {
+        const halo_block *b = &mb->blocks[l];
+        for (int64_t e = 0; b->etype != NULL && e < b->num_edges; e++) {
+            s->sampled_edges_rel[b->etype[e]]++;
+        }
+    }
+}
+
 /* The trainer's part of one batch: forward/backward, the gradient allreduce, Adam. The
  * allreduce carries one more float, 1 on a rank whose batch failed (a stage's error, or the
  * model's), so the ranks learn of a failure at the batch boundary without another collective;
@@ -436,6 +454,9 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     acc->s.allreduce_s += t2 - t1;
     acc->s.batches++;
     acc->s.sampled_edges += halo_sample_edges(&s->mb);
+    if (t->nrels > 0) {
+        count_types(t, &s->mb, &acc->s);
+    }
     acc->s.input_nodes += s->mb.num_input;
     acc->s.remote_nodes += s->pull.num_remote;
     acc->s.cache_hits += s->hits;
@@ -1209,9 +1230,18 @@ static int epoch_report(train_ctx *t, train_run *r, int ep, double loss, double 
                         bool do_eval, double va, double ta)
 {
     int rc = 0;
+    const halo_partinfo *pi = halo_store_info(t->st);
+    halo_metrics_types ty = {.ntypes = pi->ntypes, .nrels = pi->nrels};
+    for (int i = 0; i < pi->ntypes; i++) {
+        ty.ntype[i] = pi->ntype_name[i];
+    }
+    for (int i = 0; i < pi->nrels; i++) {
+        ty.rel[i] = pi->rel[i].name;
+    }
     for (int k = 0; r->mf != NULL && rc == 0 && k < t->ranks; k++) {
         sb_reset(&r->sb);
-        halo_metrics_epoch_json(&r->sb, "run", r->policy_name, &r->all_stats[k]);
+        halo_metrics_epoch_typed_json(&r->sb, "run", r->policy_name, &r->all_stats[k],
+                                      t->nrels > 0 ? &ty : NULL);
         rc = halo_metrics_line(r->mf, r->sb.buf);
     }
     if (r->mf != NULL && rc == 0 && do_eval) {
