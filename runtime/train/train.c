@@ -677,12 +677,30 @@ static int epoch_fanouts(train_ctx *t, halo_policy *pol, const halo_policy_ctx *
         *layers = l;
         return 0;
     }
-    HALO_CHECK(halo_policy_fanout(pol, pctx, fanouts, HALO_MAX_LAYERS, layers));
-    for (int i = 0; t->nrels > 0 && i < *layers; i++) {
-        for (int r = 0; r < t->nrels; r++) {
-            rfan[i][r] = fanouts[i];
-        }
+    if (t->nrels == 0) {
+        return halo_policy_fanout(pol, pctx, fanouts, HALO_MAX_LAYERS, layers);
     }
+    /* typed: each layer a number or a table keyed by relation name, as a spec to check */
+    char spec[4096];
+    int l = 0;
+    HALO_CHECK(halo_policy_fanout_spec(pol, pctx, spec, sizeof spec, HALO_MAX_LAYERS, &l));
+    l = halo_sample_parse_rel_fanouts(spec, halo_store_info(t->st)->rel, t->nrels, rfan,
+                                      HALO_MAX_LAYERS);
+    if (l < 0) {
+        const char *m = halo_errmsg();
+        const char *tag = "--fanouts: ";
+        if (strncmp(m, tag, strlen(tag)) == 0) {
+            m += strlen(tag);
+        }
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", m);
+        return halo_errorf(HALO_ELUA, "policy %s: hook fanout (epoch %d) returned %s: %s",
+                           halo_policy_name(pol), pctx->epoch, spec, msg);
+    }
+    for (int i = 0; i < l; i++) {
+        fanouts[i] = layer_summary(rfan[i], t->nrels);
+    }
+    *layers = l;
     return 0;
 }
 
@@ -853,6 +871,20 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     pctx->graph.feat_dim = halo_store_feat_dim(t->st);
     pctx->graph.classes = halo_store_info(t->st)->classes;
     pctx->graph.train_nodes = pt->num_train * t->ranks;
+    const halo_partinfo *pi = halo_store_info(t->st);
+    if (pi->nrels > 0) {
+        for (int i = 0; i < pi->ntypes; i++) {
+            t->ntype_names[i] = pi->ntype_name[i];
+        }
+        for (int i = 0; i < pi->nrels; i++) {
+            t->rel_names[i] = pi->rel[i].name;
+        }
+        pctx->graph.ntypes = pi->ntypes;
+        pctx->graph.node_types = t->ntype_names;
+        pctx->graph.nrels = pi->nrels;
+        pctx->graph.relations = t->rel_names;
+        pctx->graph.target_type = pi->ntype_name[pi->target_type];
+    }
     pctx->part.parts = t->ranks;
     pctx->part.id = t->rank;
     pctx->part.nodes = pt->nodes;
@@ -1001,6 +1033,13 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
     for (int64_t h = 0; h < pt->num_halo; h++) {
         owner[h] = halo_store_owner(st, pt->halo[h]);
     }
+    int32_t *hntype = NULL; /* ctx.halo.ntype of a typed partition */
+    if (pt->halo_ntype != NULL) {
+        hntype = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
+        for (int64_t h = 0; h < pt->num_halo; h++) {
+            hntype[h] = pt->halo_ntype[h];
+        }
+    }
     if (halo_policy_hooks(pol) & (1u << HALO_POLICY_CACHE_INIT)) {
         int hint = halo_cache_policy_hint(pol);
         if (hint == HALO_CACHE_HINT_NEXT_USE) {
@@ -1029,6 +1068,7 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
             .halo_ids = pt->halo,
             .halo_deg = pt->halo_deg,
             .halo_owner = owner,
+            .halo_ntype = hntype,
             .vip = vip,
             .feat_dim = halo_store_feat_dim(st),
             .epochs = t->o->epochs,
@@ -1071,6 +1111,7 @@ fail:
     halo_free(vip);
     halo_free(p);
     halo_free(owner);
+    halo_free(hntype);
     return rc;
 }
 

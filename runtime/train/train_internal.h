@@ -38,6 +38,8 @@ typedef struct train_ctx {
     int64_t *epos;                     /* [ne] their positions in the batch's input */
     float *ebuf;                       /* [ne x feat_dim] rows gathered / gradients pushed */
     float *dinput;                     /* [num_input x feat_dim] the model's input gradient */
+    const char *ntype_names[HALO_MAX_NTYPES]; /* the policy's ctx.graph.node_types */
+    const char *rel_names[HALO_MAX_RELS];     /* the policy's ctx.graph.relations */
     int64_t dcap;                      /* floats allocated in dinput */
     halo_sampler *smp;                 /* sampler scratch */
     halo_minibatch mb;                 /* current mini-batch */
