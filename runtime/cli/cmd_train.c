@@ -35,7 +35,8 @@ int halo_cmd_train(int argc, char **argv)
          "local: each rank cuts its own shuffled seeds (DistDGL); global: one global order, "
          "batch b is the same seeds whatever the rank count"},
         {"fanouts", 'f', HALO_OPT_STRING, &fanouts, "LIST",
-         "fanouts, input layer first (overrides the policy's fanout hook)"},
+         "fanouts, input layer first (overrides the policy's fanout hook); on a typed partition "
+         "also per relation, 'cites=10,*=5;*=10' (docs/hetero.md)"},
         {"model", 0, HALO_OPT_STRING, &model, "sage|rgcn",
          "GraphSAGE (mean), or RGCN: a weight per relation, mean per relation (docs/rgcn.md)"},
         {"bases", 0, HALO_OPT_INT, &o.bases, "B",
