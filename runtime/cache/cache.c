@@ -28,6 +28,7 @@ struct halo_cache {
     int32_t *hids;   /* [nh] sorted global ids */
     int32_t *hdeg;   /* [nh] in-degree (or NULL) */
     int32_t *howner; /* [nh] owner (or NULL) */
+    int32_t *hntype; /* [nh] node type (or NULL: homogeneous) */
     int64_t *hmiss;  /* [nh] misses so far */
     double *hscore;  /* [nh] policy-owned score */
     double *vip;     /* [nh] inclusion probabilities (or NULL) */
@@ -254,6 +255,7 @@ static void set_views(halo_cache *c)
     x->halo.ids = c->hids;
     x->halo.deg = c->hdeg;
     x->halo.owner = c->howner;
+    x->halo.ntype = c->hntype;
     x->halo.misses = c->hmiss;
     x->halo.score = c->hscore;
     x->halo_find = find_cb;
@@ -305,6 +307,7 @@ int halo_cache_open(const halo_cache_opts *o, halo_cache_future *future, halo_ca
     }
     c->hdeg = copy_i32(o->halo_deg, c->nh);
     c->howner = copy_i32(o->halo_owner, c->nh);
+    c->hntype = copy_i32(o->halo_ntype, c->nh);
     c->hmiss = HALO_NEW(int64_t, c->nh + 1);
     c->hscore = HALO_NEW(double, c->nh + 1);
     c->slot_of = HALO_ALLOC(int32_t, c->nh + 1);
@@ -421,7 +424,8 @@ void halo_cache_close(halo_cache *c)
                       c->spos,      c->shits,     c->slast,     c->sins,      c->sscore,
                       c->rows,      c->stamp,     c->bidx,      c->hit_slots, c->miss_halo,
                       c->evict_buf, c->admit_buf, c->pend_slot, c->pend_src,  c->extra,
-                      c->init_ids,  c->fptr,      c->fpos,      c->fnext,     c->next_use};
+                      c->init_ids,  c->fptr,      c->fpos,      c->fnext,     c->next_use,
+                      c->hntype};
     for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
         halo_free(arrays[i]);
     }

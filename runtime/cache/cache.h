@@ -78,6 +78,7 @@ typedef struct halo_cache_opts {
     const int32_t *halo_ids;   /* [num_halo] sorted ascending global ids (copied) */
     const int32_t *halo_deg;   /* [num_halo] in-degree in the whole graph (copied; or NULL) */
     const int32_t *halo_owner; /* [num_halo] owner part (copied; or NULL) */
+    const int32_t *halo_ntype; /* [num_halo] node type (copied; NULL: homogeneous) */
     const double *vip;         /* [num_halo] inclusion probability (halo_cache_vip) or NULL */
     int feat_dim;              /* row width in floats; 0 = keep no rows (trace replay) */
     int64_t row_bytes;         /* bytes per row for the byte counters; 0 = 4 * feat_dim */

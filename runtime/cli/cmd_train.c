@@ -6,6 +6,7 @@
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/log.h"
+#include "embed/embed.h"
 #include "model/model.h"
 #include "train/train.h"
 
@@ -19,7 +20,7 @@ int halo_cmd_train(int argc, char **argv)
     halo_train_opts_default(&o);
     const char *policy = NULL, *fanouts = NULL, *device = "auto", *eval = "sampled";
     const char *eval_fanouts = NULL, *metrics = NULL, *checkpoint = NULL, *netem = NULL;
-    const char *batching = "local", *model = "sage";
+    const char *batching = "local", *model = "sage", *embed_optim = "adam";
     const char *timeline = NULL;
     int64_t seed = (int64_t)o.seed;
     bool resume = false, check = false, quiet_table = false;
@@ -35,11 +36,15 @@ int halo_cmd_train(int argc, char **argv)
          "local: each rank cuts its own shuffled seeds (DistDGL); global: one global order, "
          "batch b is the same seeds whatever the rank count"},
         {"fanouts", 'f', HALO_OPT_STRING, &fanouts, "LIST",
-         "fanouts, input layer first (overrides the policy's fanout hook)"},
+         "fanouts, input layer first (overrides the policy's fanout hook); on a typed partition "
+         "also per relation, 'cites=10,*=5;*=10' (docs/hetero.md)"},
         {"model", 0, HALO_OPT_STRING, &model, "sage|rgcn",
          "GraphSAGE (mean), or RGCN: a weight per relation, mean per relation (docs/rgcn.md)"},
         {"bases", 0, HALO_OPT_INT, &o.bases, "B",
          "RGCN: relations share B basis matrices (0: one weight per relation)"},
+        {"embed-optimizer", 0, HALO_OPT_STRING, &embed_optim, "adam|adagrad",
+         "sparse optimiser of the learnable rows of featureless node types (docs/hetero.md)"},
+        {"embed-lr", 0, HALO_OPT_DOUBLE, &o.embed_lr, "X", "their learning rate"},
         {"hidden", 0, HALO_OPT_INT, &o.hidden, "H", "hidden width"},
         {"lr", 0, HALO_OPT_DOUBLE, &o.lr, "X", "Adam learning rate"},
         {"dropout", 0, HALO_OPT_DOUBLE, &o.dropout, "P", "dropout probability"},
@@ -115,6 +120,7 @@ int halo_cmd_train(int argc, char **argv)
     if (halo_train_parse_batching(batching, &o.batching) < 0 ||
         halo_model_device_parse(device, &o.device) < 0 ||
         halo_model_kind_parse(model, &o.model) < 0 ||
+        halo_embed_optim_parse(embed_optim, &o.embed_optim) < 0 ||
         halo_train_parse_eval(eval, &o.eval) < 0) {
         return halo_cli_fail(HALO_EUSAGE);
     }
@@ -149,7 +155,11 @@ int halo_cmd_train(int argc, char **argv)
         if (res.test_acc >= 0) {
             printf(", val acc %.4f, test acc %.4f", res.val_acc, res.test_acc);
         }
-        printf(", params %016" PRIx64 "\n", res.param_checksum);
+        printf(", params %016" PRIx64, res.param_checksum);
+        if (res.embed_checksum != 0) {
+            printf(", embeddings %016" PRIx64, res.embed_checksum);
+        }
+        printf("\n");
         fflush(stdout);
     }
     halo_comm_finalize(comm);

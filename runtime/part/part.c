@@ -44,6 +44,7 @@ static int get_range(const halo_json *v, const char *key, const char *where, int
 static int load_types(halo_partinfo *pi, const char *path)
 {
     pi->ntypes = 1;
+    pi->ntype_feat_dim[0] = pi->feat_dim;
     const halo_json *rl = halo_json_get(pi->json, "relations");
     if (rl == NULL) {
         return 0;
@@ -63,6 +64,11 @@ static int load_types(halo_partinfo *pi, const char *path)
         const char *name;
         HALO_CHECK(halo_json_get_str(nt->items[t], "name", path, &name));
         snprintf(pi->ntype_name[t], HALO_TYPE_NAME, "%s", name);
+        int64_t w = pi->feat_dim;
+        if (halo_json_get(nt->items[t], "feat_dim") != NULL) {
+            HALO_CHECK(get_range(nt->items[t], "feat_dim", path, 0, pi->feat_dim, &w));
+        }
+        pi->ntype_feat_dim[t] = (int)w;
     }
     for (int r = 0; r < pi->nrels; r++) {
         const char *name;

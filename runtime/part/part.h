@@ -51,6 +51,8 @@ typedef struct halo_partinfo {
     int nrels;               /* relations (0 when homogeneous) */
     int target_type;         /* labelled node type */
     char ntype_name[HALO_MAX_NTYPES][HALO_TYPE_NAME]; /* node type names */
+    int ntype_feat_dim[HALO_MAX_NTYPES]; /* feature width of each type (node_types[t].feat_dim;
+                                          * feat_dim when absent); 0 = featureless */
     halo_relation rel[HALO_MAX_RELS]; /* relations by id */
     int64_t *type_start;     /* [parts*(ntypes+1)] typed graphs: part k's nodes of type t are
                               * [type_start[k*(ntypes+1)+t], type_start[k*(ntypes+1)+t+1]) */

@@ -132,7 +132,9 @@ static void world_init(world *w)
     c->batch = -1;
     c->batches = CK_BATCHES;
     c->batch_size = 64;
-    c->graph = (halo_policy_graph_summary){CK_NODES, w->indptr[CK_NODES], 16, 8, CK_NODES / 2};
+    c->graph = (halo_policy_graph_summary){
+        .nodes = CK_NODES, .edges = w->indptr[CK_NODES], .feat_dim = 16, .classes = 8,
+        .train_nodes = CK_NODES / 2};
     c->part = (halo_policy_part_summary){CK_PARTS, 0, CK_NODES / CK_PARTS,
                                          w->indptr[CK_NODES / CK_PARTS], CK_NODES / CK_PARTS / 2};
     c->halo = (halo_policy_halo_view){.n = CK_HALO,

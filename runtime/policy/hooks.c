@@ -4,6 +4,8 @@
 #include "core/err.h"
 #include "core/mem.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const hook_names[HALO_POLICY_NHOOKS] = {
@@ -379,6 +381,124 @@ int halo_policy_fanout(halo_policy *pol, const halo_policy_ctx *ctx, int *fanout
             fanouts[i] = ((const int32_t *)a->data)[i];
         }
         *layers = (int)a->n;
+    }
+    end(pol);
+    return rc;
+}
+
+/* One layer of a typed fanout: the key and value at the top of the stack checked and kept. */
+typedef struct fan_entry {
+    const char *key; /* relation name or "*" (a string on the Lua stack below) */
+    lua_Integer v;   /* fanout */
+} fan_entry;
+
+static int cmp_fan_entry(const void *a, const void *b)
+{
+    return strcmp(((const fan_entry *)a)->key, ((const fan_entry *)b)->key);
+}
+
+/* Protected: (result, max_layers) -> the spec string. */
+static int check_fanout_spec(lua_State *L)
+{
+    int max = (int)lua_tointeger(L, 2);
+    if (!lua_istable(L, 1)) {
+        luaL_error(L, "returned %s, expected a list of layers like {10, {cites=10, [\"*\"]=5}}",
+                   luaL_typename(L, 1));
+    }
+    lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+    if (n == 0) {
+        luaL_error(L, "returned an empty list, expected at least one layer");
+    }
+    if (n > max) {
+        luaL_error(L, "fanouts has %I entries, at most %I allowed", n, (lua_Integer)max);
+    }
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    char what[64];
+    for (lua_Integer l = 1; l <= n; l++) {
+        if (l > 1) {
+            luaL_addchar(&b, ';');
+        }
+        lua_rawgeti(L, 1, l);
+        int layer = lua_gettop(L);
+        snprintf(what, sizeof what, "fanouts[%lld]", (long long)l);
+        if (!lua_istable(L, layer)) {
+            lua_Integer v = want_int(L, layer, what, -1, INT32_MAX);
+            lua_pushfstring(L, "*=%I", v);
+            luaL_addvalue(&b);
+            lua_pop(L, 1);
+            continue;
+        }
+        enum { MAX_KEYS = 128 };
+        fan_entry e[MAX_KEYS];
+        int ne = 0;
+        lua_pushnil(L);
+        while (lua_next(L, layer) != 0) {
+            if (lua_type(L, -2) != LUA_TSTRING) {
+                luaL_error(L, "%s has a %s key, expected relation names or \"*\"", what,
+                           luaL_typename(L, -2));
+            }
+            const char *k = lua_tostring(L, -2);
+            if (k[0] == 0 || strpbrk(k, ",;=: \t\n\r") != NULL || strlen(k) > 31) {
+                luaL_error(L, "%s: '%s' is not a relation name", what, k);
+            }
+            if (ne == MAX_KEYS) {
+                luaL_error(L, "%s has more than %d entries", what, MAX_KEYS);
+            }
+            char vw[112];
+            snprintf(vw, sizeof vw, "%s.%s", what, k);
+            e[ne].key = k; /* the key stays on the stack inside the table */
+            e[ne].v = want_int(L, -1, vw, -1, INT32_MAX);
+            ne++;
+            lua_pop(L, 1);
+        }
+        if (ne == 0) {
+            luaL_error(L, "%s is an empty table, expected relation names or \"*\"", what);
+        }
+        qsort(e, (size_t)ne, sizeof e[0], cmp_fan_entry);
+        for (int i = 0; i < ne; i++) {
+            lua_pushfstring(L, "%s%s=%I", i ? "," : "", e[i].key, e[i].v);
+            luaL_addvalue(&b);
+        }
+        lua_pop(L, 1);
+    }
+    luaL_pushresult(&b);
+    return 1;
+}
+
+int halo_policy_fanout_spec(halo_policy *pol, const halo_policy_ctx *ctx, char *spec, size_t cap,
+                            int max_layers, int *layers)
+{
+    int h = HALO_POLICY_FANOUT;
+    if (pol->hook_ref[h] == LUA_NOREF) {
+        snprintf(spec, cap, "*=10;*=25");
+        *layers = 2;
+        return 0;
+    }
+    lua_State *L = pol->L;
+    begin(pol, h, ctx->rank, ctx->epoch, ctx->batch);
+    halo_policy_push_context(L, ctx, HALO_POBJ_CTX);
+    int rc = halo_policy_budgeted_call(pol, 1, 1);
+    if (rc == 0) {
+        lua_pushcfunction(L, check_fanout_spec);
+        lua_insert(L, -2);
+        lua_pushinteger(L, max_layers);
+        rc = halo_policy_protected_check(pol, h, 2, 1);
+    }
+    if (rc == 0) {
+        size_t len;
+        const char *s = lua_tolstring(L, -1, &len);
+        if (len + 1 > cap) {
+            rc = halo_errorf(HALO_ELUA, "%s: hook fanout: a fanout spec of %zu bytes, room for %zu",
+                             pol->path, len, cap);
+        } else {
+            memcpy(spec, s, len + 1);
+            int nl = 1;
+            for (size_t i = 0; i < len; i++) {
+                nl += s[i] == ';';
+            }
+            *layers = nl;
+        }
     }
     end(pol);
     return rc;

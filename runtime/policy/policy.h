@@ -105,6 +105,12 @@ typedef struct halo_policy_graph_summary {
     int feat_dim;        /* features per node */
     int classes;         /* label classes */
     int64_t train_nodes; /* training nodes */
+    /* typed graphs (docs/hetero.md); 0 and NULL on a homogeneous one (Lua sees nil) */
+    int64_t ntypes;                 /* node types */
+    const char *const *node_types;  /* [ntypes] their names, by type id */
+    int64_t nrels;                  /* relations */
+    const char *const *relations;   /* [nrels] their names, by relation id */
+    const char *target_type;        /* the labelled type's name, NULL = homogeneous */
 } halo_policy_graph_summary;
 
 /* This rank's part (ctx.part). */
@@ -123,6 +129,7 @@ typedef struct halo_policy_halo_view {
     const int32_t *deg;    /* [n] in-degree in the whole graph */
     const int32_t *owner;  /* [n] part that owns each */
     const int64_t *misses; /* [n] cache misses so far */
+    const int32_t *ntype;  /* [n] node type id of each (typed graphs; NULL: homogeneous) */
     double *score;         /* [n] policy-owned score (writable in Lua; e.g. MassiveGNN's S_N) */
 } halo_policy_halo_view;
 
@@ -277,6 +284,14 @@ int halo_policy_partition(halo_policy *pol, const halo_policy_graph_info *g,
  * fanouts has room for max_layers entries. Default: {10, 25}. */
 int halo_policy_fanout(halo_policy *pol, const halo_policy_ctx *ctx, int *fanouts, int max_layers,
                        int *layers);
+/* fanout(ctx) on a typed graph: each layer may be an integer (every relation) or a table keyed
+ * by relation name, "*" for the relations not named ({ {cites=10, ["*"]=5}, 15 }). Writes the
+ * result as a fanout spec in the per-relation form of `--fanouts` ("*=10;cites=10,*=5", keys in
+ * byte order) into spec[cap], for the caller to check against the graph's relations; layers
+ * gets the layer count. A key that cannot be a relation name (empty, or holding ",;=:" or
+ * spaces) is the hook's error. Default: "*=10;*=25". */
+int halo_policy_fanout_spec(halo_policy *pol, const halo_policy_ctx *ctx, char *spec, size_t cap,
+                            int max_layers, int *layers);
 /* pipeline(ctx): pipeline depth (0 = synchronous) and sampler threads. Default: 0 and 1. */
 int halo_policy_pipeline(halo_policy *pol, const halo_policy_ctx *ctx, int *depth,
                          int *sampler_threads);

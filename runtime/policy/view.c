@@ -7,7 +7,7 @@
 
 /* ---- context objects ---- */
 
-enum { FK_INT, FK_I64, FK_F64, FK_STR, FK_ARR, FK_SUB, FK_PARAMS };
+enum { FK_INT, FK_I64, FK_F64, FK_STR, FK_ARR, FK_SUB, FK_PARAMS, FK_NAMES };
 
 struct pdesc;
 /* One field of a context object. */
@@ -49,6 +49,10 @@ typedef struct pdesc {
 #define F_ARR(S, P, f, t, w, n, a, d)                                                              \
     {                                                                                              \
 #f, FK_ARR, t, w, a, offsetof(S, f), offsetof(S, n), NULL, P "." #f, d                     \
+    }
+#define F_NAMES(S, P, f, n, d)                                                                     \
+    {                                                                                              \
+#f, FK_NAMES, 0, 0, 0, offsetof(S, f), offsetof(S, n), NULL, P "." #f, d                   \
     }
 #define F_SUB(S, P, f, D, d)                                                                       \
     {                                                                                              \
@@ -93,6 +97,14 @@ static const pfield graph_fields[] = {
     F_INT(halo_policy_graph_summary, "ctx.graph", feat_dim, "features per node"),
     F_INT(halo_policy_graph_summary, "ctx.graph", classes, "label classes"),
     F_I64(halo_policy_graph_summary, "ctx.graph", train_nodes, "training nodes"),
+    F_I64(halo_policy_graph_summary, "ctx.graph", ntypes, "node types (0: homogeneous)"),
+    F_NAMES(halo_policy_graph_summary, "ctx.graph", node_types, ntypes,
+            "{name, ...} node type names by type id + 1 (nil when homogeneous)"),
+    F_I64(halo_policy_graph_summary, "ctx.graph", nrels, "relations (0: homogeneous)"),
+    F_NAMES(halo_policy_graph_summary, "ctx.graph", relations, nrels,
+            "{name, ...} relation names by relation id + 1 (nil when homogeneous)"),
+    F_STR(halo_policy_graph_summary, "ctx.graph", target_type,
+          "the labelled node type's name (nil when homogeneous)"),
     F_END,
 };
 static const pdesc graph_desc = {"ctx.graph", graph_fields};
@@ -117,6 +129,8 @@ static const pfield halo_fields[] = {
           "int32[n] part that owns each (read-only)"),
     F_ARR(halo_policy_halo_view, "ctx.halo", misses, HALO_PA_I64, 0, n, 0,
           "int64[n] cache misses so far (read-only)"),
+    F_ARR(halo_policy_halo_view, "ctx.halo", ntype, HALO_PA_I32, 0, n, 0,
+          "int32[n] node type id of each, 0-based (read-only; nil when homogeneous)"),
     F_ARR(halo_policy_halo_view, "ctx.halo", score, HALO_PA_F64, 1, n, 0,
           "float64[n] policy-owned score, writable, kept between calls"),
     F_END,
@@ -262,6 +276,19 @@ static int obj_index(lua_State *L)
     case FK_STR: lua_pushstring(L, *(const char *const *)(base + f->off)); break;
     case FK_SUB: push_obj(L, base + f->off, f->sub); break;
     case FK_PARAMS: lua_rawgeti(L, LUA_REGISTRYINDEX, halo_policy_of(L)->params_ref); break;
+    case FK_NAMES: {
+        const char *const *names = *(const char *const *const *)(base + f->off);
+        int64_t n = *(const int64_t *)(base + f->len_off);
+        if (names == NULL || n <= 0) {
+            lua_pushnil(L);
+            break;
+        }
+        lua_createtable(L, (int)n, 0); /* a fresh table: the policy may keep or change it */
+        for (int64_t i = 0; i < n; i++) {
+            lua_pushstring(L, names[i]);
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+    } break;
     default: {
         void *data = *(void *const *)(base + f->off);
         int64_t n = *(const int64_t *)(base + f->len_off) + f->len_add;
@@ -323,7 +350,9 @@ static const char *const hook_docs[HALO_POLICY_NHOOKS][3] = {
      "once, by `halo partition`: method metis|multilevel|random|stream|custom, constraints among "
      "\"nodes\",\"train\",\"edges\", objective \"cut\"|\"vol\", assign = int32[nodes] (custom)",
      "metis, g.parts parts, {\"nodes\",\"train\"}, imbalance 1.05, cut"},
-    {"fanout(ctx) -> {f1, f2, ...}", "each epoch: per-layer fanouts, input layer first, -1 = all",
+    {"fanout(ctx) -> {f1, f2, ...}",
+     "each epoch: per-layer fanouts, input layer first, -1 = all; on a typed graph a layer may be "
+     "{REL=N, [\"*\"]=N}",
      "{10, 25}"},
     {"pipeline(ctx) -> {depth=, sampler_threads=}",
      "each epoch: batches prepared ahead (0 = synchronous) and sampler threads",

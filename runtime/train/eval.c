@@ -66,10 +66,11 @@ int halo_train_eval_sampled(train_ctx *t, int epoch, double *val_acc, double *te
         int64_t s0 = b * B < n ? b * B : n;
         int64_t s1 = s0 + B < n ? s0 + B : n;
         halo_sample_key k = {seed, epoch, b};
-        HALO_TRY(halo_store_sample(st, t->smp, t->eval_fanouts, t->layers, &k, ids + s0,
+        HALO_TRY(halo_train_sample(t, st, t->smp, t->eval_fanouts, t->eval_rfan, &k, ids + s0,
                                    (int32_t)(s1 - s0), &t->mb));
         float *rows = halo_model_input_buffer(t->m, t->mb.num_input > 0 ? t->mb.num_input : 1);
         HALO_TRY(halo_store_pull_rows(st, t->mb.input, t->mb.num_input, rows, &t->pull));
+        HALO_TRY(halo_train_embed_gather(t, t->mb.num_input, t->mb.input, rows));
         if (t->mb.num_seeds > 0) {
             HALO_TRY(halo_model_infer(t->m, &t->mb, rows, NULL, NULL, pred, NULL));
             for (int32_t i = 0; i < t->mb.num_seeds; i++) {
@@ -128,6 +129,7 @@ int halo_train_eval_full(train_ctx *t, double *val_acc, double *test_acc)
     for (int64_t i = 0; i <= n; i++) {
         blk.indptr[i] = pt->indptr[i] - pt->indptr[0];
     }
+    blk.etype = pt->etype != NULL ? pt->etype + pt->indptr[0] : NULL; /* RGCN's relations */
     for (int64_t e = 0; e < pt->edges; e++) {
         int64_t s = src_index(st, pt->indices[pt->indptr[0] + e]);
         if (s < 0) {
@@ -148,6 +150,7 @@ int halo_train_eval_full(train_ctx *t, double *val_acc, double *test_acc)
     }
     hs = HALO_ALLOC(float, S * halo_store_feat_dim(st) > 0 ? S * halo_store_feat_dim(st) : 1);
     HALO_TRY(halo_store_pull_rows(st, blk.src_gid, S, hs, &t->pull));
+    HALO_TRY(halo_train_embed_gather(t, S, blk.src_gid, hs));
     for (int l = 0; l < t->layers; l++) {
         int out = halo_model_layer_out(t->m, l);
         bool last = l + 1 == t->layers;

@@ -22,6 +22,25 @@ struct halo_metrics {
 void halo_metrics_epoch_json(halo_sb *out, const char *mode, const char *policy,
                              const halo_epoch_stats *s)
 {
+    halo_metrics_epoch_typed_json(out, mode, policy, s, NULL);
+}
+
+/* {name: count, ...} */
+static void count_map(halo_jw *w, const char *key, int n, const char *const *names,
+                      const int64_t *v)
+{
+    halo_jw_key(w, key);
+    halo_jw_obj_begin(w);
+    for (int i = 0; i < n; i++) {
+        halo_jw_key(w, names[i]);
+        halo_jw_i64(w, v[i]);
+    }
+    halo_jw_obj_end(w);
+}
+
+void halo_metrics_epoch_typed_json(halo_sb *out, const char *mode, const char *policy,
+                                   const halo_epoch_stats *s, const halo_metrics_types *ty)
+{
     halo_jw w;
     halo_jw_init(&w, false);
     halo_jw_obj_begin(&w);
@@ -72,6 +91,11 @@ void halo_metrics_epoch_json(halo_sb *out, const char *mode, const char *policy,
     halo_jw_f64(&w, s->loss);
     halo_jw_key(&w, "train_acc");
     halo_jw_f64(&w, s->train_acc);
+    if (ty != NULL) {
+        count_map(&w, "input_nodes_per_type", ty->ntypes, ty->ntype, s->input_nodes_type);
+        count_map(&w, "remote_nodes_per_type", ty->ntypes, ty->ntype, s->remote_nodes_type);
+        count_map(&w, "sampled_edges_per_relation", ty->nrels, ty->rel, s->sampled_edges_rel);
+    }
     halo_jw_obj_end(&w);
     halo_sb_puts(out, w.sb.buf);
     halo_jw_free(&w);

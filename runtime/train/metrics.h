@@ -4,6 +4,7 @@
 #define HALO_METRICS_H
 
 #include "core/json.h"
+#include "graph/graph.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -33,11 +34,29 @@ typedef struct halo_epoch_stats {
     int64_t messages;      /* point-to-point messages sent to peers by sampling and pulls */
     double loss;           /* mean training loss over the epoch's batches */
     double train_acc;      /* training accuracy over the epoch's seeds */
+    /* typed graphs (docs/hetero.md): the counts above split by node type and relation */
+    int64_t input_nodes_type[HALO_MAX_NTYPES];  /* input nodes of each node type */
+    int64_t remote_nodes_type[HALO_MAX_NTYPES]; /* ... of them owned by other ranks */
+    int64_t sampled_edges_rel[HALO_MAX_RELS];   /* sampled edges of each relation */
 } halo_epoch_stats;
+
+/* Names of a typed graph's node types and relations, for the per-type fields of an epoch
+ * record. */
+typedef struct halo_metrics_types {
+    int ntypes;                                   /* node types */
+    const char *ntype[HALO_MAX_NTYPES];           /* their names */
+    int nrels;                                    /* relations */
+    const char *rel[HALO_MAX_RELS];               /* their names */
+} halo_metrics_types;
 
 /* Appends one compact JSON object (no newline) for an epoch record. */
 void halo_metrics_epoch_json(halo_sb *out, const char *mode, const char *policy,
                              const halo_epoch_stats *s);
+/* The same with the per-type fields of a typed graph ("input_nodes_per_type",
+ * "remote_nodes_per_type": {TYPE: count}, "sampled_edges_per_relation": {REL: count}); ty NULL:
+ * exactly halo_metrics_epoch_json. */
+void halo_metrics_epoch_typed_json(halo_sb *out, const char *mode, const char *policy,
+                                   const halo_epoch_stats *s, const halo_metrics_types *ty);
 /* Appends an eval record. */
 void halo_metrics_eval_json(halo_sb *out, int epoch, double val_acc, double test_acc);
 

@@ -45,6 +45,8 @@ void halo_train_opts_default(halo_train_opts *o)
     o->checkpoint_every = 1;
     o->table = true;
     o->depth = -1;
+    o->embed_optim = HALO_EMBED_ADAM;
+    o->embed_lr = 0.01;
 }
 
 const char *halo_train_batching_name(int b)
@@ -104,6 +106,9 @@ int halo_train_opts_check(const halo_train_opts *o)
     if (!(o->lr > 0)) {
         return halo_errorf(HALO_EUSAGE, "--lr: must be > 0, got %g", o->lr);
     }
+    if (!(o->embed_lr > 0)) {
+        return halo_errorf(HALO_EUSAGE, "--embed-lr: must be > 0, got %g", o->embed_lr);
+    }
     if (!(o->dropout >= 0 && o->dropout < 1)) {
         return halo_errorf(HALO_EUSAGE, "--dropout: must be in [0, 1), got %g", o->dropout);
     }
@@ -125,11 +130,14 @@ int halo_train_opts_check(const halo_train_opts *o)
     if (o->threads < 0) {
         return halo_errorf(HALO_EUSAGE, "--threads: must be >= 0, got %d", o->threads);
     }
+    /* the per-relation form ("cites=10;*=5") needs the partition's relation names: checked in
+     * the set-up */
     int f[HALO_MAX_LAYERS];
-    if (o->fanouts != NULL && halo_sample_parse_fanouts(o->fanouts, f, HALO_MAX_LAYERS) < 0) {
+    if (o->fanouts != NULL && strpbrk(o->fanouts, "=;*") == NULL &&
+        halo_sample_parse_fanouts(o->fanouts, f, HALO_MAX_LAYERS) < 0) {
         return halo_error_prefix(HALO_EUSAGE, "--fanouts");
     }
-    if (o->eval_fanouts != NULL &&
+    if (o->eval_fanouts != NULL && strpbrk(o->eval_fanouts, "=;*") == NULL &&
         halo_sample_parse_fanouts(o->eval_fanouts, f, HALO_MAX_LAYERS) < 0) {
         return halo_error_prefix(HALO_EUSAGE, "--eval-fanouts");
     }
@@ -269,8 +277,8 @@ static int stage_sample(void *arg, halo_pipe_item *it)
     s->n = (int32_t)(pl->boff[b + 1] - pl->boff[b]);
     halo_comm_stats c0 = halo_comm_get_stats(halo_store_comm(a->st));
     halo_sample_key k = {t->o->seed, pl->epoch, b};
-    int rc = halo_store_sample(a->st, a->smp, t->fanouts, t->layers, &k, pl->order + pl->boff[b],
-                               s->n, &s->mb);
+    int rc = halo_train_sample(t, a->st, a->smp, t->fanouts, t->rfan, &k,
+                               pl->order + pl->boff[b], s->n, &s->mb);
     if (rc < 0) {
         halo_comm_fail(halo_store_comm(a->st), rc);
     }
@@ -406,6 +414,24 @@ static int stage_copy(void *arg, halo_pipe_item *it)
     return slot_upload(a->plan->t, s, it->batch);
 }
 
+/* The per-type counts of a typed batch: input nodes (and remote ones) by node type, sampled
+ * edges by relation. */
+static void count_types(const train_ctx *t, const halo_minibatch *mb, halo_epoch_stats *s)
+{
+    const halo_partinfo *pi = halo_store_info(t->st);
+    for (int32_t i = 0; i < mb->num_input; i++) {
+        int ty = halo_train_node_type(pi, mb->input[i]);
+        s->input_nodes_type[ty]++;
+        s->remote_nodes_type[ty] += !halo_store_is_local(t->st, mb->input[i]);
+    }
+    for (int l = 0; l < mb->layers; l++) {
+        const halo_block *b = &mb->blocks[l];
+        for (int64_t e = 0; b->etype != NULL && e < b->num_edges; e++) {
+            s->sampled_edges_rel[b->etype[e]]++;
+        }
+    }
+}
+
 /* The trainer's part of one batch: forward/backward, the gradient allreduce, Adam. The
  * allreduce carries one more float, 1 on a rank whose batch failed (a stage's error, or the
  * model's), so the ranks learn of a failure at the batch boundary without another collective;
@@ -419,12 +445,35 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     int32_t n = s->n;
     double t0 = halo_now();
     halo_model_stats ms = {0};
-    if (rc == 0 && n > 0 && !plan_copies) {
-        rc = slot_upload(t, s, it->batch); /* no copy stage: staged here (CPU: no copies) */
+    float *dinput = NULL;
+    if (t->emb != NULL) {
+        /* the featureless input rows from their owners: on the trainer's thread, after the
+         * previous step's update, so every depth trains on the same rows (no copy stage runs
+         * ahead with embeddings: the rows are only known here) */
+        int erc = halo_train_embed_gather(t, rc == 0 && n > 0 ? s->mb.num_input : 0,
+                                          s->mb.input, s->rows);
+        rc = rc < 0 ? rc : erc;
+        int64_t need = (int64_t)s->mb.num_input * halo_store_feat_dim(t->st);
+        if (rc == 0 && n > 0 && need > t->dcap) {
+            halo_free(t->dinput);
+            t->dcap = need + need / 2 + 16;
+            t->dinput = HALO_ALLOC(float, t->dcap);
+        }
+        dinput = n > 0 ? t->dinput : NULL;
     }
-    if (rc == 0 && n > 0) {
-        /* the loss is read after the Adam step (halo_model_last_stats), off the step's path */
-        rc = halo_model_train_staged(t->m, s->stage, it->batch, step, NULL);
+    if (rc == 0 && n > 0 && t->emb != NULL) {
+        /* with embeddings the pass also returns the input gradient (for the owners' update) */
+        keyed_minibatch(t, &s->mb, s->keybuf, s->keycap, &s->keyed);
+        rc = halo_model_train_forward_backward_dx(t->m, &s->keyed, s->rows, s->labels, step,
+                                                  NULL, dinput);
+    } else {
+        if (rc == 0 && n > 0 && !plan_copies) {
+            rc = slot_upload(t, s, it->batch); /* no copy stage: staged here (CPU: no copies) */
+        }
+        if (rc == 0 && n > 0) {
+            /* the loss is read after the Adam step (halo_model_last_stats), off the step's path */
+            rc = halo_model_train_staged(t->m, s->stage, it->batch, step, NULL);
+        }
     }
     /* after the pass, which waited for its gradients: no wait here (GPU: before it, this would
      * wait for the last step's Adam upload) */
@@ -452,6 +501,8 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
                                              "failed but reported no error", (long long)it->batch);
     }
     memcpy(grad, pr->gbuf, count * sizeof *grad);
+    /* the embeddings' gradients go to their owners (collective; a failure is every rank's) */
+    HALO_CHECK(halo_train_embed_update(t, dinput, (float)n, 1.0f / (float)global_n));
     rc = halo_model_adam_step(t->m, 1.0f / (float)global_n);
     if (rc == 0 && n > 0) {
         rc = halo_model_last_stats(t->m, &ms);
@@ -468,6 +519,9 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     acc->s.allreduce_s += t2 - t1;
     acc->s.batches++;
     acc->s.sampled_edges += halo_sample_edges(&s->mb);
+    if (t->nrels > 0) {
+        count_types(t, &s->mb, &acc->s);
+    }
     acc->s.input_nodes += s->mb.num_input;
     acc->s.remote_nodes += s->pull.num_remote;
     acc->s.cache_hits += s->hits;
@@ -641,6 +695,10 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
         halo_sb_printf(&sb, " model=%s relations=%d bases=%d", halo_model_kind_name(o->model),
                        o->relations, o->bases);
     }
+    if (t->emb != NULL) {
+        halo_sb_printf(&sb, " embed=%s embed_lr=%.9g", halo_embed_optim_name(o->embed_optim),
+                       o->embed_lr);
+    }
     char *text = NULL;
     size_t len = 0;
     if (o->policy != NULL && halo_file_read_all(o->policy, &text, &len) == 0) {
@@ -653,19 +711,80 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
     return h;
 }
 
-/* Fanouts of an epoch: --fanouts, else the policy's fanout hook. */
+/* A layer's fanout as one number (the start-up line, the VIP cache's estimate): the largest of
+ * its relations', -1 when one takes all. */
+static int layer_summary(const int *fan, int nrels)
+{
+    int m = 0;
+    for (int r = 0; r < nrels; r++) {
+        if (fan[r] < 0) {
+            return -1;
+        }
+        m = fan[r] > m ? fan[r] : m;
+    }
+    return m;
+}
+
+/* Fanouts of an epoch: --fanouts, else the policy's fanout hook. On a typed partition also the
+ * per-relation fanouts rfan (a plain list gives every relation the layer's number). */
 static int epoch_fanouts(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pctx, int *fanouts,
-                         int *layers)
+                         halo_rel_fanouts rfan, int *layers)
 {
     if (t->o->fanouts != NULL) {
-        int l = halo_sample_parse_fanouts(t->o->fanouts, fanouts, HALO_MAX_LAYERS);
+        int l;
+        if (t->nrels > 0) {
+            l = halo_sample_parse_rel_fanouts(t->o->fanouts, halo_store_info(t->st)->rel,
+                                              t->nrels, rfan, HALO_MAX_LAYERS);
+            if (l < 0) {
+                return l; /* the message names --fanouts */
+            }
+            for (int i = 0; i < l; i++) {
+                fanouts[i] = layer_summary(rfan[i], t->nrels);
+            }
+        } else {
+            l = halo_sample_parse_fanouts(t->o->fanouts, fanouts, HALO_MAX_LAYERS);
+        }
         if (l < 0) {
             return halo_error_prefix(l, "--fanouts");
         }
         *layers = l;
         return 0;
     }
-    return halo_policy_fanout(pol, pctx, fanouts, HALO_MAX_LAYERS, layers);
+    if (t->nrels == 0) {
+        return halo_policy_fanout(pol, pctx, fanouts, HALO_MAX_LAYERS, layers);
+    }
+    /* typed: each layer a number or a table keyed by relation name, as a spec to check */
+    char spec[4096];
+    int l = 0;
+    HALO_CHECK(halo_policy_fanout_spec(pol, pctx, spec, sizeof spec, HALO_MAX_LAYERS, &l));
+    l = halo_sample_parse_rel_fanouts(spec, halo_store_info(t->st)->rel, t->nrels, rfan,
+                                      HALO_MAX_LAYERS);
+    if (l < 0) {
+        const char *m = halo_errmsg();
+        const char *tag = "--fanouts: ";
+        if (strncmp(m, tag, strlen(tag)) == 0) {
+            m += strlen(tag);
+        }
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", m);
+        return halo_errorf(HALO_ELUA, "policy %s: hook fanout (epoch %d) returned %s: %s",
+                           halo_policy_name(pol), pctx->epoch, spec, msg);
+    }
+    for (int i = 0; i < l; i++) {
+        fanouts[i] = layer_summary(rfan[i], t->nrels);
+    }
+    *layers = l;
+    return 0;
+}
+
+int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp, const int *fanouts,
+                      const halo_rel_fanouts rfan, const halo_sample_key *k, const int32_t *seeds,
+                      int32_t n, halo_minibatch *mb)
+{
+    if (t->nrels > 0) {
+        return halo_store_sample_typed(st, smp, rfan, t->layers, k, seeds, n, mb);
+    }
+    return halo_store_sample(st, smp, fanouts, t->layers, k, seeds, n, mb);
 }
 
 /* Reads the checkpoint on rank 0 and broadcasts it; every rank returns the same code. */
@@ -704,6 +823,11 @@ static int resume_from(train_ctx *t, uint64_t hash, int *epoch, int64_t *step)
     HALO_CHECK(halo_comm_bcast(t->c, ck.adam_v, (int64_t)(count * sizeof(float)), 0));
     halo_model_set_adam_t(t->m, hdr[1]);
     HALO_CHECK(halo_model_push_state(t->m));
+    if (t->emb != NULL) {
+        /* every rank its own rows (embed-rRANK.bin) */
+        int erc = halo_embed_load(t->emb, t->o->checkpoint);
+        HALO_CHECK(halo_comm_agree(t->c, erc < 0 ? halo_error_prefix(erc, "--resume") : 0));
+    }
     *epoch = (int)hdr[0];
     *step = hdr[1];
     return 0;
@@ -725,6 +849,11 @@ static int write_checkpoint(train_ctx *t, uint64_t hash, int epochs_done, int64_
             ck.adam_v = halo_model_adam_v(t->m);
             rc = halo_checkpoint_write(t->o->checkpoint, &ck);
         }
+    }
+    HALO_CHECK(halo_comm_agree(t->c, rc));
+    if (t->emb != NULL) {
+        /* into the directory rank 0 just committed: each rank its rows and optimiser state */
+        rc = halo_embed_save(t->emb, t->o->checkpoint);
     }
     return halo_comm_agree(t->c, rc);
 }
@@ -761,6 +890,11 @@ static void ctx_free(train_ctx *t)
     if (t->smp != NULL) {
         halo_sampler_free(t->smp);
     }
+    halo_embed_free(t->emb);
+    halo_free(t->egid);
+    halo_free(t->epos);
+    halo_free(t->ebuf);
+    halo_free(t->dinput);
     halo_free(t->labels);
     halo_free(t->borrow_id);
     halo_free(t->borrow_label);
@@ -807,21 +941,49 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     pctx->graph.feat_dim = halo_store_feat_dim(t->st);
     pctx->graph.classes = halo_store_info(t->st)->classes;
     pctx->graph.train_nodes = pt->num_train * t->ranks;
+    const halo_partinfo *pi = halo_store_info(t->st);
+    if (pi->nrels > 0) {
+        for (int i = 0; i < pi->ntypes; i++) {
+            t->ntype_names[i] = pi->ntype_name[i];
+        }
+        for (int i = 0; i < pi->nrels; i++) {
+            t->rel_names[i] = pi->rel[i].name;
+        }
+        pctx->graph.ntypes = pi->ntypes;
+        pctx->graph.node_types = t->ntype_names;
+        pctx->graph.nrels = pi->nrels;
+        pctx->graph.relations = t->rel_names;
+        pctx->graph.target_type = pi->ntype_name[pi->target_type];
+    }
     pctx->part.parts = t->ranks;
     pctx->part.id = t->rank;
     pctx->part.nodes = pt->nodes;
     pctx->part.edges = pt->edges;
     pctx->part.train_nodes = pt->num_train;
-    rc = epoch_fanouts(t, *pol, pctx, t->fanouts, &t->layers);
+    t->nrels = halo_store_info(t->st)->nrels;
+    rc = epoch_fanouts(t, *pol, pctx, t->fanouts, t->rfan, &t->layers);
     HALO_CHECK(halo_comm_agree(t->c, rc));
     if (o->eval_fanouts != NULL) {
-        int l = halo_sample_parse_fanouts(o->eval_fanouts, t->eval_fanouts, HALO_MAX_LAYERS);
+        int l;
+        if (t->nrels > 0) {
+            l = halo_sample_parse_rel_fanouts(o->eval_fanouts, halo_store_info(t->st)->rel,
+                                              t->nrels, t->eval_rfan, HALO_MAX_LAYERS);
+            for (int i = 0; l > 0 && i < l; i++) {
+                t->eval_fanouts[i] = layer_summary(t->eval_rfan[i], t->nrels);
+            }
+        } else {
+            l = halo_sample_parse_fanouts(o->eval_fanouts, t->eval_fanouts, HALO_MAX_LAYERS);
+        }
+        if (l < 0) {
+            return halo_error_prefix(l, "--eval-fanouts");
+        }
         if (l != t->layers) {
             return halo_errorf(HALO_EUSAGE, "--eval-fanouts: %d layers, the model has %d", l,
                                t->layers);
         }
     } else {
         memcpy(t->eval_fanouts, t->fanouts, sizeof t->fanouts);
+        memcpy(t->eval_rfan, t->rfan, sizeof t->rfan);
     }
 
     int device, gpu;
@@ -842,7 +1004,9 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     mc.in_dim = halo_store_feat_dim(t->st);
     mc.hidden = o->hidden;
     mc.kind = o->model;
-    mc.relations = o->relations > 0 ? o->relations : 1;
+    /* RGCN's relations default to the partition's (1 on a homogeneous one); GraphSAGE ignores
+     * the blocks' relations */
+    mc.relations = o->relations > 0 ? o->relations : t->nrels > 0 ? t->nrels : 1;
     mc.bases = o->bases;
     mc.classes = halo_store_info(t->st)->classes;
     mc.dropout = (float)o->dropout;
@@ -864,6 +1028,7 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     }
     rc = halo_model_create(&mc, &t->m);
     HALO_CHECK(halo_comm_agree(t->c, rc));
+    HALO_CHECK(halo_comm_agree(t->c, halo_train_embed_setup(t)));
     t->smp = halo_sampler_new();
     rc = halo_train_borrow_labels(t);
     return halo_comm_agree(t->c, rc);
@@ -899,7 +1064,7 @@ static int presample_future(train_ctx *t, int start_epoch, halo_cache_future *f)
         epoch_order(t, ep, all_orig, keys, order, boff);
         for (int64_t b = 0; rc == 0 && b < nb; b++) {
             halo_sample_key k = {t->o->seed, ep, b};
-            rc = halo_store_sample(t->st, t->smp, t->fanouts, t->layers, &k, order + boff[b],
+            rc = halo_train_sample(t, t->st, t->smp, t->fanouts, t->rfan, &k, order + boff[b],
                                    (int32_t)(boff[b + 1] - boff[b]), &t->mb);
             if (rc == 0 && t->mb.num_input > cap) {
                 cap = t->mb.num_input + t->mb.num_input / 2 + 64;
@@ -941,6 +1106,13 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
     for (int64_t h = 0; h < pt->num_halo; h++) {
         owner[h] = halo_store_owner(st, pt->halo[h]);
     }
+    int32_t *hntype = NULL; /* ctx.halo.ntype of a typed partition */
+    if (pt->halo_ntype != NULL) {
+        hntype = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
+        for (int64_t h = 0; h < pt->num_halo; h++) {
+            hntype[h] = pt->halo_ntype[h];
+        }
+    }
     if (halo_policy_hooks(pol) & (1u << HALO_POLICY_CACHE_INIT)) {
         int hint = halo_cache_policy_hint(pol);
         if (hint == HALO_CACHE_HINT_NEXT_USE) {
@@ -969,6 +1141,7 @@ static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pc
             .halo_ids = pt->halo,
             .halo_deg = pt->halo_deg,
             .halo_owner = owner,
+            .halo_ntype = hntype,
             .vip = vip,
             .feat_dim = halo_store_feat_dim(st),
             .epochs = t->o->epochs,
@@ -1011,6 +1184,7 @@ fail:
     halo_free(vip);
     halo_free(p);
     halo_free(owner);
+    halo_free(hntype);
     return rc;
 }
 
@@ -1145,8 +1319,12 @@ static int run_setup(train_ctx *t, train_run *r, halo_train_result *res)
         if (r->gpu_notice) {
             halo_notice("--device auto: no GPU found, training on the CPU");
         }
-        char fo[64] = "";
-        for (int l = 0; l < t->layers; l++) {
+        char fo[256] = "";
+        bool named = o->fanouts != NULL && t->nrels > 0;
+        if (named) {
+            snprintf(fo, sizeof fo, "%s", o->fanouts);
+        }
+        for (int l = 0; !named && l < t->layers; l++) {
             size_t len = strlen(fo);
             snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t->fanouts[l]);
         }
@@ -1166,9 +1344,18 @@ static int epoch_report(train_ctx *t, train_run *r, int ep, double loss, double 
                         bool do_eval, double va, double ta)
 {
     int rc = 0;
+    const halo_partinfo *pi = halo_store_info(t->st);
+    halo_metrics_types ty = {.ntypes = pi->ntypes, .nrels = pi->nrels};
+    for (int i = 0; i < pi->ntypes; i++) {
+        ty.ntype[i] = pi->ntype_name[i];
+    }
+    for (int i = 0; i < pi->nrels; i++) {
+        ty.rel[i] = pi->rel[i].name;
+    }
     for (int k = 0; r->mf != NULL && rc == 0 && k < t->ranks; k++) {
         sb_reset(&r->sb);
-        halo_metrics_epoch_json(&r->sb, "run", r->policy_name, &r->all_stats[k]);
+        halo_metrics_epoch_typed_json(&r->sb, "run", r->policy_name, &r->all_stats[k],
+                                      t->nrels > 0 ? &ty : NULL);
         rc = halo_metrics_line(r->mf, r->sb.buf);
     }
     if (r->mf != NULL && rc == 0 && do_eval) {
@@ -1216,7 +1403,7 @@ static int run_epoch(train_ctx *t, train_run *r, int ep, halo_train_result *res)
     r->pctx.epoch = ep;
     r->pctx.step = r->step;
     int lay = t->layers;
-    int rc = epoch_fanouts(t, r->pol, &r->pctx, t->fanouts, &lay);
+    int rc = epoch_fanouts(t, r->pol, &r->pctx, t->fanouts, t->rfan, &lay);
     if (rc == 0 && lay != t->layers) {
         rc = halo_errorf(HALO_ELUA,
                          "policy %s: fanout returned %d layers at epoch %d, the "
@@ -1248,7 +1435,9 @@ static int run_epoch(train_ctx *t, train_run *r, int ep, halo_train_result *res)
     double te0 = halo_now();
     /* the copy stage only where there is something to copy: the CPU reads the rows in place */
     const halo_model_config *mcfg = halo_model_config_of(t->m);
-    bool copies = mcfg->device == HALO_DEVICE_GPU || mcfg->copy_stage;
+    /* the copy stage runs ahead of the trainer: not with embeddings, whose rows are gathered on
+     * the trainer's thread just before the pass */
+    bool copies = (mcfg->device == HALO_DEVICE_GPU || mcfg->copy_stage) && t->emb == NULL;
     epoch_plan plan = {t, ep, (uint64_t)r->step, r->order, r->boff, depth, copies};
     uint64_t ustep = (uint64_t)r->step;
     rc = train_epoch(t, pr, &plan, threads, r->nb, r->total, &ustep, &acc, bar ? &prog : NULL);
@@ -1324,6 +1513,18 @@ static int run_finish(train_ctx *t, train_run *r, halo_train_result *res)
     }
     res->mean_epoch_s = r->trained > 0 ? r->train_time / r->trained : 0;
     res->param_checksum = halo_model_param_checksum(t->m);
+    if (t->emb != NULL) {
+        uint64_t mine = halo_embed_checksum(t->emb);
+        uint64_t *all = HALO_ALLOC(uint64_t, t->ranks);
+        rc = halo_comm_allgather(t->c, &mine, sizeof mine, all);
+        uint64_t h = 1469598103934665603ULL;
+        for (int k = 0; k < t->ranks; k++) {
+            h = (h ^ all[k]) * 1099511628211ULL;
+        }
+        res->embed_checksum = h;
+        halo_free(all);
+        HALO_CHECK(rc);
+    }
     if (t->rank == 0 && r->mf != NULL) {
         sb_reset(&r->sb);
         halo_metrics_run run = {

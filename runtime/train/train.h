@@ -42,6 +42,8 @@ typedef struct halo_train_opts {
     int model;                /* HALO_MODEL_SAGE (default) or HALO_MODEL_RGCN (model/model.h) */
     int relations;            /* RGCN relations, 0 = the graph's (1 on a homogeneous graph) */
     int bases;                /* RGCN basis matrices, 0 = one weight per relation */
+    int embed_optim;          /* HALO_EMBED_* of the featureless types' embeddings (embed/) */
+    double embed_lr;          /* their learning rate */
     double lr;                /* Adam learning rate */
     double dropout;           /* dropout probability */
     double weight_decay;      /* Adam L2 coefficient */
@@ -75,6 +77,8 @@ typedef struct halo_train_result {
     double test_acc;         /* last evaluation's test accuracy (-1 when none) */
     double loss[1024];       /* global mean training loss of each epoch (first 1024) */
     uint64_t param_checksum; /* halo_model_param_checksum of the final weights */
+    uint64_t embed_checksum; /* hash of every rank's embedding rows and their optimiser state
+                              * (halo_embed_checksum, rank order); 0 = no embeddings */
     int64_t steps;           /* Adam steps taken in total */
     char device[8];          /* "cpu" or "gpu" */
 } halo_train_result;

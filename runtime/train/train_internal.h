@@ -5,6 +5,7 @@
 #include "cache/cache.h"
 #include "cache/trace.h"
 #include "comm/comm.h"
+#include "embed/embed.h"
 #include "model/model.h"
 #include "sample/sample.h"
 #include "store/store.h"
@@ -26,6 +27,20 @@ typedef struct train_ctx {
     int layers;                   /* model layers */
     int fanouts[HALO_MAX_LAYERS]; /* training fanouts of the current epoch, input layer first */
     int eval_fanouts[HALO_MAX_LAYERS]; /* fanouts of sampled evaluation */
+    int nrels;                         /* relations of a typed partition, 0 = homogeneous */
+    halo_rel_fanouts rfan;             /* typed: training fanouts per layer and relation */
+    halo_rel_fanouts eval_rfan;        /* typed: fanouts of sampled evaluation */
+    halo_embed *emb;                   /* learnable rows of the featureless types, NULL = none */
+    uint8_t featless[HALO_MAX_NTYPES]; /* 1: node type t has no features (rows from emb) */
+    int64_t ne;                        /* featureless input nodes of the last gather */
+    int64_t ecap;                      /* capacity of egid, epos, ebuf (rows) */
+    int32_t *egid;                     /* [ne] their global ids */
+    int64_t *epos;                     /* [ne] their positions in the batch's input */
+    float *ebuf;                       /* [ne x feat_dim] rows gathered / gradients pushed */
+    float *dinput;                     /* [num_input x feat_dim] the model's input gradient */
+    const char *ntype_names[HALO_MAX_NTYPES]; /* the policy's ctx.graph.node_types */
+    const char *rel_names[HALO_MAX_RELS];     /* the policy's ctx.graph.relations */
+    int64_t dcap;                      /* floats allocated in dinput */
     halo_sampler *smp;                 /* sampler scratch */
     halo_minibatch mb;                 /* current mini-batch */
     halo_store_pull pull;                    /* reusable pull plan */
@@ -35,6 +50,32 @@ typedef struct train_ctx {
     int32_t *borrow_id;                /* [nborrow] their global ids, ascending */
     int32_t *borrow_label;             /* [nborrow] their labels (pulled from the owners once) */
 } train_ctx;
+
+/* Samples a mini-batch on st: the typed sampler with per-relation fanouts (rfan) on a typed
+ * partition, else the homogeneous one with fanouts. Collective. */
+int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp, const int *fanouts,
+                      const halo_rel_fanouts rfan, const halo_sample_key *k, const int32_t *seeds,
+                      int32_t n, halo_minibatch *mb);
+
+/* ---- typed.c: learnable embeddings of featureless node types */
+
+/* Node type of a global id (0 on a homogeneous partition). */
+int halo_train_node_type(const halo_partinfo *pi, int32_t gid);
+
+/* Creates t->emb when the partition has a node type of width 0 (and the model's input is at
+ * least one column wide): one row of feat_dim floats per owned node of such a type, keyed by its
+ * input-graph id, optimiser and learning rate from the options. Collective. */
+int halo_train_embed_setup(train_ctx *t);
+
+/* Writes the embedding rows of the featureless nodes among gid[n] into rows (n x feat_dim, the
+ * input of the batch) and remembers them for halo_train_embed_update. Collective (every rank,
+ * n may be 0); a failure is every rank's. No-op without embeddings. */
+int halo_train_embed_gather(train_ctx *t, int64_t n, const int32_t *gid, float *rows);
+
+/* Sends the input gradient rows of the last gather's featureless nodes (d_input[num_input x
+ * feat_dim], NULL when this rank trained no seed) times w to their owners, which apply
+ * the optimiser with grad_scale. Collective; a failure is every rank's. */
+int halo_train_embed_update(train_ctx *t, const float *d_input, float w, float grad_scale);
 
 /* ---- rows.c: what both the epoch loop and the evaluation use */
 

@@ -367,6 +367,85 @@ static void missing_hooks_take_the_defaults(void **state)
 }
 
 /* The context objects show the caller's values and arrays, zero-copy, and refuse writes. */
+/* The fanout hook on a typed graph: numbers and relation tables become a spec (keys in byte
+ * order, numbers as "*=N"); the typed context fields show the caller's names. */
+static void typed_fanout_spec_and_context(void **state)
+{
+    (void)state;
+    static const char *const types[] = {"paper", "author"};
+    static const char *const rels[] = {"cites", "writes", "rev_writes"};
+    static const int32_t ntype[6] = {0, 1, 1, 0, 0, 1};
+    halo_policy_ctx c;
+    fill(&c);
+    c.graph.ntypes = 2;
+    c.graph.node_types = types;
+    c.graph.nrels = 3;
+    c.graph.relations = rels;
+    c.graph.target_type = "paper";
+    c.halo.ntype = ntype;
+    struct {
+        const char *body, *spec; /* spec NULL: the hook fails with body's error in `err` */
+        const char *err;
+    } cases[] = {
+        {"return { { writes = 3, cites = 5, ['*'] = -1 }, 7 }", "*=-1,cites=5,writes=3;*=7", NULL},
+        {"return { 10, 25 }", "*=10;*=25", NULL},
+        {"assert(#ctx.graph.relations == 3 and ctx.graph.relations[2] == 'writes')\n"
+         "assert(ctx.graph.node_types[1] == 'paper' and ctx.graph.target_type == 'paper')\n"
+         "assert(ctx.graph.nrels == 3 and ctx.graph.ntypes == 2)\n"
+         "assert(ctx.halo.ntype:get(1) == 1 and ctx.halo.ntype:sum() == 3)\n"
+         "return { { [ctx.graph.relations[3]] = 2 } }",
+         "rev_writes=2", NULL},
+        {"return { { ['cites=1;x'] = 5 } }", NULL, "fanouts[1]: 'cites=1;x' is not a relation name"},
+        {"return { { [3] = 5 } }", NULL, "fanouts[1] has a number key"},
+        {"return { 5, { cites = 'ten' } }", NULL, "fanouts[2].cites is a string"},
+        {"return { {} }", NULL, "fanouts[1] is an empty table"},
+        {"return { 1, 2, 3, 4, 5, 6, 7, 8, 9 }", NULL, "at most 8 allowed"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[2048];
+        snprintf(src, sizeof src, "return {\n    fanout = function(ctx)\n        %s\n    end,\n}\n",
+                 cases[i].body);
+        halo_policy *p;
+        assert_int_equal(open_src(src, &p), 0);
+        char spec[256];
+        int layers = 0;
+        int rc = halo_policy_fanout_spec(p, &c, spec, sizeof spec, HALO_POLICY_MAX_LAYERS, &layers);
+        if (cases[i].spec != NULL) {
+            if (rc != 0) {
+                fail_msg("case %zu: %s", i, halo_errmsg());
+            }
+            assert_string_equal(spec, cases[i].spec);
+            int want = 1;
+            for (const char *q = cases[i].spec; *q; q++) {
+                want += *q == ';';
+            }
+            assert_int_equal(layers, want);
+        } else {
+            assert_int_equal(rc, HALO_ELUA);
+            if (strstr(halo_errmsg(), cases[i].err) == NULL) {
+                fail_msg("case %zu: '%s' does not say '%s'", i, halo_errmsg(), cases[i].err);
+            }
+        }
+        halo_policy_close(p);
+    }
+    /* a homogeneous context: the typed fields are nil and the counts 0 */
+    fill(&c);
+    halo_policy *p;
+    assert_int_equal(open_src("return { fanout = function(ctx)\n"
+                              "    assert(ctx.graph.relations == nil and ctx.graph.node_types == nil)\n"
+                              "    assert(ctx.halo.ntype == nil and ctx.graph.nrels == 0)\n"
+                              "    assert(ctx.graph.target_type == nil)\n"
+                              "    return { 4, 5 } end }\n",
+                              &p),
+                     0);
+    int fan[HALO_POLICY_MAX_LAYERS], layers = 0;
+    if (halo_policy_fanout(p, &c, fan, HALO_POLICY_MAX_LAYERS, &layers) != 0) {
+        fail_msg("%s", halo_errmsg());
+    }
+    assert_int_equal(layers, 2);
+    halo_policy_close(p);
+}
+
 static void context_objects_show_the_callers_values(void **state)
 {
     (void)state;
@@ -389,7 +468,7 @@ static void context_objects_show_the_callers_values(void **state)
     assert_true(slot_score[3] == 0.25);
     assert_int_equal(call_body(HALO_POLICY_CACHE_BATCH, "return ctx.halo.idz", &o), HALO_ELUA);
     assert_non_null(strstr(halo_errmsg(), ".lua:3: ctx.halo has no field 'idz' (fields: n, ids, "
-                                          "deg, owner, misses, score) (hook cache_batch"));
+                                          "deg, owner, misses, ntype, score) (hook cache_batch"));
     expect_good(HALO_POLICY_CACHE_BATCH,
                 "assert(b.n_input == 5 and b.input:get(4) == 42 and b.hit_slots:get(0) == 1)\n"
                 "assert(b.miss_halo:sum() == 5 and b.epoch == 2 and b.step == 57)",
@@ -671,6 +750,7 @@ int main(void)
         cmocka_unit_test(epoch_end_returns_nothing),
         cmocka_unit_test(missing_hooks_take_the_defaults),
         cmocka_unit_test(context_objects_show_the_callers_values),
+        cmocka_unit_test(typed_fanout_spec_and_context),
         cmocka_unit_test(runtime_errors_name_place_and_moment),
         cmocka_unit_test(load_errors_are_reported),
         cmocka_unit_test(params_are_typed_and_declared),
