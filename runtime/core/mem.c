@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define HALO_MEM_HDR 16 /* keeps 16-byte alignment of the payload */
 
@@ -128,4 +129,19 @@ void halo_buf_free(halo_buf *b)
     halo_free(b->p);
     b->p = NULL;
     b->cap = 0;
+}
+
+void halo_mem_hugepages(const void *p, size_t size)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (p == NULL || size < 2 * huge) {
+        return;
+    }
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+    uintptr_t b = ((uintptr_t)p + size) & ~(uintptr_t)(huge - 1);
+    if (b > a) {
+#ifdef MADV_HUGEPAGE
+        (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#endif
+    }
 }

@@ -16,6 +16,12 @@ size_t halo_mem_peak(void);
 /* Peak resident set size of the process (VmHWM) in bytes, 0 when unknown. */
 size_t halo_mem_rss_peak(void);
 
+/* Advises the kernel to back [p, p + size) with transparent huge pages (madvise MADV_HUGEPAGE
+ * on the 2 MiB-aligned pages inside it; nothing for a range under 4 MiB). For arrays read at
+ * random rows (features): one TLB entry then covers 2 MiB instead of 4 KiB. Advice only: no
+ * error when the kernel has no THP or refuses (file mappings without read-only file THP). */
+void halo_mem_hugepages(const void *p, size_t size);
+
 /* A reusable scratch buffer: grows (by half again, contents not kept) and is never shrunk, so
  * a per-batch array allocates only while the batches grow. Zero-initialise; free with
  * halo_buf_free. */
