@@ -6,6 +6,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "model/model.h"
+#include "model/ops.h"
 
 #include <cblas.h>
 #include <stdio.h>
@@ -235,6 +236,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    halo_blas_pick_kernels(argv); /* the kernels halo itself runs with (see ops.h) */
     bench_opts o = {.seeds = 2000, .layers = 2, .fanout = {10, 25}, .in_dim = 100,
                     .hidden = 256, .classes = 47, .nodes = 2449029, .threads = 0, .steps = 5,
                     .warmup = 2, .device = HALO_DEVICE_CPU, .torch = 1};
@@ -300,8 +302,8 @@ int main(int argc, char **argv)
     for (int l = 0; l < o.layers; l++) {
         printf("%s%d", l ? "," : " ", o.fanout[l]);
     }
-    printf(", dims %d-%d-%d, %d threads, device %s\n", o.in_dim, o.hidden, o.classes, o.threads,
-           halo_model_device_name(o.device));
+    printf(", dims %d-%d-%d, %d threads, device %s, OpenBLAS kernels %s\n", o.in_dim, o.hidden,
+           o.classes, o.threads, halo_model_device_name(o.device), halo_blas_kernels());
     for (int l = 0; l < o.layers; l++) {
         const halo_block *blk = &b.mb.blocks[l];
         printf("bench_model:   layer %d: %d dst, %d src, %lld edges\n", l, blk->num_dst,

@@ -1,7 +1,10 @@
 /* Benchmark of the local data path, each figure a ratio against a limit measured in the same run:
  * sampling (sampled edges/s on one core vs independent random 4-byte reads over an array the size
  * of the CSR; goal >= 0.5) and the feature gather (bytes/s vs memcpy; goal >= 0.7).
- * Sizes: HALO_BENCH_SAMPLE_NODES (default 1e6), HALO_BENCH_SAMPLE_DEGREE (default 24). */
+ * The gather is also compared with random reads of the same rows (nothing written), the limit of
+ * its access pattern. Sizes: HALO_BENCH_SAMPLE_NODES (default 1e6), HALO_BENCH_SAMPLE_DEGREE
+ * (default 24), HALO_BENCH_GATHER_ROWS (262144 rows of 512 B); HALO_BENCH_GATHER_HUGE=0 keeps
+ * the feature table on 4 KiB pages (no MADV_HUGEPAGE), to see what huge pages bring. */
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -58,6 +61,31 @@ static double random_reads(const uint32_t *words, int64_t n, int64_t reads, uint
     double t = halo_now() - t0;
     *sink += (uint32_t)acc;
     return (double)reads / t;
+}
+
+/* The limit of the gather's access pattern: the rows ids[0..n) of feat read (every 8-byte word
+ * summed) with the same prefetch distance as halo_store_gather, nothing written. Returns the
+ * seconds it took. */
+static double row_reads(const float *feat, int dim, const int32_t *ids, int64_t n, uint32_t *sink)
+{
+    size_t words = (size_t)dim / 2;
+    uint64_t acc = 0;
+    double t0 = halo_now();
+    for (int64_t i = 0; i < n; i++) {
+        if (i + 8 < n) {
+            const char *q = (const char *)(feat + (int64_t)ids[i + 8] * dim);
+            for (size_t b = 0; b < (size_t)dim * 4; b += 64) {
+                __builtin_prefetch(q + b);
+            }
+        }
+        const uint64_t *w = (const uint64_t *)(const void *)(feat + (int64_t)ids[i] * dim);
+        for (size_t k = 0; k < words; k++) {
+            acc += w[k];
+        }
+    }
+    double t = halo_now() - t0;
+    *sink += (uint32_t)acc;
+    return t;
 }
 
 int main(void)
@@ -126,6 +154,9 @@ int main(void)
     /* rows aligned to cache lines, as in a mapped part file (feat.f32 is page-aligned) */
     char *feat_mem = halo_malloc((size_t)rows * dim * sizeof(float) + 64);
     float *feat = (float *)(void *)(feat_mem + (64 - (uintptr_t)feat_mem % 64) % 64);
+    if (env_num("HALO_BENCH_GATHER_HUGE", 1) != 0) { /* as the part loader does; 0: 4 KiB pages */
+        halo_mem_hugepages(feat, (size_t)rows * dim * sizeof(float));
+    }
     for (int64_t i = 0; i < rows * dim; i++) {
         feat[i] = (float)i;
     }
@@ -143,8 +174,13 @@ int main(void)
     /* each timed run starts with cold caches: a pass over 3 x L3-sized scratch evicts both */
     size_t evict_words = (size_t)96 << 18;
     uint32_t *evict = HALO_NEW(uint32_t, evict_words);
-    double best_g = 1e30, best_m = 1e30;
+    double best_g = 1e30, best_m = 1e30, best_r = 1e30;
     for (int rep = 0; rep < 15; rep++) {
+        for (size_t i = 0; i < evict_words; i += 16) {
+            sink += evict[i]++;
+        }
+        double tr = row_reads(feat, dim, ids, ng, &sink);
+        best_r = tr < best_r ? tr : best_r;
         for (size_t i = 0; i < evict_words; i += 16) {
             sink += evict[i]++;
         }
@@ -164,7 +200,10 @@ int main(void)
     printf("gather: %lld random rows of %d bytes from %.0f MiB: %.2f GB/s; memcpy of %.0f MiB: "
            "%.2f GB/s\n", (long long)ng, dim * 4, (double)rows * dim * 4 / 1048576.0,
            (double)bytes / best_g / 1e9, (double)bytes / 1048576.0, (double)bytes / best_m / 1e9);
+    printf("random row reads (the same rows, read and summed, nothing written): %.2f GB/s\n",
+           (double)bytes / best_r / 1e9);
     printf("RATIO gather_vs_memcpy %.2f (goal >= 0.7)\n", best_m / best_g);
+    printf("RATIO gather_vs_random_row_reads %.2f\n", best_r / best_g);
     printf("# sink %u\n", sink);
     halo_free(evict);
     halo_free(out_mem);

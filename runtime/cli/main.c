@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "core/err.h"
 #include "core/log.h"
+#include "model/ops.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -66,6 +67,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    halo_blas_pick_kernels(argv); /* may re-execute the program with faster BLAS kernels */
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "--version") == 0) {

@@ -468,9 +468,17 @@ static void rows_reserve(halo_rows_xchg *x, int64_t n)
 #define ROWS_AHEAD 8
 
 /* Copies rows disp[a..b) at base to `to`, back to back (prefetching rows ahead). */
-static void rows_gather(char *to, const char *base, const int64_t *disp, int64_t a, int64_t b,
-                        int64_t rb)
+/* Bytes gathered between two polls of the messages already posted: a send over TCP (or any
+ * transport the sender drives) moves only while the sender is inside MPI, so the pieces in flight
+ * are pushed on while the next one is gathered and the link does not idle. */
+#define ROWS_POLL_BYTES (64 * 1024)
+
+static int rows_progress(halo_rows_xchg *x, int all);
+
+static int rows_gather(halo_rows_xchg *x, char *to, const char *base, const int64_t *disp,
+                       int64_t a, int64_t b, int64_t rb)
 {
+    int64_t every = ROWS_POLL_BYTES / rb > 0 ? ROWS_POLL_BYTES / rb : 1;
     for (int64_t i = a; i < b; i++, to += rb) {
         if (i + ROWS_AHEAD < b) {
             const char *q = base + disp[i + ROWS_AHEAD];
@@ -479,7 +487,11 @@ static void rows_gather(char *to, const char *base, const int64_t *disp, int64_t
             }
         }
         memcpy(to, base + disp[i], (size_t)rb);
+        if (x->nmsg > 0 && (i - a) % every == every - 1) {
+            HALO_CHECK(rows_progress(x, 0));
+        }
     }
+    return 0;
 }
 
 /* Scatters a staged piece that arrived (prefetching destinations ahead). */
@@ -644,7 +656,11 @@ int halo_comm_rows_send(halo_comm *c, halo_rows_xchg *x, const void *base, const
                     x->sstage = halo_malloc((size_t)x->sstage_cap);
                 }
                 buf = x->sstage + a * rb;
-                rows_gather(buf, src, disp, a, b, rb);
+                int rg = rows_gather(x, buf, src, disp, a, b, rb);
+                if (rg < 0) {
+                    halo_free(cur);
+                    return rg;
+                }
             }
             int rc = rows_post(c, x, ROWS_SEND, buf, p, a, b, (b - a) * rb);
             rc = rc < 0 ? rc : rows_progress(x, 0);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #define HALO_MEM_HDR 16 /* keeps 16-byte alignment of the payload */
 
@@ -153,4 +154,19 @@ int halo_mem_fits(double bytes, const char *fmt, ...)
     va_end(ap);
     return halo_errorf(HALO_EUSAGE, "%s: needs about %.3g GiB, more than this machine's %.1f GiB "
                        "of memory", what, bytes / 1073741824.0, (double)phys / 1073741824.0);
+}
+
+void halo_mem_hugepages(const void *p, size_t size)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (p == NULL || size < 2 * huge) {
+        return;
+    }
+    uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1);
+    uintptr_t b = ((uintptr_t)p + size) & ~(uintptr_t)(huge - 1);
+    if (b > a) {
+#ifdef MADV_HUGEPAGE
+        (void)madvise((void *)a, b - a, MADV_HUGEPAGE);
+#endif
+    }
 }

@@ -23,6 +23,11 @@ uint64_t halo_mem_physical(void);
  * so that products of huge flags do not wrap) exceeds physical memory; WHAT (printf format) names
  * the flag and its value. Allocations that pass may still fail later and abort in halo_malloc. */
 int halo_mem_fits(double bytes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Advises the kernel to back [p, p + size) with transparent huge pages (madvise MADV_HUGEPAGE
+ * on the 2 MiB-aligned pages inside it; nothing for a range under 4 MiB). For arrays read at
+ * random rows (features): one TLB entry then covers 2 MiB instead of 4 KiB. Advice only: no
+ * error when the kernel has no THP or refuses (file mappings without read-only file THP). */
+void halo_mem_hugepages(const void *p, size_t size);
 
 /* A reusable scratch buffer: grows (by half again, contents not kept) and is never shrunk, so
  * a per-batch array allocates only while the batches grow. Zero-initialise; free with

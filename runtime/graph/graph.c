@@ -72,6 +72,9 @@ halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int cla
         uint64_t b = halo_graph_array_bytes(g, a);
         if (b > 0) {
             *graph_slot(g, a) = halo_calloc(1, b);
+            if (a == HALO_GA_FEAT) { /* before the first touch, so the faults take huge pages */
+                halo_mem_hugepages(g->feat, b);
+            }
         }
     }
     return g;
@@ -377,6 +380,9 @@ int halo_graph_load(const char *dir, halo_graph **out)
             goto fail;
         }
         HALO_TRY(halo_map_file(path, (size_t)bytes, &g->maps[a]));
+        if (a == HALO_GA_FEAT) { /* read at random rows by the gather */
+            halo_mem_hugepages(g->maps[a].data, g->maps[a].size);
+        }
         *graph_slot(g, a) = g->maps[a].data;
     }
     /* Every command relies on the CSR, labels and split being well formed: check them here,

@@ -133,6 +133,17 @@ typedef struct halo_ops {
 
 /* The CPU back end (always built). */
 extern const halo_ops halo_ops_cpu;
+/* OpenBLAS chooses its kernels from the CPU model when it is loaded; a CPU newer than the library
+ * (an unknown model) gets the generic Prescott (SSE3) kernels, sgemm 4-7x below what the CPU's
+ * AVX2 / AVX-512 units give. Called first thing in main (before MPI starts, before any thread):
+ * when OPENBLAS_CORETYPE is unset and the kernels OpenBLAS chose use no AVX2 while the CPU has
+ * it, re-executes the program (/proc/self/exe, same arguments) with OPENBLAS_CORETYPE set to
+ * SkylakeX (AVX-512 F/BW/DQ/VL) or Haswell (AVX2 + FMA). Returns only when nothing is to be done
+ * or the re-exec failed. HALO_BLAS_KEEP=1 keeps OpenBLAS's own choice. */
+void halo_blas_pick_kernels(char **argv);
+/* The OpenBLAS kernels in use (its core name, e.g. "SkylakeX"). */
+const char *halo_blas_kernels(void);
+
 /* The CUDA back end: NULL when built without CUDA. */
 const halo_ops *halo_ops_cuda_table(void);
 /* Number of CUDA devices; 0 when none or no driver or no CUDA support, and then *why (if not NULL)

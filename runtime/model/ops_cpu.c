@@ -11,7 +11,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 /* Hot element-wise loops are vectorised (-O3) for x86-64-v4 (AVX-512), v3 (AVX2, FMA) and the
  * baseline, picked once at load by the CPU's features. Every thread runs the same version, so
@@ -947,3 +951,58 @@ const halo_ops halo_ops_cpu = {
     .softmax_xent = cpu_softmax_xent,
     .adam = cpu_adam,
 };
+
+/* ---------------------------------------------------------------- BLAS kernels */
+
+const char *halo_blas_kernels(void)
+{
+    const char *c = openblas_get_corename();
+    return c != NULL ? c : "unknown";
+}
+
+/* OpenBLAS cores whose sgemm kernels use AVX2 or wider (the others: SSE only, or AVX alone). */
+static bool blas_core_is_wide(const char *core)
+{
+    static const char *const wide[] = {"haswell", "skylakex", "cooperlake", "sapphirerapids",
+                                       "zen", "excavator"};
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++) {
+        if (strncasecmp(core, wide[i], strlen(wide[i])) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void halo_blas_pick_kernels(char **argv)
+{
+#if defined(__x86_64__) && defined(__linux__)
+    const char *keep = getenv("HALO_BLAS_KEEP");
+    if (getenv("OPENBLAS_CORETYPE") != NULL || (keep != NULL && keep[0] != '\0' &&
+                                                strcmp(keep, "0") != 0)) {
+        return;
+    }
+    __builtin_cpu_init();
+    const char *want = NULL;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {
+        want = "SkylakeX";
+    } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        want = "Haswell";
+    }
+    if (want == NULL || blas_core_is_wide(halo_blas_kernels())) {
+        return;
+    }
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        return;
+    }
+    self[len] = '\0';
+    setenv("OPENBLAS_CORETYPE", want, 1);
+    fflush(NULL);
+    execv(self, argv);
+    unsetenv("OPENBLAS_CORETYPE"); /* exec failed: carry on with OpenBLAS's choice */
+#else
+    (void)argv;
+#endif
+}

@@ -259,7 +259,11 @@ static int map_array(halo_part *p, const char *dir, const halo_json *files, int 
         return halo_errorf(HALO_EINPUT, "%s: %s has %lld bytes, its counts need %llu", metapath,
                            part_files[a], (long long)recorded, (unsigned long long)bytes);
     }
-    return halo_map_file(path, (size_t)bytes, &p->maps[a]);
+    HALO_CHECK(halo_map_file(path, (size_t)bytes, &p->maps[a]));
+    if (strcmp(part_files[a], "feat.f32") == 0) { /* read at random rows by the gather */
+        halo_mem_hugepages(p->maps[a].data, p->maps[a].size);
+    }
+    return 0;
 }
 
 /* Whether sorted a[0..n) holds x. */
