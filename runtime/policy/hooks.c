@@ -351,6 +351,25 @@ static int check_fanout(lua_State *L)
     return 1;
 }
 
+/* Calls the fanout hook with ctx and runs check(result, max_layers) protected: on 0 the checked
+ * value is at the top of the stack. The caller ends the call (end(pol)) either way. */
+static int call_fanout(halo_policy *pol, const halo_policy_ctx *ctx, lua_CFunction check,
+                       int max_layers)
+{
+    int h = HALO_POLICY_FANOUT;
+    lua_State *L = pol->L;
+    begin(pol, h, ctx->rank, ctx->epoch, ctx->batch);
+    halo_policy_push_context(L, ctx, HALO_POBJ_CTX);
+    int rc = halo_policy_budgeted_call(pol, 1, 1);
+    if (rc == 0) {
+        lua_pushcfunction(L, check);
+        lua_insert(L, -2);
+        lua_pushinteger(L, max_layers);
+        rc = halo_policy_protected_check(pol, h, 2, 1);
+    }
+    return rc;
+}
+
 int halo_policy_fanout(halo_policy *pol, const halo_policy_ctx *ctx, int *fanouts, int max_layers,
                        int *layers)
 {
@@ -366,15 +385,7 @@ int halo_policy_fanout(halo_policy *pol, const halo_policy_ctx *ctx, int *fanout
         return 0;
     }
     lua_State *L = pol->L;
-    begin(pol, h, ctx->rank, ctx->epoch, ctx->batch);
-    halo_policy_push_context(L, ctx, HALO_POBJ_CTX);
-    int rc = halo_policy_budgeted_call(pol, 1, 1);
-    if (rc == 0) {
-        lua_pushcfunction(L, check_fanout);
-        lua_insert(L, -2);
-        lua_pushinteger(L, max_layers);
-        rc = halo_policy_protected_check(pol, h, 2, 1);
-    }
+    int rc = call_fanout(pol, ctx, check_fanout, max_layers);
     if (rc == 0) {
         halo_policy_array *a = lua_touserdata(L, -1);
         for (int64_t i = 0; i < a->n; i++) {
@@ -476,15 +487,7 @@ int halo_policy_fanout_spec(halo_policy *pol, const halo_policy_ctx *ctx, char *
         return 0;
     }
     lua_State *L = pol->L;
-    begin(pol, h, ctx->rank, ctx->epoch, ctx->batch);
-    halo_policy_push_context(L, ctx, HALO_POBJ_CTX);
-    int rc = halo_policy_budgeted_call(pol, 1, 1);
-    if (rc == 0) {
-        lua_pushcfunction(L, check_fanout_spec);
-        lua_insert(L, -2);
-        lua_pushinteger(L, max_layers);
-        rc = halo_policy_protected_check(pol, h, 2, 1);
-    }
+    int rc = call_fanout(pol, ctx, check_fanout_spec, max_layers);
     if (rc == 0) {
         size_t len;
         const char *s = lua_tolstring(L, -1, &len);
