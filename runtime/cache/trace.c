@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 static const char trace_magic[8] = {'H', 'A', 'L', 'O', 'T', 'R', 'C', '1'};
+_Static_assert(sizeof HALO_TRACE_SIG - 1 == sizeof trace_magic, "HALO_TRACE_SIG is the magic");
 
 /* The 32-byte file header. */
 typedef struct trace_head {
@@ -53,6 +54,7 @@ int halo_trace_create(const char *path, int ranks, int feat_dim, int64_t nodes,
                       halo_trace_writer **out)
 {
     *out = NULL;
+    HALO_CHECK(halo_output_file_check(path, "trace", HALO_TRACE_SIG, false));
     halo_trace_writer *w = HALO_NEW(halo_trace_writer, 1);
     snprintf(w->path, sizeof w->path, "%s", path);
     snprintf(w->tmp, sizeof w->tmp, "%s.tmp-%d", path, (int)getpid());

@@ -28,6 +28,8 @@
 #include <stdint.h>
 
 #define HALO_TRACE_VERSION 1
+/* The trace file's magic, its first bytes. */
+#define HALO_TRACE_SIG "HALOTRC1"
 
 enum { HALO_TRACE_HALO = 1, HALO_TRACE_BATCH = 2, HALO_TRACE_BLOCK = 3 };
 /* Flags of one input node in a BATCH record. */

@@ -140,7 +140,10 @@ static int probe_main(int argc, char **argv, const char *file, bool quick)
         int n = snprintf(text, sizeof text,
                          "lat_s %.9g\nbw_Bps %.9g\noverhead_s %.9g\nallreduce_s %.9g\n", f.lat_s,
                          f.bw, f.overhead_s, f.allreduce_s);
-        rc = halo_file_write_atomic(file, text, (size_t)n);
+        rc = halo_output_file_check(file, "probe file", "lat_s ", false);
+        if (rc == 0) {
+            rc = halo_file_write_atomic(file, text, (size_t)n);
+        }
     }
     if (rc < 0) {
         halo_comm_fail(c, rc);
@@ -290,7 +293,8 @@ static int check_out(const char *path)
                                dir);
         }
     }
-    return 0;
+    return halo_error_prefix(halo_output_file_check(path, "profile", HALO_PROFILE_SIG, true),
+                             "calibrate -o");
 }
 
 /* The "model name" line of /proc/cpuinfo into out ("unknown CPU" when absent). */
@@ -437,10 +441,10 @@ int halo_cmd_calibrate(int argc, char **argv)
     if (out == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: -o PROFILE.lua is required"));
     }
-    if (from != NULL || basef != NULL) {
+    rc = check_out(out);
+    if (rc == 0 && (from != NULL || basef != NULL)) {
         return fit_main(from, basef, rounds, out);
     }
-    rc = check_out(out);
     char mpirun[1024] = "";
     if (rc == 0 && !no_mpi && !find_on_path("mpirun", mpirun, sizeof mpirun)) {
         rc = halo_errorf(HALO_EIO, "calibrate: mpirun not found on PATH (install Open MPI, or "

@@ -4,8 +4,10 @@
 
 #include "core/args.h"
 #include "core/err.h"
+#include "core/fs.h"
 #include "core/log.h"
 #include "core/netem.h"
+#include "pipe/timeline.h"
 #include "sim/sim.h"
 #include "sim/validate.h"
 
@@ -90,6 +92,16 @@ int halo_cmd_sim(int argc, char **argv)
     }
     if (sets.n > 0 && policy == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--set needs --policy"));
+    }
+    if (against != NULL && halo_same_file(against, metrics)) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--metrics %s is the --against file; "
+                                         "refusing to replace the measured run", metrics));
+    }
+    if (timeline != NULL) {
+        rc = halo_output_file_check(timeline, "timeline file", HALO_TIMELINE_SIG, false);
+        if (rc < 0) {
+            return halo_cli_fail(halo_error_prefix(rc, "--timeline"));
+        }
     }
     halo_sim_profile prof;
     if (cluster != NULL) {

@@ -87,12 +87,16 @@ static double covered(const halo_timeline_event *ev, int64_t n, int32_t rank, do
     return sum;
 }
 
+/* The first line of every script make_script writes (what --script replaces). */
+#define TIMELINE_SCRIPT_SIG "# halo timeline chart"
+
 /* Writes the gnuplot script (data inline) for the selected events into sb. */
 static void make_script(halo_sb *sb, const halo_timeline_event *ev, int64_t n, const lane *lanes,
                         int nl, double t0, const char *out, const char *title, int width,
                         int height)
 {
-    halo_sb_printf(sb, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
+    halo_sb_printf(sb, TIMELINE_SCRIPT_SIG "\n"
+                       "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
                        "    set terminal pngcairo size %d,%d font ',9'\n"
                        "} else {\n"
                        "    set terminal png size %d,%d\n"
@@ -195,6 +199,17 @@ int halo_cmd_timeline(int argc, char **argv)
     }
     if (out == NULL && script == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "timeline: -o OUT.png is required"));
+    }
+    /* the chart and the script replace only a previous chart or script */
+    rc = 0;
+    if (out != NULL) {
+        rc = halo_output_file_check(out, "PNG chart", "\x89PNG", false);
+    }
+    if (rc == 0 && script != NULL) {
+        rc = halo_output_file_check(script, "gnuplot script", TIMELINE_SCRIPT_SIG, false);
+    }
+    if (rc < 0) {
+        return halo_cli_fail(rc);
     }
     if ((out != NULL && strpbrk(out, "'\n") != NULL) || width < 200 || width > 20000 ||
         height < 0 || height > 20000) {

@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "embed/embed.h"
 #include "model/model.h"
+#include "pipe/timeline.h"
 #include "train/train.h"
 
 #include <inttypes.h>
@@ -135,6 +136,12 @@ int halo_cmd_train(int argc, char **argv)
     if (rc == 0 && checkpoint != NULL) {
         /* before training, not at the first checkpoint: never replace what is not one */
         rc = halo_output_check(checkpoint, "params.f32", "checkpoint");
+    }
+    if (rc == 0 && timeline != NULL) {
+        /* written at the end: refused now, not after the run */
+        rc = halo_error_prefix(
+            halo_output_file_check(timeline, "timeline file", HALO_TIMELINE_SIG, false),
+            "--timeline");
     }
     if (rc == 0 && netem != NULL) {
         halo_netem ne;

@@ -23,6 +23,9 @@ int halo_errorf(int code, const char *fmt, ...)
 
 int halo_error_prefix(int code, const char *fmt, ...)
 {
+    if (code >= 0) {
+        return code; /* nothing failed: no message to prefix */
+    }
     char prefix[512];
     char old[sizeof halo_msg];
     va_list ap;

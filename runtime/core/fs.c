@@ -332,6 +332,54 @@ int halo_output_check(const char *final, const char *marker, const char *kind)
     return 0;
 }
 
+bool halo_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+int halo_output_file_check(const char *path, const char *kind, const char *sig, bool anywhere)
+{
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        if (errno == ENOENT) {
+            return 0;
+        }
+        return halo_errorf(HALO_EIO, "%s: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return halo_errorf(HALO_EUSAGE, "%s: exists and is %s, not a previous %s; refusing to "
+                           "replace it", path, file_kind(&st), kind);
+    }
+    if (st.st_size == 0) {
+        return 0;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        return halo_errorf(HALO_EIO, "%s: %s", path, strerror(errno));
+    }
+    char head[4097];
+    ssize_t n = read(fd, head, sizeof head - 1);
+    close(fd);
+    if (n < 0) {
+        return halo_errorf(HALO_EIO, "%s: %s", path, strerror(errno));
+    }
+    head[n] = 0;
+    size_t sl = strlen(sig);
+    bool ok;
+    if (anywhere) {
+        ok = memmem(head, (size_t)n, sig, sl) != NULL;
+    } else {
+        ok = (size_t)n >= sl && memcmp(head, sig, sl) == 0;
+    }
+    if (!ok) {
+        return halo_errorf(HALO_EUSAGE, "%s: exists and is not a previous %s; refusing to "
+                           "replace it (remove it or choose another path)", path, kind);
+    }
+    return 0;
+}
+
 int halo_outdir_begin(const char *final, const char *marker, const char *kind, char *tmp,
                       size_t tmpsize)
 {

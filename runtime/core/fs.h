@@ -24,6 +24,8 @@ int halo_file_write_atomic(const char *path, const void *buf, size_t n);
 int halo_file_size(const char *path, uint64_t *size);
 bool halo_path_exists(const char *path);
 bool halo_is_dir(const char *path);
+/* Whether a and b name the same existing file (device and inode). */
+bool halo_same_file(const char *a, const char *b);
 
 /* A read-only mapping. */
 typedef struct halo_map {
@@ -47,6 +49,14 @@ int halo_file_crc32(const char *path, uint32_t *crc);
  * of another kind -- is refused (HALO_EUSAGE) naming final and `kind`, so that nothing that is
  * not a previous output of the same kind is ever replaced. */
 int halo_output_check(const char *final, const char *marker, const char *kind);
+
+/* The same rule for a single-file output (--metrics, --timeline, a trace, a profile, a chart):
+ * path must be absent, an empty regular file, or a regular file that looks like a previous
+ * output of this kind -- its first bytes are `sig` or, with anywhere, its first 4 KiB hold
+ * `sig` (a profile may start with the user's comment lines). Anything else (an input graph's
+ * array, a policy, a directory) is refused (HALO_EUSAGE) naming path and kind. Call it before
+ * the work whose result is written, so a refusal costs nothing. */
+int halo_output_file_check(const char *path, const char *kind, const char *sig, bool anywhere);
 
 /* Atomic output directory. halo_outdir_begin checks final with halo_output_check (marker,
  * kind), creates an empty temporary sibling of final (final.tmp-PID) and returns its path in

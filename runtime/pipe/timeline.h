@@ -8,6 +8,9 @@
 
 #include <stdint.h>
 
+/* What a --timeline file starts with (its first event); an empty one has no events. */
+#define HALO_TIMELINE_SIG "{\"rank\":"
+
 /* One interval of the timeline: a stage of one batch on one rank. Plain data (can be gathered
  * across ranks as bytes). */
 typedef struct halo_timeline_event {

@@ -553,7 +553,7 @@ int halo_sim_profile_write(const char *path, const halo_sim_profile *p, const ch
             s = e ? e + 1 : s + n;
         }
     }
-    halo_sb_puts(&sb, "-- halo cluster profile (docs/profiles.md)\nreturn {\n    name = ");
+    halo_sb_puts(&sb, HALO_PROFILE_SIG "return {\n    name = ");
     put_str(&sb, p->name);
     halo_sb_puts(&sb, ",\n");
     for (const pfield *f = fields; f->name != NULL && f->section == NULL; f++) {

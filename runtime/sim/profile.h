@@ -9,6 +9,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The line every profile written by halo_sim_profile_write holds, after the user's comment
+ * lines: what halo calibrate -o looks for before it replaces a file. */
+#define HALO_PROFILE_SIG "-- halo cluster profile (docs/profiles.md)\n"
+
 /* Where a trainer computes. */
 enum { HALO_SIM_DEVICE_CPU = 0, HALO_SIM_DEVICE_GPU = 1 };
 

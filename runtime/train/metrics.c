@@ -2,6 +2,7 @@
 #include "train/metrics.h"
 
 #include "core/err.h"
+#include "core/fs.h"
 #include "core/mem.h"
 #include "train/train.h"
 
@@ -109,6 +110,7 @@ void halo_metrics_eval_json(halo_sb *out, int epoch, double val_acc, double test
 
 int halo_metrics_open(const char *path, halo_metrics **out)
 {
+    HALO_CHECK(halo_output_file_check(path, "metrics file", HALO_METRICS_SIG, false));
     halo_metrics *m = HALO_NEW(halo_metrics, 1);
     snprintf(m->path, sizeof m->path, "%s", path);
     snprintf(m->tmp, sizeof m->tmp, "%s.tmp-%d", path, (int)getpid());

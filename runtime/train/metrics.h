@@ -10,6 +10,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* What every metrics file (halo train and halo sim --metrics) starts with: its first record's
+ * first key. halo_output_file_check replaces only such a file. */
+#define HALO_METRICS_SIG "{\"type\":"
+
 /* One rank's work and time in one epoch. Times are seconds of wall clock on that rank. */
 typedef struct halo_epoch_stats {
     int epoch;             /* 0-based epoch */

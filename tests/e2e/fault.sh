@@ -12,6 +12,7 @@ MPIRUN="mpirun --oversubscribe --bind-to none --timeout 60"
 LIMIT=${HALO_FAULT_LIMIT:-90} # seconds: a case that runs longer has hung
 PY=$(command -v python3 || true)
 ulimit -c 0 2>/dev/null || true
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$T" || exit 1
 
 # sums PATH...: one checksum line per regular file below each PATH.
@@ -180,6 +181,46 @@ fault "gen -o a partition directory" "pv: exists and is not a previous graph" \
 cp edges.txt ev.txt
 fault "gen -o a regular file" "ev.txt: exists and is a file" \
     ev.txt -- "$HALO" gen sbm --nodes 100 -o ev.txt
+
+# single-file outputs replace only a previous output of their kind (on copies, as above)
+cp "$ROOT/policies/default.lua" pol.lua
+fault "train --metrics a policy file" "pol.lua: exists and is not a previous metrics file" \
+    pol.lua -- $MPIRUN -np 2 "$HALO" train p --epochs 1 --metrics pol.lua --no-table --eval none
+bad_graph gm
+fault "train --metrics a graph's array" "gm/indptr.i64: exists and is not a previous metrics" \
+    gm -- $MPIRUN -np 2 "$HALO" train p --epochs 1 --metrics gm/indptr.i64 --no-table --eval none
+fault "train --timeline a policy file" "--timeline: pol.lua: exists and is not a previous timeline" \
+    pol.lua -- $MPIRUN -np 2 "$HALO" train p --epochs 1 --timeline pol.lua --no-table --eval none
+cp pol.lua tr.r1 # with 2 ranks, --trace tr writes tr.r0 and tr.r1
+fault "train --trace over a policy file (rank 1's trace)" "tr.r1: exists and is not a previous trace" \
+    tr.r1 -- $MPIRUN -np 2 "$HALO" train p --epochs 1 --trace tr --no-table --eval none
+fault "train --timeline a directory" "gm: exists and is a directory, not a previous timeline" \
+    gm -- $MPIRUN -np 2 "$HALO" train p --epochs 1 --timeline gm --no-table --eval none
+fault "trace record -o a policy file" "pol.lua: exists and is not a previous trace" \
+    pol.lua -- "$HALO" trace record p -o pol.lua --batch 100 --epochs 1
+fault "sim --metrics a graph's meta.json" "gm/meta.json: exists and is not a previous metrics" \
+    gm -- "$HALO" sim p -q --epochs 1 --metrics gm/meta.json
+fault "sim --timeline a policy file" "--timeline: pol.lua: exists and is not a previous timeline" \
+    pol.lua -- "$HALO" sim p -q --epochs 1 --cluster "$ROOT/experiments/clusters/this-machine.lua" \
+    --trainers 2 --timeline pol.lua
+fault "calibrate -o a policy file" "calibrate -o: pol.lua: exists and is not a previous profile" \
+    pol.lua -- "$HALO" calibrate -o pol.lua --quick --no-mpi
+fault "timeline -o a policy file" "pol.lua: exists and is not a previous PNG chart" \
+    pol.lua -- "$HALO" timeline pol.lua -o pol.lua
+fault "timeline --script a policy file" "pol.lua: exists and is not a previous gnuplot script" \
+    pol.lua -- "$HALO" timeline pol.lua --script pol.lua
+# ... and a previous output of the same kind is replaced
+if "$HALO" sim p -q --epochs 1 --metrics sm.jsonl >/dev/null 2>&1 &&
+    "$HALO" sim p -q --epochs 2 --metrics sm.jsonl >/dev/null 2>&1 &&
+    [ "$(grep -c '"type":"epoch"' sm.jsonl)" -eq 4 ]; then
+    ok "sim --metrics replaces its previous metrics file"
+else not_ok "sim --metrics replaces its previous metrics file"; fi
+fault "sim --metrics the --against file" "--metrics sm.jsonl is the --against file" \
+    sm.jsonl -- "$HALO" sim p -q --epochs 1 --metrics sm.jsonl --against sm.jsonl
+if "$HALO" trace record p -o t2.trc --fanouts 5,5 --batch 100 --epochs 1 >/dev/null 2>&1 &&
+    "$HALO" trace record p -o t2.trc --fanouts 5,5 --batch 100 --epochs 1 >/dev/null 2>&1; then
+    ok "trace record -o replaces its previous trace"
+else not_ok "trace record -o replaces its previous trace"; fi
 
 # ================================================================ accepted, should be refused
 bad_graph g-label
