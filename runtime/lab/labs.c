@@ -541,11 +541,15 @@ int halo_lab_cache(halo_lab_env *env, halo_lab_result *res)
 
 #define LAB4_EPOCHS 3
 #define LAB4_BATCH 100
+#define LAB4_REF_DEPTH 4 /* distdglv2.lua's depth */
+#define LAB4_REF_DEPTH_S "4"
+#define LAB4_SLOW_NET_BPS (1e9 / 8) /* bytes/s: 1 Gbit/s per link on the second cluster */
 
 typedef struct adapt_arg {
     const halo_lab_env *env;      /* student's policy options */
     const char *pdir;             /* the partition */
     const halo_sim_profile *prof; /* the cluster */
+    const char *full_by;          /* the reference that sets full marks */
 } adapt_arg;
 
 /* Checks that the policy's cache_init keeps to LAB4_CAPACITY of every part's halo set, by
@@ -616,9 +620,10 @@ static int adapt_capacity(const halo_lab_env *env, const char *pdir)
     return rc;
 }
 
-/* Simulated mean epoch time of a policy (fanouts fixed at 10,25). */
+/* Simulated mean epoch time of a policy (fanouts fixed at 10,25) at pipeline depth `depth`
+ * (-1: the policy's own pipeline hook). */
 static int adapt_sim(const halo_lab_env *env, const char *pdir, const halo_sim_profile *prof,
-                     const char *policy, double *epoch_s, halo_sim_result *r)
+                     const char *policy, int depth, double *epoch_s, halo_sim_result *r)
 {
     halo_sim_opts so;
     halo_sim_opts_default(&so);
@@ -629,6 +634,7 @@ static int adapt_sim(const halo_lab_env *env, const char *pdir, const halo_sim_p
     so.fanouts = "10,25";
     so.seed = env->seed;
     so.profile = prof;
+    so.depth = depth;
     so.progress = false;
     HALO_CHECK(halo_sim_run(&so, r));
     *epoch_s = r->mean_epoch_s;
@@ -641,24 +647,32 @@ static int adapt_student(void *argp, halo_lab_criterion *c)
     HALO_CHECK(adapt_capacity(a->env, a->pdir));
     halo_sim_result r;
     double t = 0;
-    HALO_CHECK(adapt_sim(a->env, a->pdir, a->prof, a->env->o->student, &t, &r));
+    HALO_CHECK(adapt_sim(a->env, a->pdir, a->prof, a->env->o->student, -1, &t, &r));
     c->value = t;
     halo_lab_interpolate(c);
     double hits = (double)(r.total.cache_hits + r.total.cache_misses);
     snprintf(c->msg, sizeof c->msg,
-             "epoch %.5f s (distdgl %.5f, massivegnn %.5f), depth %d, hit rate %.4f", t, c->zero,
-             c->full, r.depth, hits > 0 ? (double)r.total.cache_hits / hits : 0);
+             "epoch %.5f s (distdgl %.5f, full marks %.5f: %s), depth %d, hit rate %.4f", t,
+             c->zero, c->full, a->full_by, r.depth,
+             hits > 0 ? (double)r.total.cache_hits / hits : 0);
     return 0;
 }
 
 int halo_lab_adaptive(halo_lab_env *env, halo_lab_result *res)
 {
+    /* Two clusters where different ideas pay: Perlmutter's fast network, where fetches are
+     * short and a deep pipeline hides them (depth wins), and AWS p3dn with every link held to
+     * LAB4_SLOW_NET_BPS (a congested cloud network), where fetches outlast the compute and only
+     * fewer bytes help (the buffer wins). */
     static const char *const clusters[] = {"perlmutter", "aws-p3dn"};
+    static const char *const names[] = {"time_perlmutter", "time_aws_1gbit"};
     static const int machines[] = {4, 2};
+    static const double link_bps[] = {0, LAB4_SLOW_NET_BPS};
     res->ncriteria = 2;
-    char distdgl[4200], massive[4200], pdir[4200];
+    char distdgl[4200], massive[4200], v2[4200], pdir[4200];
     HALO_CHECK(halo_lab_rootpath(env, "policies/distdgl.lua", distdgl, sizeof distdgl));
     HALO_CHECK(halo_lab_rootpath(env, "policies/massivegnn.lua", massive, sizeof massive));
+    HALO_CHECK(halo_lab_rootpath(env, "policies/distdglv2.lua", v2, sizeof v2));
     halo_graph *g = NULL;
     HALO_CHECK(lab_graph("products", env->o->check ? 8000 : 20000, env->seed, false, &g));
     snprintf(pdir, sizeof pdir, "%s/p", env->dir);
@@ -668,7 +682,7 @@ int halo_lab_adaptive(halo_lab_env *env, halo_lab_result *res)
     for (int k = 0; k < 2; k++) {
         halo_lab_criterion *c = &res->criteria[k];
         char rel[256], path[4200], name[40];
-        snprintf(name, sizeof name, "time_%s", clusters[k]);
+        snprintf(name, sizeof name, "%s", names[k]);
         crit_init(c, name, "simulated epoch seconds", 50);
         snprintf(rel, sizeof rel, "experiments/clusters/%s.lua", clusters[k]);
         HALO_CHECK(halo_lab_rootpath(env, rel, path, sizeof path));
@@ -676,16 +690,34 @@ int halo_lab_adaptive(halo_lab_env *env, halo_lab_result *res)
         HALO_CHECK(halo_sim_profile_load(path, &prof));
         prof.machines = machines[k];
         prof.trainers = LAB_PARTS / machines[k];
+        prof.netem_bw = link_bps[k];
         halo_sim_result r;
-        HALO_CHECK(adapt_sim(env, pdir, &prof, distdgl, &c->zero, &r));
-        HALO_CHECK(adapt_sim(env, pdir, &prof, massive, &c->full, &r));
+        HALO_CHECK(adapt_sim(env, pdir, &prof, distdgl, -1, &c->zero, &r));
+        /* Full marks: the best of the two papers' fixed choices and of both together (the
+         * MassiveGNN buffer at DistDGLv2's depth), so that neither idea alone earns them. */
+        const struct {
+            const char *policy;
+            int depth;
+            const char *what;
+        } refs[] = {{massive, -1, "massivegnn.lua"},
+                    {v2, -1, "distdglv2.lua"},
+                    {massive, LAB4_REF_DEPTH, "massivegnn.lua at depth " LAB4_REF_DEPTH_S}};
+        adapt_arg a = {env, pdir, &prof, NULL};
+        c->full = 0;
+        for (size_t i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+            double t;
+            HALO_CHECK(adapt_sim(env, pdir, &prof, refs[i].policy, refs[i].depth, &t, &r));
+            if (a.full_by == NULL || t < c->full) {
+                c->full = t;
+                a.full_by = refs[i].what;
+            }
+        }
         if (!(c->full < c->zero)) {
             return halo_errorf(HALO_ESTATE,
-                               "lab 4: massivegnn.lua (%.5f s) is not faster than distdgl.lua "
-                               "(%.5f s) on %s: no scale to grade on",
-                               c->full, c->zero, clusters[k]);
+                               "lab 4: %s (%.5f s) is not faster than distdgl.lua (%.5f s) on "
+                               "%s: no scale to grade on",
+                               a.full_by, c->full, c->zero, clusters[k]);
         }
-        adapt_arg a = {env, pdir, &prof};
         HALO_CHECK(halo_lab_isolate(adapt_student, &a, env->o->time_limit_s, c));
     }
     return 0;

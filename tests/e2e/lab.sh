@@ -76,6 +76,20 @@ assert all({"name", "value", "zero", "full", "score", "max", "message"} <= set(c
 assert r["lab"] == 4 and r["mode"] == "grade" and r["seed"] == 3
 PY
 
+# lab 4 needs both ideas: depth alone (distdglv2.lua) misses full marks on the throttled network
+s=$(grade 4 policies/distdglv2.lua)
+if [ -n "$s" ] && python3 - "$T/g.json" <<'PY'
+import json, sys
+c = {x["name"]: x for x in json.load(open(sys.argv[1]))["criteria"]}
+p, a = c["time_perlmutter"], c["time_aws_1gbit"]
+ok = p["score"] > 0.9 * p["max"] and a["score"] < 0.8 * a["max"] and "massivegnn" in a["message"]
+if not ok:
+    print("# " + json.dumps(list(c.values())))
+sys.exit(0 if ok else 1)
+PY
+then ok "lab 4: depth alone (distdglv2.lua, $s) gets full marks only where the network is fast"
+else not_ok "lab 4: depth alone is not enough on the throttled network (got '$s')"; fi
+
 # ---- broken policies: 0 per criterion, one clean line each, no crash, no hang ----
 rm -f /tmp/halo-lab-escaped
 for n in 1 2 3 4; do
