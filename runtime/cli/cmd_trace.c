@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "graph/graph.h"
+#include "order/order.h"
 #include "part/part.h"
 #include "policy/policy.h"
 #include "sample/sample.h"
@@ -105,23 +106,6 @@ fail:
     return rc;
 }
 
-/* A training seed in the epoch order: shuffle key, input-graph id (tie break), global id. */
-typedef struct order_key {
-    uint64_t key; /* halo_hash5(seed, SHUFFLE, epoch, orig id, 0) */
-    int64_t orig; /* input-graph id */
-    int32_t gid;  /* global id */
-} order_key;
-
-static int cmp_order_key(const void *a, const void *b)
-{
-    const order_key *x = a, *y = b;
-    if (x->key != y->key) {
-        return x->key < y->key ? -1 : 1;
-    }
-    return (x->orig > y->orig) - (x->orig < y->orig);
-}
-
-/* Records every rank's batches of `epochs` epochs into w (seed order as the trainer shuffles). */
 /* One BLOCK record per layer of mb (trace.h), ids turned into the partition's numbering. */
 static int put_blocks(halo_trace_writer *w, const orig_graph *og, int rank, int epoch, int64_t b,
                       const halo_minibatch *mb)
@@ -147,6 +131,7 @@ static int put_blocks(halo_trace_writer *w, const orig_graph *og, int rank, int 
     return rc;
 }
 
+/* Records every rank's batches of `epochs` epochs into w (seed order as the trainer shuffles). */
 static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts, int layers,
                         int64_t batch, int epochs, int64_t max_batches, uint64_t seed, bool blocks,
                         int64_t *n_batches, int64_t *n_input, int64_t *n_remote, int64_t *n_halo)
@@ -162,7 +147,8 @@ static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts
     uint8_t *flags = NULL;
     double *vip = NULL;
     int32_t *owner = NULL;
-    order_key *keys = NULL;
+    halo_order_key *keys = NULL;
+    int64_t *torig = NULL, *boff = NULL;
     int64_t cap = 0;
     for (int r = 0; r < P; r++) {
         const halo_part *pt = og->parts[r];
@@ -189,30 +175,27 @@ static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts
         for (int r = 0; r < P; r++) {
             const halo_part *pt = og->parts[r];
             int64_t nt = pt->num_train;
-            int64_t nb = (nt + batch - 1) / batch;
+            int64_t nb = halo_order_batches(nt, batch);
+            /* the trainer's epoch order (local batching), from the module it uses */
+            halo_free(order);
+            halo_free(keys);
+            halo_free(torig);
+            halo_free(boff);
+            order = HALO_ALLOC(int32_t, nt + 1);
+            keys = HALO_ALLOC(halo_order_key, nt + 1);
+            torig = HALO_ALLOC(int64_t, nt + 1);
+            boff = HALO_ALLOC(int64_t, nb + 1);
+            for (int64_t i = 0; i < nt; i++) {
+                torig[i] = og->orig[pt->train[i]];
+            }
+            halo_order_local(seed, ep, nt, pt->train, torig, batch, keys, order, boff);
             if (max_batches > 0 && nb > max_batches) {
                 nb = max_batches;
-            }
-            halo_free(order);
-            order = HALO_ALLOC(int32_t, nt + 1);
-            /* the trainer's epoch order (train.c, local batching): this rank's seeds sorted by
-             * (hash(seed, SHUFFLE, epoch, input-graph id), input-graph id) */
-            halo_free(keys);
-            keys = HALO_ALLOC(order_key, nt + 1);
-            for (int64_t i = 0; i < nt; i++) {
-                keys[i].orig = og->orig[pt->train[i]];
-                keys[i].gid = pt->train[i];
-                keys[i].key =
-                    halo_hash5(seed, HALO_RNG_SHUFFLE, (uint64_t)ep, (uint64_t)keys[i].orig, 0);
-            }
-            qsort(keys, (size_t)nt, sizeof *keys, cmp_order_key);
-            for (int64_t i = 0; i < nt; i++) {
-                order[i] = keys[i].gid;
             }
             halo_free(seeds);
             seeds = HALO_ALLOC(int32_t, batch + 1);
             for (int64_t b = 0; b < nb; b++) {
-                int64_t s0 = b * batch, s1 = s0 + batch < nt ? s0 + batch : nt;
+                int64_t s0 = boff[b], s1 = boff[b + 1];
                 for (int64_t i = s0; i < s1; i++) {
                     seeds[i - s0] = (int32_t)og->orig[order[i]];
                 }
@@ -263,12 +246,14 @@ fail:
     halo_free(p);
     halo_free(seeds);
     halo_free(order);
+    halo_free(keys);
+    halo_free(torig);
+    halo_free(boff);
     halo_free(ids);
     halo_free(flags);
     halo_free(oseeds);
     halo_free(vip);
     halo_free(owner);
-    halo_free(keys);
     return rc;
 }
 

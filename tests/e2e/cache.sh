@@ -59,6 +59,14 @@ if "$HALO" train --help 2>/dev/null | grep -q -- '--trace'; then
         awk -F: '{s += $2} END {print s}')
     want=$(awk -v h="$hits" -v m="$misses" 'BEGIN { printf "%.4f", h / (h + m) }')
     check "replay reproduces the run's hit rate ($want)" test "$rate" = "$want"
+    # trace record draws the trainer's batches (its epoch order and sampling keys): the same
+    # lookups, so any policy replays both traces to the same hits and misses
+    "$HALO" trace record "$P" -o "$T/rec.trc" --batch 400 --epochs 1 >/dev/null 2>&1
+    hm() { "$HALO" trace replay "$1" --policy lru --capacities 0.1 2>&1 |
+        awk '$1 == "capacity" { for (i = 1; i <= NF; i++) c[$i] = i }
+             $2 == "lru" { print $c["hits"], $c["misses"] }'; }
+    a=$(hm "$T/run") b=$(hm "$T/rec.trc")
+    check "trace record's batches are the run's (lru hits, misses: $b)" test -n "$a" -a "$a" = "$b"
 else
     ok "# SKIP halo train has no --trace yet (docs/cache.md has the patch)"
 fi
