@@ -10,7 +10,6 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/mem.h"
-#include "core/rng.h"
 #include "core/timer.h"
 #include "graph/graph.h"
 #include "order/order.h"
