@@ -15,32 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Current resident set size in bytes (from /proc/self/statm), 0 when unknown. */
-static size_t rss_now(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    long pages = 0, res = 0;
-    if (f == NULL) {
-        return 0;
-    }
-    if (fscanf(f, "%ld %ld", &pages, &res) != 2) {
-        res = 0;
-    }
-    fclose(f);
-    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
-}
-
-/* Resets the kernel's peak-RSS mark (VmHWM) to the current RSS; false when not supported. */
-static bool reset_peak(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f == NULL) {
-        return false;
-    }
-    bool ok = fputs("5", f) >= 0;
-    return fclose(f) == 0 && ok;
-}
-
 static double env_num(const char *name, double def)
 {
     const char *s = getenv(name);
@@ -89,8 +63,8 @@ int main(void)
         o.choice.stream = runs[i].stream;
         o.parts = P;
         o.force = true;
-        size_t base = rss_now();
-        bool peak_ok = reset_peak();
+        size_t base = halo_mem_rss_now();
+        bool peak_ok = halo_mem_rss_peak_reset();
         double ta = halo_now();
         if (halo_partition_assign(g, &o, a) < 0) {
             fprintf(stderr, "bench_part: %s: %s\n", runs[i].name, halo_errmsg());
@@ -100,8 +74,8 @@ int main(void)
         size_t peak = peak_ok ? halo_mem_rss_peak() : 0;
         halo_partition_stats st;
         memset(&st, 0, sizeof st);
-        size_t wbase = rss_now();
-        bool wpeak_ok = reset_peak();
+        size_t wbase = halo_mem_rss_now();
+        bool wpeak_ok = halo_mem_rss_peak_reset();
         double tw = halo_now();
         if (halo_partition_write(g, a, &o, dir, &st) < 0) {
             fprintf(stderr, "bench_part: %s: %s\n", runs[i].name, halo_errmsg());

@@ -33,32 +33,6 @@ static double env_num(const char *name, double def)
     return s != NULL && s[0] != '\0' ? atof(s) : def;
 }
 
-/* Current resident set size in bytes (from /proc/self/statm), 0 when unknown. */
-static size_t rss_now(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    long pages = 0, res = 0;
-    if (f == NULL) {
-        return 0;
-    }
-    if (fscanf(f, "%ld %ld", &pages, &res) != 2) {
-        res = 0;
-    }
-    fclose(f);
-    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
-}
-
-/* Resets the kernel's peak-RSS mark (VmHWM) to the current RSS; false when not supported. */
-static bool reset_peak(void)
-{
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f == NULL) {
-        return false;
-    }
-    bool ok = fputs("5", f) >= 0;
-    return fclose(f) == 0 && ok;
-}
-
 /* Partitions g `parts` ways with METIS (the defaults: nodes, train and edges balanced) into
  * dir/name, which is written to pdir. */
 static int partition(const halo_graph *g, int parts, const char *dir, const char *name, char *pdir,
@@ -368,8 +342,8 @@ int main(void)
              * back to the system */
             if (rep == 0) {
                 malloc_trim(0);
-                base = rss_now();
-                peak_ok = reset_peak();
+                base = halo_mem_rss_now();
+                peak_ok = halo_mem_rss_peak_reset();
             }
             double t;
             if (sim_timed(&so, &res, &t) < 0) {

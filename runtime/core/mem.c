@@ -118,6 +118,30 @@ size_t halo_mem_rss_peak(void)
     return kb * 1024;
 }
 
+size_t halo_mem_rss_now(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, res = 0;
+    if (f == NULL) {
+        return 0;
+    }
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2) {
+        res = 0;
+    }
+    fclose(f);
+    return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+bool halo_mem_rss_peak_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f == NULL) {
+        return false;
+    }
+    bool ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
 void *halo_buf_get(halo_buf *b, int64_t bytes)
 {
     if (bytes > b->cap) {

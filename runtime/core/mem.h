@@ -2,6 +2,7 @@
 #ifndef HALO_MEM_H
 #define HALO_MEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,11 @@ size_t halo_mem_current(void);
 size_t halo_mem_peak(void);
 /* Peak resident set size of the process (VmHWM) in bytes, 0 when unknown. */
 size_t halo_mem_rss_peak(void);
+/* Current resident set size in bytes (/proc/self/statm), 0 when unknown. */
+size_t halo_mem_rss_now(void);
+/* Resets the kernel's peak mark (VmHWM) to the current RSS, so that halo_mem_rss_peak then
+ * measures a phase; false when the kernel does not support it. */
+bool halo_mem_rss_peak_reset(void);
 
 /* Physical memory of this machine in bytes (0 when unknown). */
 uint64_t halo_mem_physical(void);
