@@ -336,11 +336,34 @@ int halo_policy_partition(halo_policy *pol, const halo_policy_graph_info *g,
     return rc;
 }
 
+/* Calls hook h with ctx (its rank, epoch and batch name the call in errors) and, once it has
+ * returned, runs check(result, a[, b]) protected, a and b light userdata (b left out when NULL),
+ * keeping nres of check's results on the stack. The caller ends the call (end(pol)) either
+ * way. */
+static int call_checked(halo_policy *pol, int h, const halo_policy_ctx *ctx, lua_CFunction check,
+                        void *a, void *b, int nres)
+{
+    lua_State *L = pol->L;
+    begin(pol, h, ctx->rank, ctx->epoch, ctx->batch);
+    halo_policy_push_context(L, ctx, HALO_POBJ_CTX);
+    int rc = halo_policy_budgeted_call(pol, 1, 1);
+    if (rc == 0) {
+        lua_pushcfunction(L, check);
+        lua_insert(L, -2);
+        lua_pushlightuserdata(L, a);
+        if (b != NULL) {
+            lua_pushlightuserdata(L, b);
+        }
+        rc = halo_policy_protected_check(pol, h, b != NULL ? 3 : 2, nres);
+    }
+    return rc;
+}
+
 /* -- fanout -- */
 
 static int check_fanout(lua_State *L)
 {
-    int max = (int)lua_tointeger(L, 2);
+    int max = *(const int *)lua_touserdata(L, 2);
     if (lua_isnil(L, 1)) {
         luaL_error(L, "returned nil, expected a list of fanouts like {10, 25}");
     }
@@ -356,18 +379,7 @@ static int check_fanout(lua_State *L)
 static int call_fanout(halo_policy *pol, const halo_policy_ctx *ctx, lua_CFunction check,
                        int max_layers)
 {
-    int h = HALO_POLICY_FANOUT;
-    lua_State *L = pol->L;
-    begin(pol, h, ctx->rank, ctx->epoch, ctx->batch);
-    halo_policy_push_context(L, ctx, HALO_POBJ_CTX);
-    int rc = halo_policy_budgeted_call(pol, 1, 1);
-    if (rc == 0) {
-        lua_pushcfunction(L, check);
-        lua_insert(L, -2);
-        lua_pushinteger(L, max_layers);
-        rc = halo_policy_protected_check(pol, h, 2, 1);
-    }
-    return rc;
+    return call_checked(pol, HALO_POLICY_FANOUT, ctx, check, &max_layers, NULL, 1);
 }
 
 int halo_policy_fanout(halo_policy *pol, const halo_policy_ctx *ctx, int *fanouts, int max_layers,
@@ -408,10 +420,10 @@ static int cmp_fan_entry(const void *a, const void *b)
     return strcmp(((const fan_entry *)a)->key, ((const fan_entry *)b)->key);
 }
 
-/* Protected: (result, max_layers) -> the spec string. */
+/* Protected: (result, &max_layers) -> the spec string. */
 static int check_fanout_spec(lua_State *L)
 {
-    int max = (int)lua_tointeger(L, 2);
+    int max = *(const int *)lua_touserdata(L, 2);
     if (!lua_istable(L, 1)) {
         luaL_error(L, "returned %s, expected a list of layers like {10, {cites=10, [\"*\"]=5}}",
                    luaL_typename(L, 1));
@@ -538,16 +550,7 @@ int halo_policy_pipeline(halo_policy *pol, const halo_policy_ctx *ctx, int *dept
         *sampler_threads = v[1];
         return 0;
     }
-    lua_State *L = pol->L;
-    begin(pol, h, ctx->rank, ctx->epoch, ctx->batch);
-    halo_policy_push_context(L, ctx, HALO_POBJ_CTX);
-    int rc = halo_policy_budgeted_call(pol, 1, 1);
-    if (rc == 0) {
-        lua_pushcfunction(L, check_pipeline);
-        lua_insert(L, -2);
-        lua_pushlightuserdata(L, v);
-        rc = halo_policy_protected_check(pol, h, 2, 0);
-    }
+    int rc = call_checked(pol, h, ctx, check_pipeline, v, NULL, 0);
     end(pol);
     if (rc == 0) {
         *depth = v[0];
@@ -632,16 +635,7 @@ int halo_policy_cache_init(halo_policy *pol, const halo_policy_ctx *ctx,
         return 0;
     }
     lua_State *L = pol->L;
-    begin(pol, h, ctx->rank, ctx->epoch, ctx->batch);
-    halo_policy_push_context(L, ctx, HALO_POBJ_CTX);
-    int rc = halo_policy_budgeted_call(pol, 1, 1);
-    if (rc == 0) {
-        lua_pushcfunction(L, check_cache_init);
-        lua_insert(L, -2);
-        lua_pushlightuserdata(L, &o);
-        lua_pushlightuserdata(L, (void *)ctx);
-        rc = halo_policy_protected_check(pol, h, 3, 1);
-    }
+    int rc = call_checked(pol, h, ctx, check_cache_init, &o, (void *)ctx, 1);
     if (rc == 0 && !lua_isnil(L, -1)) {
         halo_policy_array *a = lua_touserdata(L, -1);
         if (a->n > 0 && o.ids == NULL) {
