@@ -18,6 +18,7 @@ int halo_cmd_sim(int argc, char **argv)
     halo_sim_opts_default(&o);
     const char *policy = NULL, *fanouts = NULL, *metrics = NULL, *timeline = NULL;
     const char *cluster = NULL, *netem = NULL, *batching = "local", *against = NULL;
+    const char *model = "sage";
     int64_t seed = (int64_t)o.seed;
     int machines = 0, trainers = 0;
     bool quiet = false;
@@ -37,6 +38,9 @@ int halo_cmd_sim(int argc, char **argv)
         {"fanouts", 'f', HALO_OPT_STRING, &fanouts, "LIST",
          "fanouts, input layer first (overrides the policy's fanout hook)"},
         {"hidden", 0, HALO_OPT_INT, &o.hidden, "H", "hidden width (compute model)"},
+        {"model", 0, HALO_OPT_STRING, &model, "sage|rgcn",
+         "the model of the compute model (the counts do not depend on it)"},
+        {"bases", 0, HALO_OPT_INT, &o.bases, "B", "RGCN basis matrices (0: one per relation)"},
         {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of every random choice"},
         {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.depth, "N",
          "pipeline depth: batches prepared ahead of the compute (-1: the policy's)"},
@@ -55,7 +59,7 @@ int halo_cmd_sim(int argc, char **argv)
     };
     const halo_cmd_help help = {
         "halo sim PDIR --cluster F [--machines M] [--policy F] [--set k=v] [--epochs E] "
-        "[--batch B] [--fanouts L] [--depth K] [--netem SPEC] [--metrics FILE.jsonl] "
+        "[--batch B] [--fanouts L] [--model sage|rgcn] [--depth K] [--netem SPEC] [--metrics FILE.jsonl] "
         "[--timeline FILE] [--against measured.jsonl]",
         "Simulates `mpirun -np P halo train PDIR` (P = parts) in one process: every rank runs\n"
         "through the runtime's own epoch order, sampler, cache and policy hooks, so the counts\n"
@@ -78,6 +82,11 @@ int halo_cmd_sim(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--batching: \"%s\" (want local or global)",
                                          batching));
     }
+    if (strcmp(model, "sage") != 0 && strcmp(model, "rgcn") != 0) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--model: \"%s\" (want sage or rgcn)",
+                                         model));
+    }
+    o.rgcn = strcmp(model, "rgcn") == 0;
     if (o.epochs < 1 || o.batch < 1 || o.hidden < 1 || o.depth < -1 || o.sampler_threads < 0 ||
         machines < 0 || trainers < 0) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim: --epochs, --batch, --hidden must be "
