@@ -59,15 +59,17 @@ int halo_cmd_sim(int argc, char **argv)
     };
     const halo_cmd_help help = {
         "halo sim PDIR --cluster F [--machines M] [--policy F] [--set k=v] [--epochs E] "
-        "[--batch B] [--fanouts L] [--model sage|rgcn] [--depth K] [--netem SPEC] [--metrics FILE.jsonl] "
-        "[--timeline FILE] [--against measured.jsonl]",
+        "[--batch B] [--fanouts L] [--model sage|rgcn] [--depth K] [--netem SPEC] "
+        "[--metrics FILE.jsonl] [--timeline FILE] [--against measured.jsonl]",
         "Simulates `mpirun -np P halo train PDIR` (P = parts) in one process: every rank runs\n"
         "through the runtime's own epoch order, sampler, cache and policy hooks, so the counts\n"
         "(sampled edges, input, remote and cached nodes, bytes and messages) equal the\n"
         "runtime's field by field; the cluster profile turns the counted work into time\n"
         "(sampling, fetch, copy, compute, allreduce) on a discrete-event timeline that overlaps\n"
         "the stages as the pipeline depth allows. The profile must have machines x trainers =\n"
-        "P. Prints the mean epoch time of the slowest rank and its stage breakdown.",
+        "P. Prints the mean epoch time of the slowest rank and its stage breakdown. On a typed\n"
+        "partition it replays the typed sampler with per-relation fanouts and counts the\n"
+        "embedding traffic of featureless types (docs/sim.md, \"Typed graphs\").",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;
