@@ -77,6 +77,7 @@ same_counts() {
 }
 
 same_counts "rgcn, --fanouts per relation" --fanouts "$F" --depth 0
+same_counts "rgcn, plain --fanouts (each number for every relation)" --fanouts 4,3 --depth 0
 same_counts "rgcn, massivegnn with evictions, depth 2" --fanouts "$F" --policy $P/massivegnn.lua \
     --set delta=2 --depth 2
 same_counts "rgcn, the fanout hook's relation tables" --policy "$T/tables.lua"
