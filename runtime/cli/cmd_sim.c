@@ -20,6 +20,7 @@ int halo_cmd_sim(int argc, char **argv)
     halo_sim_opts_default(&o);
     const char *policy = NULL, *fanouts = NULL, *metrics = NULL, *timeline = NULL;
     const char *cluster = NULL, *netem = NULL, *batching = "local", *against = NULL;
+    const char *model = "sage";
     int64_t seed = (int64_t)o.seed;
     int machines = 0, trainers = 0;
     bool quiet = false;
@@ -39,6 +40,9 @@ int halo_cmd_sim(int argc, char **argv)
         {"fanouts", 'f', HALO_OPT_STRING, &fanouts, "LIST",
          "fanouts, input layer first (overrides the policy's fanout hook)"},
         {"hidden", 0, HALO_OPT_INT, &o.hidden, "H", "hidden width (compute model)"},
+        {"model", 0, HALO_OPT_STRING, &model, "sage|rgcn",
+         "the model of the compute model (the counts do not depend on it)"},
+        {"bases", 0, HALO_OPT_INT, &o.bases, "B", "RGCN basis matrices (0: one per relation)"},
         {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of every random choice"},
         {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.depth, "N",
          "pipeline depth: batches prepared ahead of the compute (-1: the policy's)"},
@@ -57,15 +61,17 @@ int halo_cmd_sim(int argc, char **argv)
     };
     const halo_cmd_help help = {
         "halo sim PDIR --cluster F [--machines M] [--policy F] [--set k=v] [--epochs E] "
-        "[--batch B] [--fanouts L] [--depth K] [--netem SPEC] [--metrics FILE.jsonl] "
-        "[--timeline FILE] [--against measured.jsonl]",
+        "[--batch B] [--fanouts L] [--model sage|rgcn] [--depth K] [--netem SPEC] "
+        "[--metrics FILE.jsonl] [--timeline FILE] [--against measured.jsonl]",
         "Simulates `mpirun -np P halo train PDIR` (P = parts) in one process: every rank runs\n"
         "through the runtime's own epoch order, sampler, cache and policy hooks, so the counts\n"
         "(sampled edges, input, remote and cached nodes, bytes and messages) equal the\n"
         "runtime's field by field; the cluster profile turns the counted work into time\n"
         "(sampling, fetch, copy, compute, allreduce) on a discrete-event timeline that overlaps\n"
         "the stages as the pipeline depth allows. The profile must have machines x trainers =\n"
-        "P. Prints the mean epoch time of the slowest rank and its stage breakdown.",
+        "P. Prints the mean epoch time of the slowest rank and its stage breakdown. On a typed\n"
+        "partition it replays the typed sampler with per-relation fanouts and counts the\n"
+        "embedding traffic of featureless types (docs/sim.md, \"Typed graphs\").",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;
@@ -80,6 +86,11 @@ int halo_cmd_sim(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--batching: \"%s\" (want local or global)",
                                          batching));
     }
+    if (strcmp(model, "sage") != 0 && strcmp(model, "rgcn") != 0) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--model: \"%s\" (want sage or rgcn)",
+                                         model));
+    }
+    o.rgcn = strcmp(model, "rgcn") == 0;
     if (o.epochs < 1 || o.batch < 1 || o.hidden < 1 || o.depth < -1 || o.sampler_threads < 0 ||
         machines < 0 || trainers < 0) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim: --epochs, --batch, --hidden must be "

@@ -61,6 +61,8 @@ typedef struct world {
     int32_t ids[CK_HALO];     /* halo ids, sorted */
     int32_t deg[CK_HALO];     /* their in-degrees */
     int32_t owner[CK_HALO];   /* their owners */
+    int32_t hntype[CK_HALO];  /* typed: their node types (ctx.halo.ntype) */
+    const halo_policy_check_graph *tg; /* the typed graph checked against, NULL: homogeneous */
     int64_t misses[CK_HALO];  /* misses per halo node */
     double hscore[CK_HALO];   /* ctx.halo.score */
     int32_t hot[CK_HALO];     /* halo positions by degree, highest first */
@@ -78,9 +80,10 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void world_init(world *w)
+static void world_init(world *w, const halo_policy_check_graph *tg)
 {
     memset(w, 0, sizeof *w);
+    w->tg = tg;
     halo_rng r;
     halo_rng_init(&r, 1, HALO_RNG_POLICY, 0, 0, 0);
     /* halo set: 2000 distinct ids among the 7500 nodes other parts own */
@@ -143,6 +146,86 @@ static void world_init(world *w)
                                       .owner = w->owner,
                                       .misses = w->misses,
                                       .score = w->hscore};
+    if (tg != NULL) {
+        /* the graph's names; the synthetic nodes typed in id ranges in proportion to the
+           graph's type counts (types are contiguous in id order, as in a typed graph) */
+        c->graph.ntypes = tg->ntypes;
+        c->graph.node_types = tg->node_types;
+        c->graph.nrels = tg->nrels;
+        c->graph.relations = tg->relations;
+        c->graph.target_type = tg->target_type;
+        int64_t total = 0;
+        for (int t = 0; t < tg->ntypes; t++) {
+            total += tg->type_nodes[t];
+        }
+        for (int i = 0; i < CK_HALO; i++) {
+            int64_t acc = 0;
+            int t = 0;
+            while (t < tg->ntypes - 1 &&
+                   (int64_t)w->ids[i] * (total > 0 ? total : 1) >=
+                       (acc + tg->type_nodes[t]) * CK_NODES) {
+                acc += tg->type_nodes[t];
+                t++;
+            }
+            w->hntype[i] = t;
+        }
+        c->halo.ntype = w->hntype;
+    }
+}
+
+/* The fanout hook of epoch e: the homogeneous form, or on a typed graph the per-relation spec
+ * checked against its relations (an unknown relation gets the trainer's line). Without a typed
+ * graph, a hook that returns tables keyed by relation is still checked in that form, its
+ * relation names unchecked. Prints what it returned (out NULL: nothing); the spec (or the plain
+ * list) goes to spec. */
+static int check_fanout(halo_policy *pol, world *w, FILE *out, char *spec, size_t cap)
+{
+    halo_policy_ctx *c = &w->ctx;
+    int layers = 0;
+    spec[0] = 0;
+    if (w->tg == NULL) {
+        int fan[HALO_POLICY_MAX_LAYERS];
+        int rc = halo_policy_fanout(pol, c, fan, HALO_POLICY_MAX_LAYERS, &layers);
+        if (rc == 0) {
+            for (int i = 0; i < layers; i++) {
+                snprintf(spec + strlen(spec), cap - strlen(spec), "%s%d", i ? "," : "", fan[i]);
+            }
+            if (out != NULL) {
+                fprintf(out, "  %-12s -> %s (epoch %d)\n", "fanout", spec, c->epoch);
+            }
+            return 0;
+        }
+        /* tables keyed by relation? */
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", halo_errmsg());
+        if (halo_policy_fanout_spec(pol, c, spec, cap, HALO_POLICY_MAX_LAYERS, &layers) < 0) {
+            return halo_errorf(rc, "%s", msg);
+        }
+        if (out != NULL) {
+            fprintf(out, "  %-12s -> %s (epoch %d; per relation, a typed graph's form: relation "
+                         "names are checked with --graph)\n", "fanout", spec, c->epoch);
+        }
+        return 0;
+    }
+    HALO_CHECK(halo_policy_fanout_spec(pol, c, spec, cap, HALO_POLICY_MAX_LAYERS, &layers));
+    int l = w->tg->check_spec(w->tg->arg, spec);
+    if (l < 0) {
+        /* the trainer's line (train.c's epoch_fanouts) */
+        const char *m = halo_errmsg();
+        const char *tag = "--fanouts: ";
+        if (strncmp(m, tag, strlen(tag)) == 0) {
+            m += strlen(tag);
+        }
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", m);
+        return halo_errorf(HALO_ELUA, "policy %s: hook fanout (epoch %d) returned %s: %s",
+                           halo_policy_name(pol), c->epoch, spec, msg);
+    }
+    if (out != NULL) {
+        fprintf(out, "  %-12s -> %s (epoch %d, %d layers, relations of %s)\n", "fanout", spec,
+                c->epoch, l, w->tg->source);
+    }
+    return 0;
 }
 
 static void world_free(world *w)
@@ -245,13 +328,9 @@ static int check_hooks(halo_policy *pol, world *w, FILE *out)
     for (int e = 0; e < CK_EPOCHS && rc == 0; e++) {
         c->epoch = e;
         c->batch = -1;
-        int fan[HALO_POLICY_MAX_LAYERS], layers, depth, threads;
-        HALO_TRY(halo_policy_fanout(pol, c, fan, HALO_POLICY_MAX_LAYERS, &layers));
-        fprintf(out, "  %-12s -> ", "fanout");
-        for (int i = 0; i < layers; i++) {
-            fprintf(out, "%s%d", i ? "," : "", fan[i]);
-        }
-        fprintf(out, " (epoch %d)\n", e);
+        int depth, threads;
+        char spec[4096];
+        HALO_TRY(check_fanout(pol, w, out, spec, sizeof spec));
         HALO_TRY(halo_policy_pipeline(pol, c, &depth, &threads));
         fprintf(out, "  %-12s -> depth %d, %d sampler thread%s (epoch %d)\n", "pipeline", depth,
                 threads, threads == 1 ? "" : "s", e);
@@ -345,6 +424,12 @@ fail:
 
 int halo_policy_check(const halo_policy_opts *opts, FILE *out)
 {
+    return halo_policy_check_typed(opts, NULL, out);
+}
+
+int halo_policy_check_typed(const halo_policy_opts *opts, const halo_policy_check_graph *tg,
+                            FILE *out)
+{
     halo_policy *pol = NULL, *worker = NULL;
     HALO_CHECK(halo_policy_open(opts, &pol));
     int rc = 0;
@@ -365,16 +450,20 @@ int halo_policy_check(const halo_policy_opts *opts, FILE *out)
             "synthetic rank: %d nodes in %d parts, rank 0 with %d halo nodes, %d epochs of "
             "%d batches of %d input nodes\n",
             CK_NODES, CK_PARTS, CK_HALO, CK_EPOCHS, CK_BATCHES, CK_INPUT);
+    if (tg != NULL) {
+        fprintf(out, "typed graph: %s: %d node types (target %s), %d relations\n", tg->source,
+                tg->ntypes, tg->target_type != NULL ? tg->target_type : "none", tg->nrels);
+    }
     world *w = HALO_NEW(world, 1);
-    world_init(w);
+    world_init(w, tg);
     HALO_TRY(check_hooks(pol, w, out));
     /* a worker thread's state of the same policy decides the same */
     HALO_TRY(halo_policy_open_worker(pol, &worker));
-    int f1[HALO_POLICY_MAX_LAYERS], f2[HALO_POLICY_MAX_LAYERS], l1, l2;
+    char s1[4096], s2[4096];
     w->ctx.epoch = 0;
-    HALO_TRY(halo_policy_fanout(pol, &w->ctx, f1, HALO_POLICY_MAX_LAYERS, &l1));
-    HALO_TRY(halo_policy_fanout(worker, &w->ctx, f2, HALO_POLICY_MAX_LAYERS, &l2));
-    if (l1 != l2 || memcmp(f1, f2, (size_t)l1 * sizeof(int)) != 0) {
+    HALO_TRY(check_fanout(pol, w, NULL, s1, sizeof s1));
+    HALO_TRY(check_fanout(worker, w, NULL, s2, sizeof s2));
+    if (strcmp(s1, s2) != 0) {
         rc = halo_errorf(HALO_ELUA, "%s: a worker state's fanout differs from the first state's",
                          path);
         goto fail;

@@ -311,6 +311,27 @@ int halo_policy_epoch_end(halo_policy *pol, const halo_policy_ctx *ctx);
  * 10000 nodes in 4 parts, a halo set of 2000 nodes, two epochs of 40 batches with a simple cache
  * mechanism), validates every result and prints a report to out. */
 int halo_policy_check(const halo_policy_opts *opts, FILE *out);
+/* A typed graph's names for `halo policy check --graph` (the caller reads them; policy/ knows
+ * no graph format). */
+typedef struct halo_policy_check_graph {
+    const char *source;              /* the directory they come from (messages) */
+    int ntypes;                      /* node types */
+    const char *const *node_types;   /* [ntypes] names */
+    const int64_t *type_nodes;       /* [ntypes] node counts (the synthetic halo's types) */
+    int nrels;                       /* relations */
+    const char *const *relations;    /* [nrels] names */
+    const char *target_type;         /* the labelled type */
+    /* checks a fanout spec against the relations as the trainer does: the layer count, or a
+       negative code with the message of --fanouts ("--fanouts: no relation 'x' (...)") */
+    int (*check_spec)(void *arg, const char *spec);
+    void *arg;                       /* passed to check_spec */
+} halo_policy_check_graph;
+/* halo_policy_check with the context of a typed graph (tg NULL: halo_policy_check): ctx.graph
+ * has its node types and relations, ctx.halo.ntype types for the synthetic halo, and the fanout
+ * hook is checked in the per-relation form (halo_policy_fanout_spec) against its relations; an
+ * unknown relation is the trainer's one line. */
+int halo_policy_check_typed(const halo_policy_opts *opts, const halo_policy_check_graph *tg,
+                            FILE *out);
 /* `halo policy doc`: the API reference, generated from the registration tables. */
 void halo_policy_doc(FILE *out);
 /* Names of HALO_POLICY_METIS.. and HALO_POLICY_BAL_* (for logs). */

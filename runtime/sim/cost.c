@@ -14,13 +14,16 @@
 #define ADAM_BYTES 28.0
 /* Bytes of one id in a row request (int32). */
 #define ID_BYTES 4
+/* Bytes of an embedding gradient record's header (runtime/embed: key, id, position). */
+#define EMBED_REC_HDR 16.0
 /* Bytes of one CSR offset and of one edge's source number in a block (int64, int32). */
 #define INDPTR_BYTES 8
 #define INDEX_BYTES 4
 /* Cost of one gathered float in GEMM flops when the model picks a layer's path (model.c). */
 #define GATHER_COST 32.0
-/* Most exchanges of one batch: request + reply per layer, ids + rows, then the allreduce. */
-#define MAX_XCHG (2 * HALO_MAX_LAYERS + 3)
+/* Most exchanges of one batch: request + reply per layer, ids + rows, the allreduce, then the
+ * embeddings' ids, rows and gradients. */
+#define MAX_XCHG (2 * HALO_MAX_LAYERS + 6)
 /* Most steps of one stage's program (sampling: 4 per layer). */
 #define MAX_STEPS (4 * HALO_MAX_LAYERS + 4)
 
@@ -79,6 +82,7 @@ typedef struct rwork {
     double fb;                     /* forward + backward: GEMMs and aggregation */
     double overhead;               /* fixed per step */
     double adam;                   /* optimiser (GPU: with its two PCIe copies) */
+    double embed_apply;            /* sparse Adam of the embedding rows it owns (host) */
 } rwork;
 
 /* Everything the model keeps of one batch while some rank still works on it. */
@@ -87,7 +91,9 @@ typedef struct brec {
     int layers;         /* L */
     int released;       /* ranks that finished the batch */
     xchg x[MAX_XCHG];   /* exchanges: 2i request / 2i+1 reply of layer L-1-i, 2L ids, 2L+1
-                           rows, 2L+2 the allreduce */
+                           rows, 2L+2 the allreduce, 2L+3 embedding ids, 2L+4 their rows,
+                           2L+5 their gradients */
+    int embed;          /* the batch gathers and updates embeddings */
     xrank *xr;          /* [MAX_XCHG * P] ranks' parts, exchange-major */
     rwork *rw;          /* [P] */
     unsigned char *sampled; /* [P] the rank's sampling of this batch ended */
@@ -268,6 +274,35 @@ static void layer_cost(const halo_sim_work *w, int l, int in_dim, int hidden, in
         *flops = 4.0 * nd * in * out * (2.0 + dx);
         *floats = e * in * (1.0 + dx);
     }
+}
+
+double halo_sim_cost_flops_rgcn(const halo_sim_work *w, int in_dim, int hidden, int classes,
+                                int relations, int bases)
+{
+    double sum = 0, R = relations;
+    for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
+        double in = layer_dim(l, w->layers, in_dim, hidden, classes);
+        double out = layer_dim(l + 1, w->layers, in_dim, hidden, classes);
+        double dx = l > 0 || w->embed_rows != NULL ? 1.0 : 0.0;
+        sum += 2.0 * (double)w->num_dst[l] * in * out * (1.0 + R) * (2.0 + dx);
+        if (bases > 0) {
+            sum += 4.0 * R * bases * in * out;
+        }
+    }
+    return sum;
+}
+
+/* Bytes RGCN's per-relation means gather (4 per float, forward, and backward where dX is
+ * computed). */
+static double agg_bytes_rgcn(const halo_sim_work *w, int in_dim, int hidden, int classes)
+{
+    double sum = 0;
+    for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
+        double in = layer_dim(l, w->layers, in_dim, hidden, classes);
+        double dx = l > 0 || w->embed_rows != NULL ? 1.0 : 0.0;
+        sum += 4.0 * (double)w->num_edges[l] * in * (1.0 + dx);
+    }
+    return sum;
 }
 
 double halo_sim_cost_flops(const halo_sim_work *w, int in_dim, int hidden, int classes)
@@ -765,6 +800,10 @@ static void stage_program(halo_sim_cost *c, sim_thread *t, const brec *r)
         add_step(t, STEP_DELAY, w->copy, 1, 0);
         break;
     case STAGE_COMPUTE:
+        if (r->embed) { /* the embedding rows from their owners, on the trainer's thread */
+            add_step(t, STEP_XCHG, 0, 1, ar_index(r) + 1);
+            add_step(t, STEP_XCHG, 0, 1, ar_index(r) + 2);
+        }
         if (cpu) {
             add_step(t, STEP_CPU, w->fb, c->kthreads, 0);
             add_step(t, STEP_CPU, w->overhead, 1, 0);
@@ -774,6 +813,10 @@ static void stage_program(halo_sim_cost *c, sim_thread *t, const brec *r)
         break;
     default: /* STAGE_ALLREDUCE */
         add_step(t, STEP_XCHG, 0, 1, ar_index(r));
+        if (r->embed) { /* the gradients to the owners, applied there before the dense Adam */
+            add_step(t, STEP_XCHG, 0, 1, ar_index(r) + 3);
+            add_step(t, STEP_CPU, w->embed_apply, 1, 0);
+        }
         add_step(t, cpu ? STEP_CPU : STEP_DELAY, w->adam, cpu ? c->kthreads : 1, 0);
         break;
     }
@@ -1142,8 +1185,19 @@ static void build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w)
             rw->copy = 0;
             rw->adam = params * ADAM_BYTES / p->adam_bw;
         }
-        rw->fb = halo_sim_cost_flops(a, c->o.in_dim, c->o.hidden, c->o.classes) / p->gemm_flops +
-                 agg_bytes(a, c->o.in_dim, c->o.hidden, c->o.classes) / p->agg_bw;
+        if (c->o.relations > 0) {
+            rw->fb = halo_sim_cost_flops_rgcn(a, c->o.in_dim, c->o.hidden, c->o.classes,
+                                              c->o.relations, c->o.bases) / p->gemm_flops +
+                     agg_bytes_rgcn(a, c->o.in_dim, c->o.hidden, c->o.classes) / p->agg_bw;
+        } else {
+            rw->fb = halo_sim_cost_flops(a, c->o.in_dim, c->o.hidden, c->o.classes) /
+                         p->gemm_flops +
+                     agg_bytes(a, c->o.in_dim, c->o.hidden, c->o.classes) / p->agg_bw;
+        }
+        /* sparse Adam over the rows it owns that the step touched (its own and the ones it
+           served): it reads row, gradient and two moments and writes three, on the host */
+        double own_rows = a->embed_rows != NULL ? at(a->embed_rows, (size_t)q) : 0;
+        rw->embed_apply = (own_rows + (double)a->embed_served) * rb * 7.0 / p->memcpy_bw;
         rw->overhead = p->step_overhead_s;
     }
     /* sampling: layer l = L-1-i, requests then replies */
@@ -1206,6 +1260,46 @@ static void build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w)
         memset(xr, 0, sizeof *xr);
         xr->netem = c->ar_netem;
     }
+    r->embed = 0;
+    for (int q = 0; q < P; q++) {
+        r->embed |= w[q].embed_rows != NULL;
+    }
+    if (!r->embed) {
+        return;
+    }
+    /* embeddings (runtime/embed): ids to the owners, rows back (the owner copies each row it
+       serves; the asker scatters what it received and copies its own rows), then one record
+       of 16 bytes + a row per gradient to the owners. Batched exchanges: each starts with the
+       count all-to-all. */
+    xsum_reset(c);
+    for (int q = 0; q < P; q++) {
+        for (int k = 0; w[q].embed_rows != NULL && k < P; k++) {
+            xsum_add(c, q, k, ID_BYTES * at(w[q].embed_rows, (size_t)k), 1);
+        }
+    }
+    xsum_store(c, r, ar + 1);
+    xsum_reset(c);
+    for (int q = 0; q < P; q++) {
+        for (int k = 0; w[q].embed_rows != NULL && k < P; k++) {
+            xsum_add(c, k, q, at(w[q].embed_rows, (size_t)k) * (double)w[q].row_bytes, 1);
+        }
+    }
+    xsum_store(c, r, ar + 2);
+    for (int q = 0; q < P; q++) {
+        xrank *xr = &r->xr[(size_t)(ar + 2) * P + q];
+        double rb = (double)w[q].row_bytes;
+        double own_rows = w[q].embed_rows != NULL ? at(w[q].embed_rows, (size_t)q) : 0;
+        xr->crit = (double)w[q].embed_served * rb / p->gather_bw;
+        xr->own += (own_rows * rb + c->s_tot_in[q]) / p->gather_bw;
+    }
+    xsum_reset(c);
+    for (int q = 0; q < P; q++) {
+        for (int k = 0; w[q].embed_rows != NULL && k < P; k++) {
+            double rec = EMBED_REC_HDR + (double)w[q].row_bytes;
+            xsum_add(c, q, k, at(w[q].embed_rows, (size_t)k) * rec, 1);
+        }
+    }
+    xsum_store(c, r, ar + 3);
 }
 
 /* ---------------------------------------------------------------- API */

@@ -13,7 +13,11 @@
  *   fetch(b): cache lookup of the remote input ids, the policy's cache_batch hook, then one
  *     request exchange (4-byte ids per row asked) and one rows exchange (row_bytes per row);
  *     local rows are copied while the replies travel; the owner gathers the rows it serves.
- *   compute(b): forward + backward of GraphSAGE on the blocks, Adam after the allreduce.
+ *   compute(b): forward + backward of GraphSAGE (or RGCN) on the blocks, Adam after the
+ *     allreduce. With learnable embeddings (typed partitions with featureless types) the
+ *     compute starts with the gather of their rows from the owners (an ids exchange and a rows
+ *     exchange; the owner copies the rows it serves) and the allreduce stage ends with the
+ *     gradients' exchange to the owners and their sparse Adam step before the dense one.
  *   allreduce(b): one ring allreduce of the gradients (+1 float); it ends with the slowest
  *     rank, so every step ends with the slowest rank.
  *   depth k = 0: the stages run one after the other on the trainer's thread. depth k >= 1:
@@ -63,6 +67,13 @@ typedef struct halo_sim_work {
                                    request bytes are 4 per row, reply bytes row_bytes per row */
     int64_t served_rows;        /* rows this rank gathered and sent to peers */
     int64_t row_bytes;          /* bytes of one feature row */
+    /* learnable embeddings of featureless types (typed partitions; NULL / 0 otherwise): rows
+       of row_bytes gathered from their owners before the step, gradients sent back after the
+       allreduce (runtime/embed) */
+    const int64_t *embed_rows;  /* [P] featureless input rows gathered from peer p (own entry:
+                                   the rows this rank holds itself) */
+    int64_t embed_served;       /* rows this rank gathered for peers (and whose gradients it
+                                   receives and applies) */
 } halo_sim_work;
 
 /* What the model needs besides the profile. */
@@ -75,6 +86,8 @@ typedef struct halo_sim_cost_opts {
     int hidden;                      /* hidden width */
     int classes;                     /* output width */
     int64_t grad_floats;             /* floats in the gradient allreduce */
+    int relations;                   /* RGCN's relations (0: the model is GraphSAGE) */
+    int bases;                       /* RGCN's basis matrices (0: one weight per relation) */
     halo_timeline *timeline;         /* if not NULL, every stage interval is appended */
     double t_start;                  /* seconds from the run's start at which the first epoch
                                         begins (0; a model made mid-run, e.g. for a new depth,
@@ -98,5 +111,10 @@ void halo_sim_cost_epoch_end(halo_sim_cost *c, halo_epoch_stats *out);
 
 /* GraphSAGE flops of one training step (forward + backward) on blocks of these sizes. */
 double halo_sim_cost_flops(const halo_sim_work *w, int in_dim, int hidden, int classes);
+/* RGCN flops of one step: per layer, the self loop and the R stacked relation matrices
+ * (2 nd in out (1 + R) per pass; forward, dW, and dX above layer 0 or with embeddings), plus
+ * composing the bases (2 R B in out, twice). */
+double halo_sim_cost_flops_rgcn(const halo_sim_work *w, int in_dim, int hidden, int classes,
+                                int relations, int bases);
 
 #endif

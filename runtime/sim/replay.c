@@ -25,6 +25,16 @@
 
 /* Bytes of the header of a sampling request (store.c's req_hdr). */
 #define SIM_REQ_HDR 32
+/* Bytes of the header of one gradient record of an embedding update (embed.c's REC_HDR: order
+ * key, node id, position; the row follows). */
+#define SIM_EMBED_REC_HDR 16
+
+/* Bytes of a typed sampling reply's relation array of ne neighbours (store.c's etype_bytes:
+ * one byte each, padded to 4). */
+static int64_t sim_etype_bytes(int64_t ne)
+{
+    return (ne + 3) / 4 * 4;
+}
 
 /* One simulated rank. */
 typedef struct sim_rank {
@@ -33,15 +43,20 @@ typedef struct sim_rank {
     halo_policy_ctx pctx;           /* the context its hooks see */
     halo_cache *cache;              /* remote-feature cache (NULL: the policy has none) */
     int layers;                     /* layers of its fanouts */
-    int fanouts[HALO_MAX_LAYERS];   /* this epoch's fanouts, input layer first */
+    int fanouts[HALO_MAX_LAYERS];   /* this epoch's fanouts, input layer first (typed: each
+                                       layer's largest, as the trainer summarises them) */
+    halo_rel_fanouts rfan;          /* typed: this epoch's per-relation fanouts */
     halo_minibatch mb;              /* current batch's blocks */
     halo_sim_work w;                /* current batch's work */
     int64_t *sample_req;            /* [L * P] request bytes to each peer per layer */
     int64_t *sample_rep;            /* [L * P] reply bytes from each peer per layer */
     int64_t *pull_rows;             /* [P] rows fetched from each peer */
+    int64_t *embed_rows;            /* [P] featureless input rows gathered from each owner
+                                       (its own entry: the rows it holds itself) */
     int64_t remote;                 /* remote input nodes of the batch */
     int64_t hits, misses;           /* halo input nodes served by the cache / pulled */
     halo_epoch_stats acc;           /* this epoch's counts and times */
+    halo_sim_embed_stats emb;       /* this epoch's embedding traffic */
     int64_t *train_orig;            /* [num_train] input-graph id of each training seed */
 } sim_rank;
 
@@ -70,6 +85,13 @@ typedef struct sim {
     halo_buf served;               /* fetch scratch: cache hit flags */
     int64_t *cnt, *gstart, *gcur, *nbase; /* [P] (P+1) per-owner counters of one layer */
     halo_sim_cost *cost;       /* time model (NULL without profile) */
+    int nrels;                 /* relations of a typed partition (0: homogeneous) */
+    int relations;             /* RGCN's relations (0: GraphSAGE), as train.c picks them */
+    bool embed;                /* featureless types have learnable embeddings (typed.c's rule) */
+    uint8_t featless[HALO_MAX_NTYPES];          /* node types of width 0 */
+    const char *ntype_names[HALO_MAX_NTYPES];   /* ctx.graph.node_types */
+    const char *rel_names[HALO_MAX_RELS];       /* ctx.graph.relations */
+    halo_buf getype, metype;   /* typed sampling scratch: relations of gnbr and of mnbr */
     halo_timeline tl;          /* --timeline events */
 } sim;
 
@@ -88,10 +110,13 @@ void halo_sim_opts_default(halo_sim_opts *o)
 /* One layer of rank r's distributed sampling (store.c's sample_layer): frontier nodes grouped
  * by owner, each group drawn from its owner's CSR with the requester's keys, merged back in
  * frontier order; then the block. Counts the requests and replies per peer and the owners'
- * work. */
+ * work. On a typed partition (fan != NULL: the layer's per-relation fanouts) the draws are the
+ * typed sampler's, a request carries the fanouts after its header and a reply the relation of
+ * each neighbour after the neighbours, as store.c sends them; the block gets etype. */
 static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, int fanout,
-                            const int32_t *dst, int32_t num_dst, halo_block *out)
+                            const int *fan, const int32_t *dst, int32_t num_dst, halo_block *out)
 {
+    int nrels = fan != NULL ? S->nrels : 0;
     int P = S->P;
     sim_rank *R = &S->r[r];
     const int64_t *start = S->info->start;
@@ -125,19 +150,32 @@ static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, 
     for (int p = 0; p < P; p++) {
         S->nbase[p] = edges;
         const halo_part *pt = S->r[p].part;
-        edges += halo_sample_rows_offsets(pt->indptr, grow + S->gstart[p], S->cnt[p], fanout,
-                                          goff + S->gstart[p] + p);
+        if (fan != NULL) {
+            edges += halo_sample_rows_typed_offsets(pt->indptr, pt->etype, nrels,
+                                                    grow + S->gstart[p], S->cnt[p], fan,
+                                                    goff + S->gstart[p] + p);
+        } else {
+            edges += halo_sample_rows_offsets(pt->indptr, grow + S->gstart[p], S->cnt[p],
+                                              fanout, goff + S->gstart[p] + p);
+        }
     }
     int32_t *gnbr = halo_buf_get(&S->gnbr, edges * 4 + 4);
+    uint8_t *getype = fan != NULL ? halo_buf_get(&S->getype, edges + 4) : NULL;
     for (int p = 0; p < P; p++) {
         if (S->cnt[p] == 0) {
             continue;
         }
         const halo_part *pt = S->r[p].part;
         int64_t *off = goff + S->gstart[p] + p;
-        halo_sample_rows(S->smp, pt->indptr, pt->indices, grow + S->gstart[p],
-                         gkey + S->gstart[p], S->cnt[p], fanout, k, layer, off,
-                         gnbr + S->nbase[p]);
+        if (fan != NULL) {
+            halo_sample_rows_typed(S->smp, pt->indptr, pt->indices, pt->etype, nrels,
+                                   grow + S->gstart[p], gkey + S->gstart[p], S->cnt[p], fan, k,
+                                   layer, off, gnbr + S->nbase[p], getype + S->nbase[p]);
+        } else {
+            halo_sample_rows(S->smp, pt->indptr, pt->indices, grow + S->gstart[p],
+                             gkey + S->gstart[p], S->cnt[p], fanout, k, layer, off,
+                             gnbr + S->nbase[p]);
+        }
         int64_t e = off[S->cnt[p]];
         if (p == r) {
             R->w.local_nodes[layer] += S->cnt[p];
@@ -145,13 +183,16 @@ static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, 
         } else {
             S->r[p].w.served_nodes[layer] += S->cnt[p];
             S->r[p].w.served_edges[layer] += e;
-            R->sample_req[layer * P + p] = SIM_REQ_HDR + 4 * S->cnt[p];
-            R->sample_rep[layer * P + p] = 4 * S->cnt[p] + 4 * e;
+            /* header [+ the fanouts of every relation] + ids; counts + neighbours [+ relations] */
+            R->sample_req[layer * P + p] = SIM_REQ_HDR + 4 * (int64_t)nrels + 4 * S->cnt[p];
+            R->sample_rep[layer * P + p] =
+                4 * S->cnt[p] + 4 * e + (fan != NULL ? sim_etype_bytes(e) : 0);
         }
     }
     /* merge in frontier order */
     int64_t *moff = halo_buf_get(&S->moff, ((int64_t)num_dst + 1) * 8);
     int32_t *mnbr = halo_buf_get(&S->mnbr, edges * 4 + 4);
+    uint8_t *metype = fan != NULL ? halo_buf_get(&S->metype, edges + 4) : NULL;
     for (int p = 0; p < P; p++) {
         S->gcur[p] = 0;
     }
@@ -162,9 +203,18 @@ static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, 
         int64_t j = S->gcur[o]++;
         int64_t c = off[j + 1] - off[j];
         memcpy(mnbr + moff[i], gnbr + S->nbase[o] + off[j], (size_t)c * 4);
+        if (metype != NULL) {
+            memcpy(metype + moff[i], getype + S->nbase[o] + off[j], (size_t)c);
+        }
         moff[i + 1] = moff[i] + c;
     }
-    return halo_sample_block_build(S->smp, dst, num_dst, moff, mnbr, out);
+    HALO_CHECK(halo_sample_block_build(S->smp, dst, num_dst, moff, mnbr, out));
+    if (metype != NULL) {
+        int64_t ne = out->num_edges;
+        out->etype = HALO_ALLOC(uint8_t, ne > 0 ? ne : 1);
+        memcpy(out->etype, metype, (size_t)ne);
+    }
+    return 0;
 }
 
 /* Rank r's blocks of a batch (store.c's halo_store_sample). */
@@ -176,7 +226,8 @@ static int sim_sample(sim *S, int r, const halo_sample_key *k, const int32_t *se
     const int32_t *dst = seeds;
     int32_t num_dst = n;
     for (int l = R->layers - 1; l >= 0; l--) {
-        int rc = sim_sample_layer(S, r, k, l, R->fanouts[l], dst, num_dst, &R->mb.blocks[l]);
+        int rc = sim_sample_layer(S, r, k, l, R->fanouts[l], S->nrels > 0 ? R->rfan[l] : NULL,
+                                  dst, num_dst, &R->mb.blocks[l]);
         if (rc < 0) {
             halo_sample_free(&R->mb);
             return rc;
@@ -254,6 +305,65 @@ static int sim_fetch(sim *S, int r, int epoch, int64_t b, int64_t step)
     return 0;
 }
 
+/* ---------------------------------------------------------------- typed graphs */
+
+/* Node type of global id gid owned by part o (train/typed.c's halo_train_node_type). */
+static int sim_node_type(const sim *S, int o, int32_t gid)
+{
+    const halo_partinfo *pi = S->info;
+    const int64_t *ts = pi->type_start + (size_t)o * (size_t)(pi->ntypes + 1);
+    for (int ty = 0; ty < pi->ntypes; ty++) {
+        if (gid < ts[ty + 1]) {
+            return ty;
+        }
+    }
+    return pi->ntypes - 1;
+}
+
+/* The per-type counts of rank r's batch (train.c's count_types: input nodes and remote input
+ * nodes by node type, sampled edges by relation), and the featureless input rows the trainer
+ * gathers from their owners (typed.c's halo_train_embed_gather; none for a batch without seeds
+ * on this rank). */
+static void sim_count_types(sim *S, int r)
+{
+    sim_rank *R = &S->r[r];
+    const halo_minibatch *mb = &R->mb;
+    for (int32_t i = 0; i < mb->num_input; i++) {
+        int32_t id = mb->input[i];
+        int o = halo_partinfo_owner(S->info, id);
+        int ty = sim_node_type(S, o, id);
+        R->acc.input_nodes_type[ty]++;
+        R->acc.remote_nodes_type[ty] += o != r;
+        if (S->embed && R->w.seeds > 0 && S->featless[ty]) {
+            R->embed_rows[o]++;
+        }
+    }
+    for (int l = 0; l < mb->layers; l++) {
+        const halo_block *b = &mb->blocks[l];
+        for (int64_t e = 0; b->etype != NULL && e < b->num_edges; e++) {
+            R->acc.sampled_edges_rel[b->etype[e]]++;
+        }
+    }
+}
+
+void halo_sim_embed_traffic(int P, int me, const int64_t *asked, const int64_t *served,
+                            int64_t row_bytes, halo_sim_embed_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    int64_t rec = SIM_EMBED_REC_HDR + row_bytes;
+    for (int p = 0; p < P; p++) {
+        out->rows += asked[p];
+        if (p == me) {
+            continue;
+        }
+        out->remote_rows += asked[p];
+        /* gather: ids to the owner, rows back; update: one record per row to the owner */
+        out->bytes_sent += 4 * asked[p] + row_bytes * served[p] + rec * asked[p];
+        out->bytes_recv += row_bytes * asked[p] + 4 * served[p] + rec * served[p];
+        out->messages += 2 * (asked[p] > 0) + (served[p] > 0);
+    }
+}
+
 /* ---------------------------------------------------------------- one batch */
 
 /* Traffic of rank r in the batch, from every rank's per-peer requests (the runtime's channel
@@ -306,11 +416,13 @@ static void sim_work_reset(sim *S)
         memset(R->sample_req, 0, (size_t)HALO_MAX_LAYERS * (size_t)P * sizeof(int64_t));
         memset(R->sample_rep, 0, (size_t)HALO_MAX_LAYERS * (size_t)P * sizeof(int64_t));
         memset(R->pull_rows, 0, (size_t)P * sizeof(int64_t));
+        memset(R->embed_rows, 0, (size_t)P * sizeof(int64_t));
         memset(&R->w, 0, sizeof R->w);
         R->w.layers = R->layers;
         R->w.sample_req = R->sample_req;
         R->w.sample_rep = R->sample_rep;
         R->w.pull_rows = R->pull_rows;
+        R->w.embed_rows = S->embed ? R->embed_rows : NULL;
         R->w.row_bytes = S->row_bytes;
     }
 }
@@ -331,7 +443,26 @@ static int sim_batch(sim *S, int epoch, int64_t b, int64_t step)
     }
     for (int r = 0; r < P; r++) {
         HALO_CHECK(sim_fetch(S, r, epoch, b, step));
+        if (S->nrels > 0) {
+            sim_count_types(S, r);
+        }
     }
+    int64_t *served = S->embed ? HALO_NEW(int64_t, P) : NULL;
+    for (int r = 0; S->embed && r < P; r++) {
+        sim_rank *R = &S->r[r];
+        for (int p = 0; p < P; p++) {
+            served[p] = p != r ? S->r[p].embed_rows[r] : 0;
+            R->w.embed_served += served[p];
+        }
+        halo_sim_embed_stats e;
+        halo_sim_embed_traffic(P, r, R->embed_rows, served, S->row_bytes, &e);
+        R->emb.rows += e.rows;
+        R->emb.remote_rows += e.remote_rows;
+        R->emb.bytes_sent += e.bytes_sent;
+        R->emb.bytes_recv += e.bytes_recv;
+        R->emb.messages += e.messages;
+    }
+    halo_free(served);
     for (int r = 0; r < P; r++) {
         sim_rank *R = &S->r[r];
         const halo_minibatch *mb = &R->mb;
@@ -378,6 +509,14 @@ static void sim_ctx(sim *S, int r)
     c->graph.feat_dim = S->info->feat_dim;
     c->graph.classes = S->info->classes;
     c->graph.train_nodes = R->part->num_train * S->P;
+    if (S->nrels > 0) {
+        const halo_partinfo *pi = S->info;
+        c->graph.ntypes = pi->ntypes;
+        c->graph.node_types = S->ntype_names;
+        c->graph.nrels = pi->nrels;
+        c->graph.relations = S->rel_names;
+        c->graph.target_type = pi->ntype_name[pi->target_type];
+    }
     c->part.parts = S->P;
     c->part.id = r;
     c->part.nodes = R->part->nodes;
@@ -385,9 +524,63 @@ static void sim_ctx(sim *S, int r)
     c->part.train_nodes = R->part->num_train;
 }
 
+/* A layer's fanout as one number (train.c's layer_summary): the largest of its relations', -1
+ * when one takes all. */
+static int sim_layer_summary(const int *fan, int nrels)
+{
+    int m = 0;
+    for (int r = 0; r < nrels; r++) {
+        if (fan[r] < 0) {
+            return -1;
+        }
+        m = fan[r] > m ? fan[r] : m;
+    }
+    return m;
+}
+
+/* Typed fanouts of rank r for an epoch (train.c's epoch_fanouts on a typed partition): either
+ * form of --fanouts, else the policy's fanout hook, whose layers may be tables keyed by relation
+ * name; a bad relation gets the trainer's line. */
+static int sim_fanouts_typed(sim *S, int r, int *fanouts, int *layers)
+{
+    sim_rank *R = &S->r[r];
+    const halo_relation *rel = S->info->rel;
+    int l;
+    if (S->o->fanouts != NULL) {
+        l = halo_sample_parse_rel_fanouts(S->o->fanouts, rel, S->nrels, R->rfan, HALO_MAX_LAYERS);
+        if (l < 0) {
+            return l; /* the message names --fanouts */
+        }
+    } else {
+        char spec[4096];
+        HALO_CHECK(halo_policy_fanout_spec(R->pol, &R->pctx, spec, sizeof spec, HALO_MAX_LAYERS,
+                                           &l));
+        l = halo_sample_parse_rel_fanouts(spec, rel, S->nrels, R->rfan, HALO_MAX_LAYERS);
+        if (l < 0) {
+            const char *m = halo_errmsg();
+            const char *tag = "--fanouts: ";
+            if (strncmp(m, tag, strlen(tag)) == 0) {
+                m += strlen(tag);
+            }
+            char msg[1024];
+            snprintf(msg, sizeof msg, "%s", m);
+            return halo_errorf(HALO_ELUA, "policy %s: hook fanout (epoch %d) returned %s: %s",
+                               halo_policy_name(R->pol), R->pctx.epoch, spec, msg);
+        }
+    }
+    for (int i = 0; i < l; i++) {
+        fanouts[i] = sim_layer_summary(R->rfan[i], S->nrels);
+    }
+    *layers = l;
+    return 0;
+}
+
 /* Fanouts of rank r for an epoch: --fanouts, else its policy's fanout hook. */
 static int sim_fanouts(sim *S, int r, int *fanouts, int *layers)
 {
+    if (S->nrels > 0) {
+        return sim_fanouts_typed(S, r, fanouts, layers);
+    }
     if (S->o->fanouts != NULL) {
         int l = halo_sample_parse_fanouts(S->o->fanouts, fanouts, HALO_MAX_LAYERS);
         if (l < 0) {
@@ -468,6 +661,13 @@ static int sim_cache(sim *S, int r)
     for (int64_t h = 0; h < pt->num_halo; h++) {
         owner[h] = halo_partinfo_owner(S->info, pt->halo[h]);
     }
+    int32_t *hntype = NULL; /* ctx.halo.ntype of a typed partition */
+    if (pt->halo_ntype != NULL) {
+        hntype = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
+        for (int64_t h = 0; h < pt->num_halo; h++) {
+            hntype[h] = pt->halo_ntype[h];
+        }
+    }
     if (hint == HALO_CACHE_HINT_NEXT_USE) {
         fut = halo_cache_future_new();
         HALO_TRY(sim_presample(S, r, fut));
@@ -489,6 +689,7 @@ static int sim_cache(sim *S, int r)
         .halo_ids = pt->halo,
         .halo_deg = pt->halo_deg,
         .halo_owner = owner,
+        .halo_ntype = hntype,
         .vip = vip,
         .feat_dim = 0, /* counts only: no rows kept */
         .row_bytes = S->row_bytes,
@@ -511,6 +712,7 @@ fail:
     halo_free(vip);
     halo_free(p);
     halo_free(owner);
+    halo_free(hntype);
     return rc;
 }
 
@@ -533,6 +735,24 @@ static int sim_open(sim *S)
     S->nbase = HALO_NEW(int64_t, P);
     S->smp = halo_sampler_new();
     S->row_bytes = 4 * (int64_t)S->info->feat_dim;
+    const halo_partinfo *pi = S->info;
+    if (pi->nrels > 0 && pi->type_start == NULL) {
+        return halo_errorf(HALO_EINPUT, "%s: partition.json has relations but no typed ranges",
+                           o->pdir);
+    }
+    S->nrels = pi->nrels;
+    for (int ty = 0; S->nrels > 0 && ty < pi->ntypes; ty++) {
+        S->ntype_names[ty] = pi->ntype_name[ty];
+        S->featless[ty] = pi->ntype_feat_dim[ty] == 0;
+        S->embed |= S->featless[ty] != 0; /* typed.c: a row of feat_dim per featureless node */
+    }
+    S->embed &= pi->feat_dim >= 1;
+    for (int i = 0; i < S->nrels; i++) {
+        S->rel_names[i] = pi->rel[i].name;
+    }
+    if (o->rgcn) {
+        S->relations = o->relations > 0 ? o->relations : S->nrels > 0 ? S->nrels : 1;
+    }
     for (int r = 0; r < P; r++) {
         sim_rank *R = &S->r[r];
         HALO_CHECK(halo_part_load(o->pdir, r, &R->part));
@@ -541,9 +761,14 @@ static int sim_open(sim *S)
                                "partition.json", o->pdir, r, (long long)R->part->start,
                                (long long)R->part->end);
         }
+        if (S->nrels > 0 && (R->part->nrels != S->nrels || R->part->etype == NULL)) {
+            return halo_errorf(HALO_EINPUT, "%s/part-%d: %d relations, partition.json %d",
+                               o->pdir, r, R->part->nrels, S->nrels);
+        }
         R->sample_req = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
         R->sample_rep = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
         R->pull_rows = HALO_NEW(int64_t, P);
+        R->embed_rows = HALO_NEW(int64_t, P);
         halo_policy_opts po = {
             .path = o->policy, .params = o->sets, .nparams = o->nsets, .rank = r};
         HALO_CHECK(halo_policy_open(&po, &R->pol));
@@ -612,6 +837,7 @@ static void sim_close(sim *S)
             halo_free(R->sample_req);
             halo_free(R->sample_rep);
             halo_free(R->pull_rows);
+            halo_free(R->embed_rows);
             halo_free(R->train_orig);
             halo_part_free(R->part);
         }
@@ -620,8 +846,8 @@ static void sim_close(sim *S)
         halo_sim_cost_free(S->cost);
     }
     halo_timeline_free(&S->tl);
-    halo_buf *bufs[] = {&S->grow, &S->gkey, &S->goff, &S->gnbr, &S->moff,
-                        &S->mnbr, &S->rpos, &S->rid,  &S->served};
+    halo_buf *bufs[] = {&S->grow, &S->gkey, &S->goff, &S->gnbr,   &S->moff,  &S->mnbr,
+                        &S->rpos, &S->rid,  &S->served, &S->getype, &S->metype};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
         halo_buf_free(bufs[i]);
     }
@@ -672,30 +898,58 @@ static int sim_pipeline(sim *S, int *depth, int *threads)
     return 0;
 }
 
-/* Floats of GraphSAGE's gradient allreduce (W = [W_self; W_neigh] and b per layer, plus the
- * failure flag the trainer appends). */
-static int64_t sim_grad_floats(int layers, int in_dim, int hidden, int classes)
+/* Floats of the gradient allreduce, plus the failure flag the trainer appends. GraphSAGE:
+ * W = [W_self; W_neigh] and b per layer. RGCN (relations R > 0, bases B): the self-loop matrix,
+ * R relation matrices (or B bases and R x B coefficients) and b per layer (model/rgcn.c). */
+static int64_t sim_grad_floats(int layers, int in_dim, int hidden, int classes, int relations,
+                               int bases)
 {
     int64_t n = 1;
     for (int l = 0; l < layers; l++) {
         int64_t in = l == 0 ? in_dim : hidden, out = l == layers - 1 ? classes : hidden;
-        n += 2 * in * out + out;
+        if (relations > 0) {
+            int64_t mats = 1 + (bases > 0 ? bases : relations);
+            n += mats * in * out + (bases > 0 ? (int64_t)relations * bases : 0) + out;
+        } else {
+            n += 2 * in * out + out;
+        }
     }
     return n;
 }
 
-/* The metrics record lines of one epoch (every rank), and the eval-free summary at the end. */
+/* The metrics record lines of one epoch (every rank), and the eval-free summary at the end.
+ * A typed partition's records carry the runtime's per-type fields with the same keys, and with
+ * embeddings the simulator's own counts of their traffic ("embed_*", which the runtime's
+ * records do not have: its epoch bytes are the sampling and pull exchanges'). */
 static int sim_write_epoch(halo_metrics *mf, const char *policy, const sim *S)
 {
     halo_sb sb;
     halo_sb_init(&sb);
     int rc = 0;
+    halo_metrics_types ty = {.ntypes = S->info->ntypes, .nrels = S->nrels};
+    for (int i = 0; S->nrels > 0 && i < S->info->ntypes; i++) {
+        ty.ntype[i] = S->ntype_names[i];
+    }
+    for (int i = 0; i < S->nrels; i++) {
+        ty.rel[i] = S->rel_names[i];
+    }
     for (int r = 0; rc == 0 && r < S->P; r++) {
         sb.len = 0;
         if (sb.buf != NULL) {
             sb.buf[0] = 0;
         }
-        halo_metrics_epoch_json(&sb, "sim", policy, &S->r[r].acc);
+        halo_metrics_epoch_typed_json(&sb, "sim", policy, &S->r[r].acc,
+                                      S->nrels > 0 ? &ty : NULL);
+        if (S->embed && sb.len > 0 && sb.buf[sb.len - 1] == '}') {
+            const halo_sim_embed_stats *e = &S->r[r].emb;
+            sb.buf[--sb.len] = 0;
+            halo_sb_printf(&sb, ",\"embed_rows\":%lld,\"embed_remote_rows\":%lld,"
+                           "\"embed_bytes_sent\":%lld,\"embed_bytes_recv\":%lld,"
+                           "\"embed_messages\":%lld}",
+                           (long long)e->rows, (long long)e->remote_rows,
+                           (long long)e->bytes_sent, (long long)e->bytes_recv,
+                           (long long)e->messages);
+        }
         rc = halo_metrics_line(mf, sb.buf);
     }
     halo_sb_free(&sb);
@@ -846,6 +1100,7 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
                 goto fail;
             }
             memset(&R->acc, 0, sizeof R->acc);
+            memset(&R->emb, 0, sizeof R->emb);
             R->acc.epoch = ep;
             R->acc.rank = r;
             R->acc.ranks = P;
@@ -867,7 +1122,9 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
                 .hidden = o->hidden,
                 .classes = S.info->classes,
                 .grad_floats = sim_grad_floats(S.r[0].layers, S.info->feat_dim, o->hidden,
-                                               S.info->classes),
+                                               S.info->classes, S.relations, o->bases),
+                .relations = S.relations,
+                .bases = o->bases,
                 .timeline = o->timeline != NULL ? &S.tl : NULL,
                 .t_start = res->total.time_s,
             };

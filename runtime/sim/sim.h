@@ -25,6 +25,10 @@ typedef struct halo_sim_opts {
     bool global_batching;      /* --batching global */
     const char *fanouts;       /* "10,25" overriding the policy, NULL = the policy's */
     int hidden;                /* hidden width (compute model) */
+    bool rgcn;                 /* --model rgcn (compute model and gradient size; the counts do
+                                  not depend on the model) */
+    int relations;             /* RGCN relations, 0 = the partition's (1 on a homogeneous one) */
+    int bases;                 /* RGCN basis matrices, 0 = one weight per relation */
     uint64_t seed;             /* seed of every random choice */
     int depth;                 /* pipeline depth, -1 = the policy's pipeline hook */
     int sampler_threads;       /* sampling threads, 0 = the policy's */
@@ -50,6 +54,25 @@ typedef struct halo_sim_result {
     int64_t peak_rss;        /* peak resident set of the process, bytes */
     char policy[64];         /* the policy's name */
 } halo_sim_result;
+
+/* The traffic of learnable embeddings (docs/hetero.md) of one rank in one batch or summed over
+ * an epoch: the gather of the featureless input rows from their owners, and their gradients
+ * sent back to the owners (runtime/embed's wire format). */
+typedef struct halo_sim_embed_stats {
+    int64_t rows;        /* featureless input rows gathered (its own included) */
+    int64_t remote_rows; /* ... of them held by other ranks */
+    int64_t bytes_sent;  /* payload bytes sent to peers: ids asked, rows served, gradients */
+    int64_t bytes_recv;  /* payload bytes received from peers */
+    int64_t messages;    /* point-to-point messages sent to peers */
+} halo_sim_embed_stats;
+
+/* One rank's embedding traffic of a step, from the rows it gathers from each owner,
+ * asked[P] (asked[me]: those it holds), and the rows each peer gathers from it, served[P]
+ * (served[me] ignored): per peer, halo_embed_gather's request (4 bytes per id) and reply
+ * (row_bytes per row) and halo_embed_update's records (16 + row_bytes bytes per row), one
+ * message per non-empty direction of each exchange. */
+void halo_sim_embed_traffic(int P, int me, const int64_t *asked, const int64_t *served,
+                            int64_t row_bytes, halo_sim_embed_stats *out);
 
 /* Runs the simulation. Errors (bad partition, policy error, profile that does not match the
  * partition) return a negative HALO_E* with a message. */

@@ -20,6 +20,13 @@ static const char *const count_keys[] = {"batches",      "sampled_edges", "input
                                          "remote_nodes", "cache_hits",    "cache_misses",
                                          "bytes_remote", "bytes_sent",    "messages"};
 #define NCOUNT ((int)(sizeof count_keys / sizeof count_keys[0]))
+/* The per-type counts of a typed run's records (docs/train.md "Metrics"), compared entry by
+ * entry as "MAP.NAME" when the measured file has them. */
+static const char *const map_keys[] = {"input_nodes_per_type", "remote_nodes_per_type",
+                                       "sampled_edges_per_relation"};
+#define NMAP ((int)(sizeof map_keys / sizeof map_keys[0]))
+/* Most map entries a table keeps (node types twice, relations once). */
+#define MAX_X (2 * 32 + 64)
 
 const char *halo_sim_time_name(int t)
 {
@@ -32,13 +39,66 @@ typedef struct epoch_table {
     double *t;              /* [epochs * ranks * HALO_SIM_T_N] times */
     int64_t *n;             /* [epochs * ranks * NCOUNT] counts */
     unsigned char *seen;    /* [epochs * ranks] a record was read */
+    int nx;                 /* map entries seen in any record ("MAP.NAME") */
+    char xname[MAX_X][96];  /* their names */
+    int64_t *x;             /* [epochs * ranks * nx] their values */
+    unsigned char *xhas;    /* [epochs * ranks * nx] the record has the entry */
 } epoch_table;
+
+/* Index of map entry name in tb, adding it (pass 0) when add; -1 when absent or full. */
+static int xindex(epoch_table *tb, const char *name, bool add)
+{
+    for (int i = 0; i < tb->nx; i++) {
+        if (strcmp(tb->xname[i], name) == 0) {
+            return i;
+        }
+    }
+    if (!add || tb->nx == MAX_X) {
+        return -1;
+    }
+    snprintf(tb->xname[tb->nx], sizeof tb->xname[0], "%s", name);
+    return tb->nx++;
+}
+
+/* The map entries of one record: names (pass 0) or values into cell (pass 1). */
+static int read_maps(epoch_table *tb, const halo_json *v, const char *where, int pass,
+                     size_t cell)
+{
+    for (int m = 0; m < NMAP; m++) {
+        const halo_json *o = halo_json_get(v, map_keys[m]);
+        if (o == NULL) {
+            continue;
+        }
+        if (o->type != HALO_JSON_OBJECT) {
+            return halo_errorf(HALO_EINPUT, "%s: %s is not an object", where, map_keys[m]);
+        }
+        for (size_t i = 0; i < o->len; i++) {
+            char name[96];
+            snprintf(name, sizeof name, "%s.%s", map_keys[m], o->keys[i]);
+            int k = xindex(tb, name, pass == 0);
+            if (pass == 0 && k < 0) {
+                return halo_errorf(HALO_EINPUT, "%s: more than %d per-type counts", where,
+                                   MAX_X);
+            }
+            if (pass == 1 && k >= 0) {
+                if (o->items[i]->type != HALO_JSON_NUMBER) {
+                    return halo_errorf(HALO_EINPUT, "%s: %s is not a number", where, name);
+                }
+                tb->x[cell * (size_t)tb->nx + (size_t)k] = (int64_t)o->items[i]->number;
+                tb->xhas[cell * (size_t)tb->nx + (size_t)k] = 1;
+            }
+        }
+    }
+    return 0;
+}
 
 static void table_free(epoch_table *tb)
 {
     halo_free(tb->t);
     halo_free(tb->n);
     halo_free(tb->seen);
+    halo_free(tb->x);
+    halo_free(tb->xhas);
     memset(tb, 0, sizeof *tb);
 }
 
@@ -60,6 +120,8 @@ static int table_load(const char *path, epoch_table *tb)
             tb->t = HALO_NEW(double, cells * HALO_SIM_T_N);
             tb->n = HALO_NEW(int64_t, cells * NCOUNT);
             tb->seen = HALO_NEW(unsigned char, cells);
+            tb->x = HALO_NEW(int64_t, cells * (size_t)(tb->nx > 0 ? tb->nx : 1));
+            tb->xhas = HALO_NEW(unsigned char, cells * (size_t)(tb->nx > 0 ? tb->nx : 1));
         }
         size_t at = 0;
         int line = 0;
@@ -94,6 +156,7 @@ static int table_load(const char *path, epoch_table *tb)
                                              where, (long long)ranks, tb->ranks);
                         }
                         tb->ranks = (int)ranks;
+                        rc = rc < 0 ? rc : read_maps(tb, v, where, 0, 0);
                     } else if (rc == 0) {
                         size_t cell = (size_t)ep * (size_t)tb->ranks + (size_t)rank;
                         for (int k = 0; rc == 0 && k < HALO_SIM_T_N; k++) {
@@ -104,6 +167,7 @@ static int table_load(const char *path, epoch_table *tb)
                             rc = halo_json_get_i64(v, count_keys[k], where,
                                                    &tb->n[cell * NCOUNT + k]);
                         }
+                        rc = rc < 0 ? rc : read_maps(tb, v, where, 1, cell);
                         tb->seen[cell] = 1;
                     }
                 }
@@ -182,6 +246,7 @@ int halo_sim_compare_files(const char *measured, const char *simulated, halo_sim
     out->epochs = a.epochs;
     out->ranks = a.ranks;
     out->first_epoch = a.epochs > 1 ? 1 : 0;
+    out->fields = NCOUNT + a.nx;
     for (int e = 0; e < a.epochs; e++) {
         for (int r = 0; r < a.ranks; r++) {
             size_t cell = (size_t)e * a.ranks + r;
@@ -193,6 +258,25 @@ int halo_sim_compare_files(const char *measured, const char *simulated, halo_sim
                         snprintf(out->first_mismatch, sizeof out->first_mismatch,
                                  "epoch %d rank %d %s: measured %lld, simulated %lld", e, r,
                                  count_keys[k], (long long)x, (long long)y);
+                    }
+                    out->mismatches++;
+                }
+            }
+            for (int k = 0; k < a.nx; k++) {
+                if (!a.xhas[cell * (size_t)a.nx + (size_t)k]) {
+                    continue;
+                }
+                int j = xindex(&b, a.xname[k], false);
+                int64_t x = a.x[cell * (size_t)a.nx + (size_t)k];
+                bool has = j >= 0 && b.xhas[cell * (size_t)b.nx + (size_t)j];
+                int64_t y = has ? b.x[cell * (size_t)b.nx + (size_t)j] : 0;
+                if (!has || x != y) {
+                    if (out->mismatches == 0) {
+                        char sim[32];
+                        snprintf(sim, sizeof sim, "%lld", (long long)y);
+                        snprintf(out->first_mismatch, sizeof out->first_mismatch,
+                                 "epoch %d rank %d %s: measured %lld, simulated %s", e, r,
+                                 a.xname[k], (long long)x, has ? sim : "absent");
                     }
                     out->mismatches++;
                 }
@@ -211,7 +295,7 @@ void halo_sim_comparison_print(const halo_sim_comparison *c, FILE *out)
 {
     if (c->mismatches == 0) {
         fprintf(out, "counts: equal (%lld records x %d fields: %d ranks x %d epochs)\n",
-                (long long)c->records, NCOUNT, c->ranks, c->epochs);
+                (long long)c->records, c->fields, c->ranks, c->epochs);
     } else {
         fprintf(out, "counts: %lld fields differ; first: %s\n", (long long)c->mismatches,
                 c->first_mismatch);

@@ -19,6 +19,8 @@ typedef struct halo_sim_comparison {
     int ranks;                      /* ranks of both */
     int first_epoch;                /* first epoch timed (epoch 0 is warm-up when epochs > 1) */
     int64_t records;                /* (epoch, rank) records compared */
+    int fields;                     /* count fields compared per record: the 9 counts, plus
+                                       each per-type count of a typed run's measured records */
     int64_t mismatches;             /* count fields that differ */
     char first_mismatch[256];       /* the first of them, in words ("" when none) */
     double measured[HALO_SIM_T_N];  /* seconds: epoch = median over timed epochs of the

@@ -956,6 +956,64 @@ static void bad_options_and_batches_are_refused(void **state)
     tw_free(&tw);
 }
 
+/* Embeddings (typed partitions): rank 0 gathers 10000 rows of 1000 bytes held by rank 1 on the
+ * other machine; the ids (4 bytes each) and the rows cross the NIC before the step, the gradient
+ * records (16 + 1000 bytes each) after the allreduce, and the owner applies sparse Adam to the
+ * rows (7 row-sized passes each at memcpy_bw), all inside compute_s as in the runtime. */
+static void embedding_exchanges_are_charged_to_the_compute(void **state)
+{
+    (void)state;
+    halo_sim_profile p = fast_profile(2, 1, 4);
+    p.nic_bw = 1e8;
+    p.memcpy_bw = 1e9;
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    twork tw;
+    tw_init(&tw, 2, 1);
+    int64_t emb[2][2] = {{0, 10000}, {0, 0}};
+    for (int with = 0; with < 2; with++) {
+        tw_clear(&tw);
+        for (int r = 0; r < 2; r++) {
+            tw.w[r].row_bytes = 1000;
+            tw.w[r].num_dst[0] = 1;
+            tw.w[r].num_src[0] = 1;
+            tw.w[r].embed_rows = with ? emb[r] : NULL;
+        }
+        tw.w[1].embed_served = with ? 10000 : 0;
+        halo_epoch_stats s[2];
+        run_epoch(&o, &tw, 1, s);
+        if (!with) {
+            assert_true(s[0].compute_s < 1e-6 && s[1].compute_s < 1e-6);
+            continue;
+        }
+        double gather = 10000 * 4 / 1e8 + 10000 * 1000 / 1e8;
+        double update = 10000 * 1016 / 1e8;
+        double apply = 10000 * 1000 * 7 / 1e9;
+        assert_close(s[0].compute_s, gather + update, 0.01);
+        assert_close(s[1].compute_s, gather + update + apply, 0.01);
+        assert_true(s[0].allreduce_s < 1e-3);
+    }
+    tw_free(&tw);
+}
+
+/* RGCN's flops: per layer 2 nd in out (1 + R) per pass, three passes above layer 0 or with
+ * embeddings (dX), two at layer 0 without; bases add 4 R B in out. */
+static void rgcn_flops_are_its_gemms(void **state)
+{
+    (void)state;
+    halo_sim_work w;
+    memset(&w, 0, sizeof w);
+    w.layers = 2;
+    w.num_dst[0] = 100;
+    w.num_dst[1] = 10;
+    double l0 = 2.0 * 100 * 100 * 16 * 4, l1 = 2.0 * 10 * 16 * 4 * 4;
+    assert_close(halo_sim_cost_flops_rgcn(&w, 100, 16, 4, 3, 0), 2 * l0 + 3 * l1, 1e-12);
+    assert_close(halo_sim_cost_flops_rgcn(&w, 100, 16, 4, 3, 2),
+                 2 * l0 + 3 * l1 + 4.0 * 3 * 2 * (100 * 16 + 16 * 4), 1e-12);
+    int64_t rows[1] = {5};
+    w.embed_rows = rows;
+    assert_close(halo_sim_cost_flops_rgcn(&w, 100, 16, 4, 3, 0), 3 * l0 + 3 * l1, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -970,6 +1028,8 @@ int main(void)
         cmocka_unit_test(oversubscribed_machines_pay_the_penalty),
         cmocka_unit_test(timeline_holds_every_stage_on_its_thread),
         cmocka_unit_test(flops_are_the_models_gemms),
+        cmocka_unit_test(embedding_exchanges_are_charged_to_the_compute),
+        cmocka_unit_test(rgcn_flops_are_its_gemms),
         cmocka_unit_test(sixty_four_ranks_simulate_quickly),
         cmocka_unit_test(bad_options_and_batches_are_refused),
     };
