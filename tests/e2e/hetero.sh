@@ -59,6 +59,10 @@ check_fails "a heterogeneous preset refuses sbm flags" "takes --scale, --classes
     "$HALO" gen --preset mag --degree-in 3 -o "$T/x"
 check_out "mag240m is usable topology-only" '"features": false' sh -c \
     "'$HALO' -q gen --preset mag240m --scale 0.00002 --no-features -o '$T/m240' && cat '$T/m240/meta.json'"
+check "a topology-only typed graph partitions" "$HALO" -q partition "$T/m240" --parts 2 -o "$T/p240"
+if ! compgen -G "$T/m240/feat*" >/dev/null && ! compgen -G "$T/p240/part-*/feat*" >/dev/null; then
+    ok "a topology-only typed graph and its parts have no feature file"
+else not_ok "a topology-only typed graph and its parts have no feature file"; ls "$T/m240" | sed 's/^/# /'; fi
 
 # a relation that does not fit its endpoints, and a changed etype.u8, are found by verify
 cp -r "$T/mag" "$T/bad1"
