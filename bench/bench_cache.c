@@ -183,8 +183,7 @@ static double step_ms(const char *gdir)
         halo_sample_graph(s, g, fan, 2, &k, seeds, (int32_t)ns, &mb);
         float *feat = halo_model_input_buffer(m, mb.num_input);
         for (int32_t i = 0; i < mb.num_input; i++) {
-            memcpy(feat + (int64_t)i * g->feat_dim, g->feat + (int64_t)mb.input[i] * g->feat_dim,
-                   (size_t)g->feat_dim * sizeof(float));
+            halo_graph_feat_row(g, mb.input[i], feat + (int64_t)i * g->feat_dim);
         }
         halo_model_train_forward_backward(m, &mb, feat, labels, (uint64_t)rep, NULL);
         halo_model_adam_step(m, 1.0f);

@@ -187,6 +187,10 @@ static int mapped_size(const char *pdir, uint64_t *total, uint64_t *feat)
                 t += pt->maps[i].size;
             }
             f += pt->feat != NULL ? (uint64_t)pt->nodes * (uint64_t)pt->feat_dim * 4 : 0;
+            for (int ty = 0; ty < pt->ntypes; ty++) { /* a typed part's per-type files */
+                t += pt->tmaps[ty].size;
+                f += pt->tmaps[ty].size;
+            }
             halo_part_free(pt);
         }
     }

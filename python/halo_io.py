@@ -177,7 +177,10 @@ class Graph:
 
     Row v of the CSR lists the sources of v's in-edges: ``indices[indptr[v]:indptr[v + 1]]``.
     ``feat`` is ``(nodes, feat_dim)`` float32, or None for a topology-only graph
-    (``meta["features"] is False``), whose ``feat_dim`` is the declared width.
+    (``meta["features"] is False``), whose ``feat_dim`` is the declared width. A typed graph
+    keeps one file per featured node type (docs/hetero.md): ``feat`` is None and ``tfeat``
+    maps each such type's name to its ``(nodes_t, w_t)`` rows (``padded_features()`` gives the
+    ``(nodes, feat_dim)`` rows the trainer sees, zeros past each type's width).
     """
 
     dir: str
@@ -197,6 +200,22 @@ class Graph:
     split: np.ndarray  # uint8 [nodes], SPLIT_*
     ntype: Optional[np.ndarray] = None  # uint8 [nodes] when ntypes > 1
     etype: Optional[np.ndarray] = None  # uint8 [edges] relation per in-edge on a typed graph
+    tfeat: Optional[Dict[str, np.ndarray]] = None  # typed: type name -> float32 [nodes_t, w_t]
+
+    def padded_features(self) -> Optional[np.ndarray]:
+        """(nodes, feat_dim) float32 rows: ``feat``, or a typed graph's per-type rows with
+        zeros past each type's width and zero rows for featureless types."""
+        if self.tfeat is None:
+            return self.feat
+        out = np.zeros((self.nodes, self.feat_dim), dtype=np.float32)
+        start = 0
+        for t in self.meta["node_types"]:
+            n = int(t["nodes"])
+            x = self.tfeat.get(t["name"])
+            if x is not None:
+                out[start:start + n, :x.shape[1]] = x
+            start += n
+        return out
 
     def in_degree(self) -> np.ndarray:
         """In-degree of every node (int64 [nodes])."""
@@ -242,7 +261,14 @@ def load_graph(dir: PathLike, mmap: bool = True) -> Graph:
     indptr = arr("indptr.i64", "<i8", nodes + 1)
     indices = arr("indices.i32", "<i4", edges)
     feat = None
-    if has_feat:
+    tfeat = None
+    if has_feat and "relations" in meta:  # typed: one file per featured node type
+        tfeat = {}
+        for t in meta.get("node_types", []):
+            w, n = int(t["feat_dim"]), int(t["nodes"])
+            if w > 0:
+                tfeat[t["name"]] = arr(f"feat.{t['name']}.f32", "<f4", n * w, (n, w))
+    elif has_feat:
         fp = os.path.join(d, "feat.f32")
         if not os.path.exists(fp):
             raise HaloFormatError(f"{fp}: missing, and meta.json does not say the graph is "
@@ -261,7 +287,7 @@ def load_graph(dir: PathLike, mmap: bool = True) -> Graph:
                  nodes=nodes, edges=edges, feat_dim=feat_dim, classes=classes,
                  directed=directed, ntypes=ntypes, topology_only=not has_feat,
                  indptr=indptr, indices=indices, feat=feat, label=label, split=split,
-                 ntype=ntype, etype=etype)
+                 ntype=ntype, etype=etype, tfeat=tfeat)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -274,6 +300,9 @@ class Part:
 
     Row i of the CSR is node ``start + i``; ``indices``, ``halo`` and ``train`` hold global
     (new) ids. ``feat`` is ``(nodes, feat_dim)`` float32 or None in a topology-only partition.
+    A typed part has ``feat`` None and ``tfeat``: each featured type's name -> its
+    ``(nodes_t, w_t)`` rows over the part's range of that type (``partition.json``
+    ``type_ranges[k][t]``), read from ``feat.TYPE.f32``.
     """
 
     id: int
@@ -293,6 +322,7 @@ class Part:
     halo: np.ndarray  # int32 [num_halo] sorted global ids owned by other parts
     halo_deg: np.ndarray  # int32 [num_halo] in-degree in the whole graph
     train: np.ndarray  # int32 [num_train] training seeds (global ids)
+    tfeat: Optional[Dict[str, np.ndarray]] = None  # typed: type name -> float32 [n_kt, w_t]
 
     @property
     def num_halo(self) -> int:
@@ -380,7 +410,16 @@ class Partition:
                               _file_entry(files, name, mp), mp, self._mmap)
 
         feat = None
-        if has_feat:
+        tfeat = None
+        if has_feat and "nrels" in meta:  # typed: one file per featured node type
+            tfeat = {}
+            for t, nt in enumerate(self.info.get("node_types", [])):
+                w = int(nt.get("feat_dim", fd))
+                s0, s1 = self.info["type_ranges"][k][t]
+                if w > 0:
+                    tfeat[nt["name"]] = arr(f"feat.{nt['name']}.f32", "<f4", (s1 - s0) * w,
+                                            (s1 - s0, w))
+        elif has_feat:
             fp = os.path.join(d, "feat.f32")
             if not os.path.exists(fp):
                 raise HaloFormatError(f"{fp}: missing, and {mp} does not say the partition is "
@@ -392,7 +431,7 @@ class Partition:
                     indices=arr("indices.i32", "<i4", e), feat=feat,
                     label=arr("label.i32", "<i4", n), split=arr("split.u8", "u1", n),
                     halo=arr("halo.i32", "<i4", nh), halo_deg=arr("halo_deg.i32", "<i4", nh),
-                    train=arr("train.i32", "<i4", ntr))
+                    train=arr("train.i32", "<i4", ntr), tfeat=tfeat)
 
     def __iter__(self):
         """Iterates over the parts (loading each)."""

@@ -33,13 +33,14 @@ def main():
     a = ap.parse_args()
 
     g = halo_io.load_graph(a.graph, mmap=False)
-    if g.feat is None:
+    feat = g.padded_features()  # a typed graph's per-type rows, padded as halo trains them
+    if feat is None:
         sys.exit(f"{a.graph}: topology-only graph; DistDGL needs features")
     deg = np.diff(g.indptr.astype(np.int64))
     dst = np.repeat(np.arange(g.nodes, dtype=np.int64), deg)
     src = g.indices.astype(np.int64)
     dg = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=g.nodes)
-    dg.ndata["feat"] = torch.from_numpy(np.ascontiguousarray(g.feat))
+    dg.ndata["feat"] = torch.from_numpy(np.ascontiguousarray(feat))
     dg.ndata["label"] = torch.from_numpy(g.label.astype(np.int64))
     split = torch.from_numpy(g.split.astype(np.int64))
     dg.ndata["train_mask"] = split == halo_io.SPLIT_TRAIN

@@ -82,8 +82,15 @@ static void print_types(const halo_graph *g)
     printf("%-11s %d (target %s)\n", "node types", g->ntypes, g->ntype_name[g->target_type]);
     for (int t = 0; t < g->ntypes; t++) {
         int64_t a = halo_graph_type_start(g, t), b = halo_graph_type_start(g, t + 1);
-        printf("  %-20s %12lld nodes, ids [%lld, %lld), %d features\n", g->ntype_name[t],
-               (long long)(b - a), (long long)a, (long long)b, g->ntype_feat_dim[t]);
+        char file[80] = "no feature file";
+        if (halo_graph_has_type_feat(g, t)) {
+            char name[64], h[32];
+            halo_graph_type_feat_name(g, t, name, sizeof name);
+            snprintf(file, sizeof file, "%s, %s", name,
+                     human(h, sizeof h, (double)halo_graph_type_feat_bytes(g, t)));
+        }
+        printf("  %-20s %12lld nodes, ids [%lld, %lld), %d features (%s)\n", g->ntype_name[t],
+               (long long)(b - a), (long long)a, (long long)b, g->ntype_feat_dim[t], file);
     }
     printf("%-11s %d\n", "relations", g->nrels);
     for (int r = 0; r < g->nrels; r++) {

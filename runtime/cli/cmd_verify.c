@@ -40,6 +40,9 @@ int halo_cmd_verify(int argc, char **argv)
     for (int a = 0; a < HALO_GA_COUNT; a++) {
         files += halo_graph_has_array(g, a);
     }
+    for (int t = 0; t < g->ntypes && halo_graph_typed(g); t++) {
+        files += halo_graph_has_type_feat(g, t); /* feat.TYPE.f32 */
+    }
     printf("%s: ok (%lld nodes, %lld edges%s; sizes, invariants and checksums of %d files)\n",
            pos[0], (long long)g->nodes, (long long)g->edges,
            g->topology_only ? ", topology-only" : "", files);

@@ -213,9 +213,6 @@ int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out)
     snprintf(g->name, sizeof g->name, "%s", p->name);
     g->feat_dim = p->feat_dim;
     g->topology_only = p->topology_only;
-    if (!p->topology_only) {
-        g->feat = halo_calloc((size_t)N * (size_t)p->feat_dim + 1, sizeof(float));
-    }
     halo_relation rels[HALO_MAX_RELS];
     for (int k = 0; k < ps->nrels; k++) {
         const het_rel *rl = &ps->rels[k];
@@ -237,6 +234,7 @@ int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out)
             g->ntype[v] = (uint8_t)t;
         }
     }
+    halo_graph_alloc_type_feat(g); /* one array per featured type, none when topology-only */
     /* 3. Labels and the year-based split on the target type: a node is labelled with
      * probability `labelled`; its year falls in the train years, the valid year or the test
      * year with the preset's shares. */
@@ -257,8 +255,8 @@ int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out)
         g->label[v] = halo_rng_uniform(&r) < p->label_noise
                           ? (int32_t)halo_rng_below(&r, (uint64_t)C) : comm[v];
     }
-    /* 4. Features of featured types: class mean (of the node's community) plus noise; zero
-     * rows for featureless types. */
+    /* 4. Features of featured types: class mean (of the node's community) plus noise, into
+     * each featured type's own array; featureless types have none. */
     if (!p->topology_only && p->feat_dim > 0) {
         int f = p->feat_dim;
         float *mu = HALO_ALLOC(float, (size_t)C * (size_t)f);
@@ -270,12 +268,13 @@ int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out)
             }
         }
         for (int64_t v = 0; v < N; v++) {
-            if (g->ntype_feat_dim[g->ntype[v]] == 0) {
+            int t = g->ntype[v];
+            if (g->tfeat[t] == NULL) {
                 continue;
             }
             halo_rng r;
             halo_rng_init(&r, p->seed, HALO_RNG_GEN_FEAT, (uint64_t)v, 0, 0);
-            float *row = g->feat + (size_t)v * (size_t)f;
+            float *row = g->tfeat[t] + (size_t)(v - g->tstart[t]) * (size_t)f;
             for (int j = 0; j < f; j++) {
                 row[j] = mu[(size_t)comm[v] * f + j] + (float)(p->noise * halo_rng_normal(&r));
             }

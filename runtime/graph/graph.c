@@ -18,7 +18,7 @@ const char *const halo_graph_files[HALO_GA_COUNT] = {
 bool halo_graph_has_array(const halo_graph *g, int which)
 {
     switch (which) {
-    case HALO_GA_FEAT: return !g->topology_only;
+    case HALO_GA_FEAT: return !g->topology_only && g->nrels == 0;
     case HALO_GA_NTYPE: return g->ntypes > 1;
     case HALO_GA_ETYPE: return g->nrels > 0;
     default: return which >= 0 && which < HALO_GA_COUNT;
@@ -31,7 +31,8 @@ uint64_t halo_graph_array_bytes(const halo_graph *g, int which)
     switch (which) {
     case HALO_GA_INDPTR: return (n + 1) * 8;
     case HALO_GA_INDICES: return (uint64_t)g->edges * 4;
-    case HALO_GA_FEAT: return g->topology_only ? 0 : n * (uint64_t)g->feat_dim * 4;
+    case HALO_GA_FEAT:
+        return g->topology_only || g->nrels > 0 ? 0 : n * (uint64_t)g->feat_dim * 4;
     case HALO_GA_LABEL: return n * 4;
     case HALO_GA_SPLIT: return n;
     case HALO_GA_NTYPE: return g->ntypes > 1 ? n : 0;
@@ -78,6 +79,57 @@ halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int cla
         }
     }
     return g;
+}
+
+void halo_graph_feat_row(const halo_graph *g, int64_t v, float *dst)
+{
+    int w;
+    const float *src = halo_graph_feat_ptr(g, v, &w);
+    if (w > 0) {
+        memcpy(dst, src, (size_t)w * sizeof(float));
+    }
+    if (g->feat_dim > w) {
+        memset(dst + w, 0, (size_t)(g->feat_dim - w) * sizeof(float));
+    }
+}
+
+void halo_graph_type_feat_name(const halo_graph *g, int t, char *buf, size_t size)
+{
+    snprintf(buf, size, "feat.%s.f32", g->ntype_name[t]);
+}
+
+bool halo_graph_has_type_feat(const halo_graph *g, int t)
+{
+    return halo_graph_typed_feat(g) && t >= 0 && t < g->ntypes && g->ntype_feat_dim[t] > 0;
+}
+
+uint64_t halo_graph_type_feat_bytes(const halo_graph *g, int t)
+{
+    if (!halo_graph_has_type_feat(g, t)) {
+        return 0;
+    }
+    return (uint64_t)(g->tstart[t + 1] - g->tstart[t]) * (uint64_t)g->ntype_feat_dim[t] * 4;
+}
+
+void halo_graph_set_type_starts(halo_graph *g)
+{
+    for (int t = 0; t <= g->ntypes && t <= HALO_MAX_NTYPES; t++) {
+        g->tstart[t] = halo_graph_type_start(g, t);
+    }
+}
+
+void halo_graph_alloc_type_feat(halo_graph *g)
+{
+    halo_graph_set_type_starts(g);
+    for (int t = 0; t < g->ntypes; t++) {
+        halo_free(g->tfeat[t]);
+        g->tfeat[t] = NULL;
+        uint64_t b = halo_graph_type_feat_bytes(g, t);
+        if (halo_graph_has_type_feat(g, t)) {
+            g->tfeat[t] = halo_calloc(1, b > 0 ? b : 4);
+            halo_mem_hugepages(g->tfeat[t], b);
+        }
+    }
 }
 
 void halo_graph_set_relations(halo_graph *g, const halo_relation *rels, int nrels)
@@ -203,6 +255,15 @@ void halo_graph_release_rows(const halo_graph *g, int64_t v0, int64_t v1)
         return;
     }
     uint64_t a = (uint64_t)v0, b = (uint64_t)v1, f = (uint64_t)g->feat_dim * 4;
+    for (int t = 0; t < g->ntypes && halo_graph_typed_feat(g); t++) {
+        int64_t lo = v0 > g->tstart[t] ? v0 : g->tstart[t];
+        int64_t hi = v1 < g->tstart[t + 1] ? v1 : g->tstart[t + 1];
+        uint64_t tw = (uint64_t)g->ntype_feat_dim[t] * 4;
+        if (lo < hi) {
+            release_bytes(&g->tmaps[t], (uint64_t)(lo - g->tstart[t]) * tw,
+                          (uint64_t)(hi - g->tstart[t]) * tw);
+        }
+    }
     release_bytes(&g->maps[HALO_GA_INDICES], (uint64_t)g->indptr[v0] * 4,
                   (uint64_t)g->indptr[v1] * 4);
     release_bytes(&g->maps[HALO_GA_INDPTR], a * 8, (b + 1) * 8);
@@ -221,6 +282,14 @@ void halo_graph_drop_features(halo_graph *g)
         halo_unmap(&g->maps[HALO_GA_FEAT]);
     }
     g->feat = NULL;
+    for (int t = 0; t < HALO_MAX_NTYPES; t++) {
+        if (g->owned) {
+            halo_free(g->tfeat[t]);
+        } else {
+            halo_unmap(&g->tmaps[t]);
+        }
+        g->tfeat[t] = NULL;
+    }
     g->topology_only = true;
 }
 
@@ -234,6 +303,13 @@ void halo_graph_free(halo_graph *g)
             halo_free(*graph_slot(g, a));
         } else {
             halo_unmap(&g->maps[a]);
+        }
+    }
+    for (int t = 0; t < HALO_MAX_NTYPES; t++) {
+        if (g->owned) {
+            halo_free(g->tfeat[t]);
+        } else {
+            halo_unmap(&g->tmaps[t]);
         }
     }
     halo_json_free(g->meta);
@@ -324,6 +400,35 @@ static int load_types(halo_graph *g, const char *path)
     return 0;
 }
 
+/* Maps the per-type feature files of typed graph g (after the checks: ntype is contiguous), each
+ * checked against its expected size; a padded feat.f32 of an older halo is refused. */
+static int load_type_feat(halo_graph *g, const char *dir)
+{
+    char path[4300], name[64];
+    HALO_CHECK(halo_path_join(path, sizeof path, dir, halo_graph_files[HALO_GA_FEAT]));
+    if (halo_path_exists(path)) {
+        return halo_errorf(HALO_EINPUT, "%s: a typed graph from an older halo (one padded feature "
+                           "file); regenerate or re-import it", path);
+    }
+    halo_graph_set_type_starts(g);
+    for (int t = 0; t < g->ntypes; t++) {
+        if (!halo_graph_has_type_feat(g, t)) {
+            continue;
+        }
+        halo_graph_type_feat_name(g, t, name, sizeof name);
+        HALO_CHECK(halo_path_join(path, sizeof path, dir, name));
+        if (!halo_path_exists(path)) {
+            return halo_errorf(HALO_EINPUT, "%s: missing: node type %s has %d features "
+                               "(meta.json node_types[%d].feat_dim)", path, g->ntype_name[t],
+                               g->ntype_feat_dim[t], t);
+        }
+        HALO_CHECK(halo_map_file(path, (size_t)halo_graph_type_feat_bytes(g, t), &g->tmaps[t]));
+        halo_mem_hugepages(g->tmaps[t].data, g->tmaps[t].size); /* read at random rows */
+        g->tfeat[t] = g->tmaps[t].data;
+    }
+    return 0;
+}
+
 int halo_graph_load(const char *dir, halo_graph **out)
 {
     char path[4096];
@@ -388,6 +493,9 @@ int halo_graph_load(const char *dir, halo_graph **out)
     /* Every command relies on the CSR, labels and split being well formed: check them here,
      * once, in O(nodes + edges), rather than in each command. */
     HALO_TRY(halo_graph_check(g, dir));
+    if (halo_graph_typed(g)) {
+        HALO_TRY(load_type_feat(g, dir));
+    }
     *out = g;
     return 0;
 fail:
@@ -483,6 +591,22 @@ int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_
         halo_jw_str(&w, hex);
         halo_jw_obj_end(&w);
     }
+    for (int t = 0; t < g->ntypes && halo_graph_typed(g); t++) {
+        if (!halo_graph_has_type_feat(g, t)) {
+            continue;
+        }
+        char hex[16], name[64];
+        uint64_t n = halo_graph_type_feat_bytes(g, t);
+        snprintf(hex, sizeof hex, "%08x", halo_crc32(0, g->tfeat[t], (size_t)n));
+        halo_graph_type_feat_name(g, t, name, sizeof name);
+        halo_jw_key(&w, name);
+        halo_jw_obj_begin(&w);
+        halo_jw_key(&w, "bytes");
+        halo_jw_i64(&w, (int64_t)n);
+        halo_jw_key(&w, "crc32");
+        halo_jw_str(&w, hex);
+        halo_jw_obj_end(&w);
+    }
     halo_jw_obj_end(&w);
     halo_jw_key(&w, "source");
     halo_jw_raw(&w, source_json != NULL ? source_json : "{}");
@@ -519,6 +643,15 @@ int halo_graph_write_with(const halo_graph *g, const char *dir, const char *sour
         HALO_TRY(halo_file_write_all(path, data, (size_t)n));
         crc[a] = halo_crc32(0, data, (size_t)n);
         bytes[a] = n;
+    }
+    for (int t = 0; t < g->ntypes && halo_graph_typed(g); t++) {
+        if (halo_graph_has_type_feat(g, t)) {
+            char name[64];
+            halo_graph_type_feat_name(g, t, name, sizeof name);
+            HALO_TRY(halo_path_join(path, sizeof path, tmp, name));
+            HALO_TRY(halo_file_write_all(path, g->tfeat[t],
+                                         (size_t)halo_graph_type_feat_bytes(g, t)));
+        }
     }
     if (extra_name != NULL) {
         HALO_TRY(halo_path_join(path, sizeof path, tmp, extra_name));

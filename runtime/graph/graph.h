@@ -44,7 +44,11 @@ enum { HALO_SPLIT_NONE = 0, HALO_SPLIT_TRAIN = 1, HALO_SPLIT_VALID = 2, HALO_SPL
 /* A graph in memory. A loaded graph's arrays are read-only mappings; a graph made with
  * halo_graph_alloc owns writable arrays. A topology-only graph (made with --no-features;
  * meta.json "features": false, absent meaning true) has no feat.f32: feat is NULL while feat_dim
- * still declares the width the features would have. */
+ * still declares the width the features would have.
+ * Features of a typed graph (nrels > 0; docs/hetero.md) are one file per node type that has
+ * any, feat.TYPE.f32 = float32[nodes_t * w_t] over the type's id range (w_t =
+ * ntype_feat_dim[t]): tfeat[t] points at them (NULL for a featureless type) and feat is NULL.
+ * Read rows through halo_graph_feat_row / halo_graph_feat_ptr, never feat directly. */
 typedef struct halo_graph {
     char name[128];     /* meta.json "name" */
     int64_t nodes;      /* node count (< 2^31) */
@@ -61,7 +65,10 @@ typedef struct halo_graph {
     halo_relation rel[HALO_MAX_RELS];    /* the relations, by relation id */
     int64_t *indptr;    /* [nodes+1] CSR over in-edges */
     int32_t *indices;   /* [edges] sources of in-edges */
-    float *feat;        /* [nodes*feat_dim] row-major; NULL when topology_only */
+    float *feat;        /* [nodes*feat_dim] row-major; NULL when topology_only or typed */
+    float *tfeat[HALO_MAX_NTYPES];     /* typed: [nodes_t * ntype_feat_dim[t]] rows of type t's
+                                        * ids, NULL when w_t = 0 or topology_only */
+    int64_t tstart[HALO_MAX_NTYPES + 1]; /* typed: type t owns ids [tstart[t], tstart[t+1]) */
     int32_t *label;     /* [nodes], -1 unlabelled */
     uint8_t *split;     /* [nodes], HALO_SPLIT_* */
     uint8_t *ntype;     /* [nodes] node type, non-decreasing (types contiguous), or NULL */
@@ -70,6 +77,7 @@ typedef struct halo_graph {
     halo_json *meta;    /* parsed meta.json of a loaded graph (NULL for an allocated one) */
     char dir[4096];     /* directory it was loaded from ("" if allocated) */
     halo_map maps[HALO_GA_COUNT]; /* mappings of a loaded graph */
+    halo_map tmaps[HALO_MAX_NTYPES]; /* mappings of the per-type feature files */
     bool owned;         /* arrays were allocated with halo_malloc */
 } halo_graph;
 
@@ -93,6 +101,38 @@ static inline int halo_graph_node_type(const halo_graph *g, int64_t v)
 {
     return g->ntype != NULL ? g->ntype[v] : 0;
 }
+/* Whether g keeps its features per node type (typed and not topology-only). */
+static inline bool halo_graph_typed_feat(const halo_graph *g)
+{
+    return g->nrels > 0 && !g->topology_only;
+}
+/* Feature row of node v where it is stored, and its width in *w: feat_dim floats of feat on a
+ * homogeneous graph; the w_t floats of tfeat[t] on a typed one (NULL and *w = 0 for a featureless
+ * type or a topology-only graph). */
+static inline const float *halo_graph_feat_ptr(const halo_graph *g, int64_t v, int *w)
+{
+    if (g->nrels == 0) {
+        *w = g->feat != NULL ? g->feat_dim : 0;
+        return g->feat != NULL ? g->feat + v * (int64_t)g->feat_dim : NULL;
+    }
+    int t = g->ntype != NULL ? g->ntype[v] : 0;
+    *w = g->tfeat[t] != NULL ? g->ntype_feat_dim[t] : 0;
+    return g->tfeat[t] != NULL ? g->tfeat[t] + (v - g->tstart[t]) * (int64_t)*w : NULL;
+}
+/* Writes node v's feature row, feat_dim floats, into dst: its type's w_t columns, zeros after
+ * (all zeros for a featureless type). The model's input and the wire carry rows this wide. */
+void halo_graph_feat_row(const halo_graph *g, int64_t v, float *dst);
+/* File name of type t's features ("feat.paper.f32") into buf. */
+void halo_graph_type_feat_name(const halo_graph *g, int t, char *buf, size_t size);
+/* Whether typed graph g has a feature file for type t (w_t > 0 and not topology-only). */
+bool halo_graph_has_type_feat(const halo_graph *g, int t);
+/* Expected bytes of type t's feature file (nodes_t * w_t * 4; 0 when it has none). */
+uint64_t halo_graph_type_feat_bytes(const halo_graph *g, int t);
+/* An allocated typed graph whose ntype, ntypes and ntype_feat_dim are set: computes tstart and
+ * allocates zeroed tfeat[t] for every type with features (none when topology_only). */
+void halo_graph_alloc_type_feat(halo_graph *g);
+/* Sets tstart of typed graph g from its ntype array. */
+void halo_graph_set_type_starts(halo_graph *g);
 /* Relation id named `name`, or -1. */
 int halo_graph_relation(const halo_graph *g, const char *name);
 /* Node type id named `name`, or -1. */
@@ -115,7 +155,7 @@ void halo_graph_drop_features(halo_graph *g);
 void halo_graph_release_rows(const halo_graph *g, int64_t v0, int64_t v1);
 
 /* Whether g has array `which` as a file: not ntype.u8 / etype.u8 of a homogeneous graph, not
- * feat.f32 of a topology-only one. */
+ * feat.f32 of a topology-only or a typed one (those have per-type files). */
 bool halo_graph_has_array(const halo_graph *g, int which);
 
 /* Expected byte size of array `which` of g (0 for an array it does not have). */
@@ -135,7 +175,8 @@ int halo_graph_write_with(const halo_graph *g, const char *dir, const char *sour
 
 /* Writes meta.json for arrays already written into tmpdir (used by streaming generators):
  * sizes and checksums are given per array (crc/bytes indexed by HALO_GA_*); the arrays g does
- * not have (halo_graph_has_array) get no entry, and a topology-only g gets "features": false. */
+ * not have (halo_graph_has_array) get no entry, and a topology-only g gets "features": false.
+ * The per-type feature files of a typed g get entries checksummed from tfeat in memory. */
 int halo_graph_write_meta(const halo_graph *g, const char *tmpdir, const uint32_t *crc,
                           const uint64_t *bytes, const char *source_json);
 

@@ -771,7 +771,7 @@ static int import_ogb_hetero(const char *src, const char *dir, const halo_import
         HALO_TRY(ogb_read_split(path, t[target].nodes, (uint8_t)(s + 1),
                                 g->split + t[target].start, &split_count[s + 1]));
     }
-    /* features: each type's own width; the file holds the widest, narrower rows zero-padded */
+    /* features: each type's own width, in its own file (none for a type without them) */
     int width[HALO_MAX_NTYPES] = {0};
     float *feats[HALO_MAX_NTYPES] = {NULL};
     int fmax = 0;
@@ -790,17 +790,11 @@ static int import_ogb_hetero(const char *src, const char *dir, const halo_import
         }
     }
     g->feat_dim = fmax;
-    tf = HALO_NEW(float, (size_t)nodes * (size_t)(fmax > 0 ? fmax : 1));
+    halo_graph_set_type_starts(g);
     for (int i = 0; i < ntypes; i++) {
         g->ntype_feat_dim[i] = width[i];
-        for (int64_t v = 0; v < t[i].nodes && feats[i] != NULL; v++) {
-            memcpy(tf + (size_t)(t[i].start + v) * (size_t)fmax,
-                   feats[i] + (size_t)v * (size_t)width[i], (size_t)width[i] * sizeof(float));
-        }
-        halo_free(feats[i]);
+        g->tfeat[i] = feats[i]; /* nodes_i x width_i, the graph's now */
     }
-    g->feat = tf;
-    tf = NULL;
     halo_import_csr_stats st = {read_total, 0, 0};
     char *source = ogb_source_json(src, split, opts->directed, &st, split_count);
     rc = halo_graph_write(g, dir, source);

@@ -26,8 +26,9 @@ static const char *file_name(char *buf, size_t size, const char *dir, int which)
 
 /* The invariants of a typed graph (docs/hetero.md): node types contiguous in id order; each
  * in-edge's relation in range, its endpoints of the relation's source and destination types, and
- * each row's in-edges grouped by ascending relation; labels and split only on the target type;
- * feature columns beyond a type's width zero. Assumes the untyped checks passed. */
+ * each row's in-edges grouped by ascending relation; labels and split only on the target type.
+ * Reads no features (those are per-type files, checked by halo_graph_verify). Assumes the
+ * untyped checks passed. */
 static int check_typed(const halo_graph *g, const char *dir)
 {
     char f[4200];
@@ -82,18 +83,6 @@ static int check_typed(const halo_graph *g, const char *dir)
                                file_name(f, sizeof f, dir, HALO_GA_SPLIT), v,
                                (unsigned)g->split[v], g->ntype_name[t],
                                g->ntype_name[g->target_type]);
-        }
-    }
-    for (int64_t v = 0; v < n && g->feat != NULL; v++) {
-        int t = halo_graph_node_type(g, v);
-        const float *row = g->feat + v * g->feat_dim;
-        for (int c = g->ntype_feat_dim[t]; c < g->feat_dim; c++) {
-            if (row[c] != 0.0f) {
-                return halo_errorf(HALO_EINPUT, "%s: row %" PRId64 " (a %s node) has %g in "
-                                   "column %d, beyond its type's width %d",
-                                   file_name(f, sizeof f, dir, HALO_GA_FEAT), v, g->ntype_name[t],
-                                   (double)row[c], c, g->ntype_feat_dim[t]);
-            }
         }
     }
     return 0;
@@ -217,36 +206,36 @@ int halo_check_features(const float *feat, int64_t rows, int feat_dim, int64_t r
     return 0;
 }
 
-/* Compares the CRC-32 and size of array `which` with its entry in meta.json "files";
- * `done` counts the bytes checksummed so far, for the progress bar. */
-static int verify_checksum(const halo_graph *g, int which, halo_progress *pr, uint64_t *done)
+/* Compares the CRC-32 and size of the file `name` (mapped as m) with its entry in meta.json
+ * "files"; `done` counts the bytes checksummed so far, for the progress bar. */
+static int verify_file_checksum(const halo_graph *g, const char *name, const halo_map *m,
+                                halo_progress *pr, uint64_t *done)
 {
     char f[4200], where[4200];
-    file_name(f, sizeof f, g->dir, which);
+    snprintf(f, sizeof f, "%s/%s", g->dir, name);
     snprintf(where, sizeof where, "%s/meta.json", g->dir);
     const halo_json *files = halo_json_get(g->meta, "files");
-    const halo_json *entry = halo_json_get(files, halo_graph_files[which]);
+    const halo_json *entry = halo_json_get(files, name);
     if (entry == NULL) {
-        return halo_errorf(HALO_EINPUT, "%s: no entry for %s in \"files\"", where,
-                           halo_graph_files[which]);
+        return halo_errorf(HALO_EINPUT, "%s: no entry for %s in \"files\"", where, name);
     }
     int64_t bytes;
     const char *hex;
     HALO_CHECK(halo_json_get_i64(entry, "bytes", where, &bytes));
     HALO_CHECK(halo_json_get_str(entry, "crc32", where, &hex));
-    if ((uint64_t)bytes != (uint64_t)g->maps[which].size) {
+    if ((uint64_t)bytes != (uint64_t)m->size) {
         return halo_errorf(HALO_EINPUT, "%s: %zu bytes, meta.json \"files\" says %" PRId64, f,
-                           g->maps[which].size, bytes);
+                           m->size, bytes);
     }
     char *end;
     unsigned long want = strtoul(hex, &end, 16);
     if (*end != '\0' || end == hex) {
         return halo_errorf(HALO_EINPUT, "%s: crc32 of %s is not hexadecimal: '%s'", where,
-                           halo_graph_files[which], hex);
+                           name, hex);
     }
     uint32_t crc = 0;
-    const unsigned char *p = g->maps[which].data;
-    size_t left = g->maps[which].size;
+    const unsigned char *p = m->data;
+    size_t left = m->size;
     while (left > 0) {
         size_t step = left < (64u << 20) ? left : (64u << 20);
         crc = halo_crc32(crc, p, step);
@@ -262,13 +251,40 @@ static int verify_checksum(const halo_graph *g, int which, halo_progress *pr, ui
     return 0;
 }
 
+/* The per-type feature files of typed graph g (their sizes were checked by the load): finite
+ * values in each, and no file for a featureless type (nor for any type of a topology-only
+ * graph). */
+static int check_type_feat(const halo_graph *g)
+{
+    char name[64], f[4300];
+    for (int t = 0; t < g->ntypes; t++) {
+        halo_graph_type_feat_name(g, t, name, sizeof name);
+        snprintf(f, sizeof f, "%s/%s", g->dir, name);
+        if (!halo_graph_has_type_feat(g, t)) {
+            if (halo_path_exists(f)) {
+                return halo_errorf(HALO_EINPUT, "%s: node type %s has %s, so it has no feature "
+                                   "file", f, g->ntype_name[t],
+                                   g->topology_only ? "no features (\"features\": false)"
+                                                    : "0 features (feat_dim 0)");
+            }
+            continue;
+        }
+        HALO_CHECK(halo_check_features(g->tfeat[t], g->tstart[t + 1] - g->tstart[t],
+                                       g->ntype_feat_dim[t], 0, f));
+    }
+    return 0;
+}
+
 int halo_graph_verify(const char *dir)
 {
     halo_graph *g;
     HALO_CHECK(halo_graph_load(dir, &g));
-    char f[4200];
+    char f[4200], name[64];
     int rc = halo_check_features(g->feat, g->nodes, g->feat_dim, 0,
                                  file_name(f, sizeof f, g->dir, HALO_GA_FEAT));
+    if (rc == 0 && halo_graph_typed(g)) {
+        rc = check_type_feat(g);
+    }
     if (rc == 0 && halo_graph_typed(g)) {
         rc = check_type_counts(g);
     }
@@ -276,13 +292,22 @@ int halo_graph_verify(const char *dir)
     for (int a = 0; a < HALO_GA_COUNT; a++) {
         total += g->maps[a].size;
     }
+    for (int t = 0; t < HALO_MAX_NTYPES; t++) {
+        total += g->tmaps[t].size;
+    }
     halo_progress pr;
     halo_progress_begin(&pr, "verify: checksums", total);
     for (int a = 0; a < HALO_GA_COUNT && rc == 0; a++) {
         if (!halo_graph_has_array(g, a)) {
             continue;
         }
-        rc = verify_checksum(g, a, &pr, &done);
+        rc = verify_file_checksum(g, halo_graph_files[a], &g->maps[a], &pr, &done);
+    }
+    for (int t = 0; t < g->ntypes && rc == 0; t++) {
+        if (halo_graph_has_type_feat(g, t)) {
+            halo_graph_type_feat_name(g, t, name, sizeof name);
+            rc = verify_file_checksum(g, name, &g->tmaps[t], &pr, &done);
+        }
     }
     halo_progress_end(&pr);
     halo_graph_free(g);

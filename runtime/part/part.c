@@ -352,8 +352,77 @@ static int part_check(const halo_part *p, const halo_partinfo *pi, const char *d
         }
     }
     char f[4200];
+    for (int t = 0; t < p->ntypes; t++) {
+        snprintf(f, sizeof f, "%s/feat.%s.f32", dir, pi->ntype_name[t]);
+        HALO_CHECK(halo_check_features(p->tfeat[t], p->tstart[t + 1] - p->tstart[t], p->tdim[t],
+                                       0, f));
+    }
     snprintf(f, sizeof f, "%s/feat.f32", dir);
     return halo_check_features(p->feat, p->nodes, p->feat_dim, s, f);
+}
+
+void halo_part_feat_row(const halo_part *p, int64_t gid, float *dst)
+{
+    int w;
+    const float *src = halo_part_feat_ptr(p, gid, &w);
+    if (w > 0) {
+        memcpy(dst, src, (size_t)w * sizeof(float));
+    }
+    if (p->feat_dim > w) {
+        memset(dst + w, 0, (size_t)(p->feat_dim - w) * sizeof(float));
+    }
+}
+
+/* Maps the per-type feature files of typed part p (k of pi) from dir: feat.TYPE.f32 of each
+ * type with w_t > 0 over the part's typed range, its size checked against part-K/meta.json and
+ * the file; no file for a featureless type, and no padded feat.f32 (an older halo's). */
+static int map_type_feat(halo_part *p, const halo_partinfo *pi, const char *dir,
+                         const halo_json *files, const char *metapath)
+{
+    char path[4300], name[64];
+    snprintf(path, sizeof path, "%s/feat.f32", dir);
+    if (halo_path_exists(path)) {
+        return halo_errorf(HALO_EINPUT, "%s: a typed partition from an older halo (one padded "
+                           "feature file); re-partition the graph", path);
+    }
+    if (pi->nrels == 0 || pi->type_start == NULL) {
+        return halo_errorf(HALO_EINPUT, "%s: a typed part (\"nrels\") of a partition.json "
+                           "without node types", metapath);
+    }
+    int T1 = pi->ntypes + 1;
+    p->ntypes = pi->ntypes;
+    for (int t = 0; t <= pi->ntypes; t++) {
+        p->tstart[t] = pi->type_start[(size_t)p->id * T1 + t];
+    }
+    for (int t = 0; t < pi->ntypes; t++) {
+        int w = pi->ntype_feat_dim[t];
+        snprintf(name, sizeof name, "feat.%s.f32", pi->ntype_name[t]);
+        HALO_CHECK(halo_path_join(path, sizeof path, dir, name));
+        if (p->topology_only || w == 0) {
+            if (halo_path_exists(path) || halo_json_get(files, name) != NULL) {
+                return halo_errorf(HALO_EINPUT, "%s: node type %s has no features, so it has no "
+                                   "feature file", path, pi->ntype_name[t]);
+            }
+            continue;
+        }
+        uint64_t bytes = (uint64_t)(p->tstart[t + 1] - p->tstart[t]) * (uint64_t)w * 4;
+        const halo_json *f = halo_json_get(files, name);
+        int64_t recorded;
+        if (f == NULL || !halo_path_exists(path)) {
+            return halo_errorf(HALO_EINPUT, "%s: missing: node type %s has %d features", path,
+                               pi->ntype_name[t], w);
+        }
+        HALO_CHECK(halo_json_get_i64(f, "bytes", metapath, &recorded));
+        if ((uint64_t)recorded != bytes) {
+            return halo_errorf(HALO_EINPUT, "%s: %s has %lld bytes, its type range needs %llu",
+                               metapath, name, (long long)recorded, (unsigned long long)bytes);
+        }
+        HALO_CHECK(halo_map_file(path, (size_t)bytes, &p->tmaps[t]));
+        halo_mem_hugepages(p->tmaps[t].data, p->tmaps[t].size);
+        p->tdim[t] = w;
+        p->tfeat[t] = p->tmaps[t].data;
+    }
+    return 0;
 }
 
 /* Loads part k: reads part-K/meta.json for the counts, derives every array's size from them,
@@ -406,9 +475,13 @@ int halo_part_load(const char *pdir, int k, halo_part **out)
         (uint64_t)p->num_halo * 4, (uint64_t)p->num_halo * 4, (uint64_t)p->num_train * 4,
         n, (uint64_t)p->edges, (uint64_t)p->num_halo,
     };
+    HALO_TRY(halo_partinfo_load(pdir, &pi));
+    if (p->nrels > 0) { /* typed: features in one file per featured type */
+        HALO_TRY(map_type_feat(p, pi, dir, files, metapath));
+    }
     for (int a = 0; a < (p->nrels > 0 ? 11 : 8); a++) {
-        if (a == 2 && p->topology_only) {
-            continue; /* no features: feat stays NULL */
+        if (a == 2 && (p->topology_only || p->nrels > 0)) {
+            continue; /* no feat.f32: feat stays NULL */
         }
         if (a == 2) {
             char fpath[4200];
@@ -438,7 +511,6 @@ int halo_part_load(const char *pdir, int k, halo_part **out)
                          (long long)p->edges);
         goto fail;
     }
-    HALO_TRY(halo_partinfo_load(pdir, &pi));
     HALO_TRY(part_check(p, pi, dir));
     halo_partinfo_free(pi);
     halo_json_free(meta);
@@ -455,6 +527,9 @@ void halo_part_free(halo_part *p)
 {
     if (p == NULL) {
         return;
+    }
+    for (int t = 0; t < HALO_MAX_NTYPES; t++) {
+        halo_unmap(&p->tmaps[t]);
     }
     for (int a = 0; a < 11; a++) {
         halo_unmap(&p->maps[a]);

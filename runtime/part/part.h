@@ -28,6 +28,10 @@
  *   etype.u8    [e_k]     relation of each in-edge, aligned with indices (rows grouped by
  *                         relation; sorted within a relation when "rows_sorted")
  *   halo_ntype.u8 [h_k]   node type of each halo node
+ *   feat.TYPE.f32 [n_kt*w_t]  features of the part's nodes of type t (its typed range
+ *                         type_ranges[k][t], in id order), w_t = node_types[t].feat_dim; one
+ *                         file per type with w_t > 0, none for a featureless type, and no
+ *                         feat.f32 (features of a typed part are only in these files)
  * part-K/meta.json gives each array's bytes and crc32 (same layout as a graph's meta.json). */
 
 /* partition.json, loaded on every rank: the range table and the summary. */
@@ -75,7 +79,8 @@ typedef struct halo_part {
     int64_t num_train;    /* training seeds */
     int64_t *indptr;      /* [nodes+1] */
     int32_t *indices;     /* [edges] global source ids */
-    float *feat;          /* [nodes*feat_dim]; NULL when topology_only */
+    float *feat;          /* [nodes*feat_dim]; NULL when topology_only or typed (rows through
+                           * halo_part_feat_ptr / halo_part_feat_row) */
     int32_t *label;       /* [nodes] */
     uint8_t *split;       /* [nodes] */
     int32_t *halo;        /* [num_halo] sorted */
@@ -86,10 +91,35 @@ typedef struct halo_part {
     uint8_t *etype;       /* [edges] relation of each in-edge, or NULL */
     uint8_t *halo_ntype;  /* [num_halo] node types of the halo nodes, or NULL */
     halo_map maps[11];    /* the mappings behind the arrays */
+    int ntypes;           /* typed part: node types (partition.json), else 0 */
+    int64_t tstart[HALO_MAX_NTYPES + 1]; /* typed: the part's type t owns global ids
+                                          * [tstart[t], tstart[t+1]) */
+    int tdim[HALO_MAX_NTYPES];           /* typed: w_t of each type */
+    const float *tfeat[HALO_MAX_NTYPES]; /* typed: feat.TYPE.f32 rows, NULL when w_t = 0 */
+    halo_map tmaps[HALO_MAX_NTYPES];     /* their mappings */
 } halo_part;
 
+/* Feature row of owned node gid where it is stored, and its width in *w: feat_dim floats of
+ * feat on a homogeneous part, the w_t floats of the type's file on a typed one (NULL, *w = 0
+ * for a featureless type or a topology-only part). */
+static inline const float *halo_part_feat_ptr(const halo_part *p, int64_t gid, int *w)
+{
+    if (p->ntypes == 0) {
+        *w = p->feat != NULL ? p->feat_dim : 0;
+        return p->feat != NULL ? p->feat + (gid - p->start) * (int64_t)p->feat_dim : NULL;
+    }
+    int t = p->ntype[gid - p->start];
+    *w = p->tfeat[t] != NULL ? p->tdim[t] : 0;
+    return p->tfeat[t] != NULL ? p->tfeat[t] + (gid - p->tstart[t]) * (int64_t)*w : NULL;
+}
+/* Writes owned node gid's row, feat_dim floats, into dst: the type's w_t columns, zeros after
+ * (all zeros for a featureless type), as rows travel and enter the model. */
+void halo_part_feat_row(const halo_part *p, int64_t gid, float *dst);
+
 /* Loads part k of pdir, checking every array's size against part-K/meta.json. A topology-only
- * part maps no feature file (feat = NULL, feat_dim kept); any other part must have feat.f32. */
+ * part maps no feature file (feat = NULL, feat_dim kept); a typed part maps feat.TYPE.f32 of each
+ * featured type (sizes from partition.json's type ranges and widths); any other part must have
+ * feat.f32. */
 int halo_part_load(const char *pdir, int k, halo_part **out);
 void halo_part_free(halo_part *p);
 

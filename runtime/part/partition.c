@@ -258,6 +258,11 @@ uint32_t halo_partition_graph_checksum(const halo_graph *g)
             crc = halo_crc32(crc, p, (size_t)n);
         }
     }
+    for (int t = 0; t < g->ntypes && halo_graph_typed(g); t++) {
+        if (g->tfeat[t] != NULL) {
+            crc = halo_crc32(crc, g->tfeat[t], (size_t)halo_graph_type_feat_bytes(g, t));
+        }
+    }
     return crc;
 }
 
@@ -450,6 +455,9 @@ typedef struct part_out {
     char dir[4096];          /* its directory inside the temporary partition directory */
     halo_writer *w[W_COUNT]; /* the streamed arrays (W_FEAT NULL for a topology-only graph) */
     halo_writer *wt[2];      /* typed graphs: ntype.u8 and etype.u8, else NULL */
+    halo_writer *wf[HALO_MAX_NTYPES]; /* typed graphs: feat.TYPE.f32 of each featured type */
+    uint32_t fcrc[HALO_MAX_NTYPES];   /* their CRC-32 */
+    uint64_t fbytes[HALO_MAX_NTYPES]; /* their bytes */
     uint32_t crc[F_COUNT];   /* CRC-32 of each file of f_names order (part.c's) */
     uint64_t bytes[F_COUNT]; /* bytes of each file */
     int64_t off;             /* in-edges written so far (the running indptr value) */
@@ -464,11 +472,18 @@ static int part_open(const halo_graph *g, const char *tmp, int k, part_out *po)
     HALO_CHECK(halo_path_join(po->dir, sizeof po->dir, tmp, name));
     HALO_CHECK(halo_mkdir_p(po->dir));
     for (int i = 0; i < W_COUNT; i++) {
-        if (i == W_FEAT && g->topology_only) {
-            continue;
+        if (i == W_FEAT && !halo_graph_has_array(g, HALO_GA_FEAT)) {
+            continue; /* topology-only, or typed: one file per featured type below */
         }
         HALO_CHECK(halo_path_join(path, sizeof path, po->dir, w_names[i]));
         HALO_CHECK(halo_writer_open(path, &po->w[i]));
+    }
+    for (int t = 0; t < g->ntypes && halo_graph_typed(g); t++) {
+        if (halo_graph_has_type_feat(g, t)) {
+            halo_graph_type_feat_name(g, t, name, sizeof name);
+            HALO_CHECK(halo_path_join(path, sizeof path, po->dir, name));
+            HALO_CHECK(halo_writer_open(path, &po->wf[t]));
+        }
     }
     for (int i = 0; i < 2 && halo_graph_typed(g); i++) {
         HALO_CHECK(halo_path_join(path, sizeof path, po->dir, f_names[F_NTYPE + i]));
@@ -488,6 +503,10 @@ static void part_discard(part_out *po)
     for (int i = 0; i < 2; i++) {
         halo_writer_discard(po->wt[i]);
         po->wt[i] = NULL;
+    }
+    for (int t = 0; t < HALO_MAX_NTYPES; t++) {
+        halo_writer_discard(po->wf[t]);
+        po->wf[t] = NULL;
     }
 }
 
@@ -541,6 +560,11 @@ static int write_pass(const halo_graph *g, const int32_t *a, const relabel *r, i
             uint8_t nt = (uint8_t)halo_graph_node_type(g, o); /* 0 when ntype.u8 is absent */
             HALO_CHECK(halo_writer_put(p->wt[0], &nt, 1));
             f->tcount[nt]++;
+            int w; /* the type's own row, into its own file (types contiguous in the part) */
+            const float *x = halo_graph_feat_ptr(g, o, &w);
+            if (p->wf[nt] != NULL && w > 0) {
+                HALO_CHECK(halo_writer_put(p->wf[nt], x, (size_t)w * sizeof(float)));
+            }
         }
         p->off += d;
         HALO_CHECK(halo_writer_put(p->w[W_INDPTR], &p->off, sizeof p->off));
@@ -583,6 +607,13 @@ static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *p
         if (po->wt[i] != NULL) {
             rc = halo_writer_close(po->wt[i], &po->crc[F_NTYPE + i], &po->bytes[F_NTYPE + i]);
             po->wt[i] = NULL;
+            HALO_CHECK(rc);
+        }
+    }
+    for (int t = 0; t < HALO_MAX_NTYPES; t++) {
+        if (po->wf[t] != NULL) {
+            rc = halo_writer_close(po->wf[t], &po->fcrc[t], &po->fbytes[t]);
+            po->wf[t] = NULL;
             HALO_CHECK(rc);
         }
     }
@@ -661,7 +692,7 @@ static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *p
     halo_jw_obj_begin(&j);
     for (int i = 0; i < (halo_graph_typed(g) ? F_COUNT : F_TRAIN + 1); i++) {
         char hex[16];
-        if (i == W_FEAT && g->topology_only) {
+        if (i == W_FEAT && !halo_graph_has_array(g, HALO_GA_FEAT)) {
             continue;
         }
         snprintf(hex, sizeof hex, "%08x", po->crc[i]);
@@ -669,6 +700,21 @@ static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *p
         halo_jw_obj_begin(&j);
         halo_jw_key(&j, "bytes");
         halo_jw_i64(&j, (int64_t)po->bytes[i]);
+        halo_jw_key(&j, "crc32");
+        halo_jw_str(&j, hex);
+        halo_jw_obj_end(&j);
+    }
+    for (int t = 0; t < g->ntypes && halo_graph_typed(g); t++) {
+        if (!halo_graph_has_type_feat(g, t)) {
+            continue;
+        }
+        char hex[16], name[64];
+        snprintf(hex, sizeof hex, "%08x", po->fcrc[t]);
+        halo_graph_type_feat_name(g, t, name, sizeof name);
+        halo_jw_key(&j, name);
+        halo_jw_obj_begin(&j);
+        halo_jw_key(&j, "bytes");
+        halo_jw_i64(&j, (int64_t)po->fbytes[t]);
         halo_jw_key(&j, "crc32");
         halo_jw_str(&j, hex);
         halo_jw_obj_end(&j);
@@ -712,7 +758,11 @@ static int write_parts(const halo_graph *g, const int32_t *a, const relabel *r, 
 {
     int P = r->parts, rc = 0;
     int64_t words = (g->nodes + 63) / 64 + 1;
-    uint64_t per_part = (uint64_t)words * 8 + W_COUNT * (uint64_t)PART_WRITER_BYTES;
+    int writers = W_COUNT; /* the streamed arrays and each featured type's file */
+    for (int t = 0; t < g->ntypes && halo_graph_typed(g); t++) {
+        writers += halo_graph_has_type_feat(g, t);
+    }
+    uint64_t per_part = (uint64_t)words * 8 + (uint64_t)writers * PART_WRITER_BYTES;
     uint64_t budget = group_budget();
     int group = budget / per_part < (uint64_t)P ? (int)(budget / per_part) : P;
     group = group < 1 ? 1 : group > P ? P : group;

@@ -48,6 +48,7 @@ struct store_scratch {
     halo_buf letype, metype;          /* typed sampling: relations of lnbrs and of mnbrs */
     halo_buf dest;         /* int64 byte displacement of each fetched row's destination */
     halo_buf sdisp;        /* int64 byte displacement in feat of each row served */
+    halo_buf tstage;       /* typed part: the rows served, padded to feat_dim (row_source) */
 };
 
 static store_scratch *scratch_new(int ranks)
@@ -143,7 +144,7 @@ void halo_store_close(halo_store *st)
         halo_free(s->cur2);
         halo_buf *bufs[] = {&s->send, &s->rep,  &s->owner, &s->lrow,  &s->lkey, &s->loff,
                        &s->lnbrs, &s->srow, &s->skey, &s->soff, &s->moff, &s->mnbrs, &s->dest,
-                       &s->sdisp, &s->letype, &s->metype};
+                       &s->sdisp, &s->letype, &s->metype, &s->tstage};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
             halo_buf_free(bufs[i]);
         }
@@ -178,7 +179,8 @@ int halo_store_set_direct(halo_store *st, int on)
     if (owner->peer_maps == NULL) {
         owner->peer_maps = HALO_NEW(halo_map, st->ranks);
         for (int k = 0; k < st->ranks; k++) {
-            if (k == st->rank || !halo_comm_same_host(st->comm, k) || st->feat_dim == 0) {
+            if (k == st->rank || !halo_comm_same_host(st->comm, k) || st->feat_dim == 0 ||
+                st->part->ntypes > 0) { /* typed peers' rows go by message */
                 continue;
             }
             char path[4300];
@@ -680,6 +682,19 @@ void halo_store_gather(const float *feat, int64_t base, int dim, const int32_t *
 #endif
 }
 
+/* The row source: owned node id's feature row, feat_dim floats, into dst. A typed part's row
+ * comes from its type's file, zero-padded past the type's width (docs/hetero.md). */
+static inline void row_source(const halo_store *st, int32_t id, float *dst)
+{
+    const halo_part *pt = st->part;
+    if (pt->ntypes == 0) {
+        memcpy(dst, pt->feat + (id - st->start) * (int64_t)st->feat_dim,
+               (size_t)st->feat_dim * sizeof(float));
+    } else {
+        halo_part_feat_row(pt, id, dst);
+    }
+}
+
 /* Serves the row requests that arrived in x: for each peer a reply with the rows in the order
  * asked, read from the mapped feature array by the rows exchange (gathered piece by piece while
  * the previous piece travels; rows adjacent in feat go without a copy). */
@@ -706,7 +721,20 @@ static int serve_rows(halo_store *st, const halo_xchg *x)
         }
         st->stats.served_rows += n;
     }
-    return halo_comm_rows_send(st->comm, &s->xrows, st->part->feat, sdisp, s->rep_off, rb);
+    const void *src = st->part->feat;
+    if (st->part->ntypes > 0) { /* typed: the rows gathered (padded) into a stage, sent from it */
+        float *stage = halo_buf_get(&s->tstage, s->rep_off[P] * rb + 8);
+        for (int p = 0; p < P; p++) {
+            const int32_t *ids = (const int32_t *)(x->recv + x->recv_off[p]);
+            for (int64_t i = 0; i < s->rep_off[p + 1] - s->rep_off[p]; i++) {
+                int64_t j = s->rep_off[p] + i;
+                row_source(st, ids[i], stage + j * st->feat_dim);
+                sdisp[j] = j * rb;
+            }
+        }
+        src = stage;
+    }
+    return halo_comm_rows_send(st->comm, &s->xrows, src, sdisp, s->rep_off, rb);
 }
 
 /* Collective pull. The requester lists, per owner, the ids it wants and where each row goes,
@@ -720,7 +748,6 @@ int halo_store_pull_exec(halo_store *st, halo_store_pull *p, float *rows)
     int P = st->ranks, me = st->rank;
     int dim = st->feat_dim;
     size_t rb = (size_t)dim * sizeof(float);
-    const float *feat = st->part->feat;
     double t0 = halo_now();
     memset(s->cnt, 0, (size_t)P * sizeof *s->cnt);
     int64_t nf = 0, nd = 0; /* rows fetched by message / read directly */
@@ -786,12 +813,12 @@ int halo_store_pull_exec(halo_store *st, halo_store_pull *p, float *rows)
     for (int64_t i = 0; i < p->n; i++) {
         int32_t id = p->ids[i];
         if (halo_store_is_local(st, id)) {
-            memcpy(rows + i * dim, feat + (id - st->start) * dim, rb);
+            row_source(st, id, rows + i * dim);
         }
     }
     for (int64_t e = 0; e < p->num_extra; e++) {
         if (xowner[e] == me) {
-            memcpy(p->extra_rows + e * dim, feat + (p->extra_id[e] - st->start) * dim, rb);
+            row_source(st, p->extra_id[e], p->extra_rows + e * dim);
         } else if (xowner[e] < 0) {
             int o = -1 - xowner[e];
             memcpy(p->extra_rows + e * dim, pf[o] + (p->extra_id[e] - pstart[o]) * dim, rb);

@@ -34,8 +34,16 @@ fails_clean() {
 
 # ---- the mag preset ------------------------------------------------------------------------
 check "gen --preset mag" "$HALO" gen --preset mag --scale 0.004 -o "$T/mag"
-check_out "info prints the node types" '^  author +4539 nodes, ids \[2946, 7485\), 0 features' \
+check_out "info prints the node types" '^  author +4539 nodes, ids \[2946, 7485\), 0 features \(no feature file\)' \
     "$HALO" info "$T/mag"
+check_out "info names each featured type's file" '^  paper +2946 nodes, ids \[0, 2946\), 128 features \(feat\.paper\.f32, ' \
+    "$HALO" info "$T/mag"
+# features: one file per featured type (papers only), none for the featureless ones, no feat.f32
+got=$(cd "$T/mag" && ls feat* | tr '\n' ' ')
+if [ "$got" = "feat.paper.f32 " ] && [ "$(stat -c %s "$T/mag/feat.paper.f32")" = $((2946 * 128 * 4)) ]; then
+    ok "a typed graph has one feature file per featured type, nodes_t x w_t x 4 bytes"
+else not_ok "a typed graph has one feature file per featured type, nodes_t x w_t x 4 bytes"
+    echo "# feature files: $got"; fi
 check_out "info prints the relations with degrees" \
     '^  author writes paper +[0-9]+ edges; in-degree mean [0-9.]+ max [0-9]+' "$HALO" info "$T/mag"
 check_out "verify checks the typed graph" 'ok \(7760 nodes, [0-9]+ edges; .* 7 files\)' \
@@ -43,7 +51,7 @@ check_out "verify checks the typed graph" 'ok \(7760 nodes, [0-9]+ edges; .* 7 f
 check "gen --preset mag is byte-identical when made twice" \
     "$HALO" gen --preset mag --scale 0.004 -o "$T/mag2"
 same=1
-for f in meta.json indptr.i64 indices.i32 etype.u8 ntype.u8 feat.f32 label.i32 split.u8; do
+for f in meta.json indptr.i64 indices.i32 etype.u8 ntype.u8 feat.paper.f32 label.i32 split.u8; do
     cmp -s "$T/mag/$f" "$T/mag2/$f" || same=0
 done
 if [ $same = 1 ]; then ok "the same flags give the same files"; else not_ok "the same flags give the same files"; fi
@@ -51,11 +59,31 @@ check_fails "a heterogeneous preset refuses sbm flags" "takes --scale, --classes
     "$HALO" gen --preset mag --degree-in 3 -o "$T/x"
 check_out "mag240m is usable topology-only" '"features": false' sh -c \
     "'$HALO' -q gen --preset mag240m --scale 0.00002 --no-features -o '$T/m240' && cat '$T/m240/meta.json'"
+check "a topology-only typed graph partitions" "$HALO" -q partition "$T/m240" --parts 2 -o "$T/p240"
+if ! compgen -G "$T/m240/feat*" >/dev/null && ! compgen -G "$T/p240/part-*/feat*" >/dev/null; then
+    ok "a topology-only typed graph and its parts have no feature file"
+else not_ok "a topology-only typed graph and its parts have no feature file"; ls "$T/m240" | sed 's/^/# /'; fi
 
 # a relation that does not fit its endpoints, and a changed etype.u8, are found by verify
 cp -r "$T/mag" "$T/bad1"
 python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(0); b = f.read(1); f.seek(0); f.write(bytes([b[0] ^ 1])); f.close()' "$T/bad1/etype.u8"
 check_fails "verify names etype.u8 when it was changed" "bad1/etype.u8: " "$HALO" verify "$T/bad1"
+# bad per-type feature files: cut, one for a featureless type, a padded feat.f32 of an older halo
+cp -r "$T/mag" "$T/bad2"
+truncate -s -4 "$T/bad2/feat.paper.f32"
+check_fails "verify names a cut per-type feature file" "bad2/feat.paper.f32: size is" \
+    "$HALO" verify "$T/bad2"
+cp -r "$T/mag" "$T/bad3"
+: >"$T/bad3/feat.author.f32"
+check_fails "verify refuses a feature file for a featureless type" \
+    "bad3/feat.author.f32: node type author has 0 features" "$HALO" verify "$T/bad3"
+cp -r "$T/mag" "$T/bad4"
+: >"$T/bad4/feat.f32"
+check_fails "a typed graph with a padded feat.f32 gets one line" \
+    "bad4/feat.f32: a typed graph from an older halo \(one padded feature file\); regenerate or re-import it" \
+    "$HALO" verify "$T/bad4"
+check_fails "... also where a command loads it" "bad4/feat.f32: a typed graph from an older halo" \
+    "$HALO" partition "$T/bad4" --parts 2 -o "$T/pbad4"
 
 # ---- homogeneous graphs keep their format ---------------------------------------------------
 check "gen sbm" "$HALO" gen sbm -n 500 -o "$T/sbm"
@@ -76,6 +104,40 @@ else not_ok "every node type is balanced within 1.2"; fi
 for f in ntype.u8 etype.u8 halo_ntype.u8; do
     if [ -s "$T/p2/part-1/$f" ]; then ok "part files carry $f"; else not_ok "part files carry $f"; fi
 done
+# each part keeps feat.paper.f32 over its paper range, equal to the graph's rows of those nodes
+if python3 -c 'import json, struct, sys
+g, p = sys.argv[1], sys.argv[2]
+gf = open(g + "/feat.paper.f32", "rb").read()
+orig = struct.unpack("<%dq" % 7760, open(p + "/orig_id.i64", "rb").read())
+j = json.load(open(p + "/partition.json"))
+for k in range(2):
+    d = p + "/part-%d" % k
+    import os
+    assert sorted(f for f in os.listdir(d) if f.startswith("feat")) == ["feat.paper.f32"], k
+    s, e = j["type_ranges"][k][0]
+    pf = open(d + "/feat.paper.f32", "rb").read()
+    assert len(pf) == (e - s) * 512, k
+    for i in range(s, e):
+        o = orig[i]
+        assert pf[(i - s) * 512:(i - s + 1) * 512] == gf[o * 512:(o + 1) * 512], (k, i)
+' "$T/mag" "$T/p2"; then
+    ok "each part's feat.paper.f32 holds the graph's rows of its papers, nothing else"
+else not_ok "each part's feat.paper.f32 holds the graph's rows of its papers, nothing else"; fi
+# a bad per-type part file: one line naming it, on every rank
+cp -r "$T/p2" "$T/p2bad"
+truncate -s -4 "$T/p2bad/part-1/feat.paper.f32"
+out=$($MPIRUN -np 2 "$HALO" train "$T/p2bad" --model rgcn --epochs 1 --no-table 2>&1)
+# (rank 1 names the file, rank 0 says that rank 1 failed: as for every part file)
+if printf '%s\n' "$out" | grep -q '^halo: error: rank 1: .*p2bad/part-1/feat.paper.f32: size is' &&
+    printf '%s\n' "$out" | grep -q '^halo: error: rank 0: rank 1 failed: bad input'; then
+    ok "a cut per-type part file gets one line on every rank, naming it"; else
+    not_ok "a cut per-type part file gets one line on every rank, naming it"
+    printf '%s\n' "$out" | sed 's/^/# /' | tail -5; fi
+cp -r "$T/p2" "$T/p2old"
+: >"$T/p2old/part-0/feat.f32"
+check_fails "a typed partition with a padded feat.f32 gets one line" \
+    "p2old/part-0/feat.f32: a typed partition from an older halo" \
+    $MPIRUN -np 2 "$HALO" train "$T/p2old" --model rgcn --epochs 1 --no-table
 check "two-level partition of a typed graph" \
     "$HALO" partition "$T/mag" --method multilevel --machines 2 --trainers-per-part 2 -o "$T/pml"
 check "stream partition of a typed graph" "$HALO" partition "$T/mag" --parts 2 --method stream -o "$T/pst"
@@ -109,8 +171,13 @@ check_arr "ogb hetero indices" "$T/gm/indices.i32" i \
     "7 9 10 7 11 8 12 8 13 14 9 10 11 12 14 0 1 2 3 0 11 10 4 0 9 11 4 1 10 9 5 2 6 3 14 3 13 6"
 check_arr "ogb hetero etype" "$T/gm/etype.u8" B \
     "1 3 3 1 3 1 3 1 3 3 6 6 6 6 6 0 0 0 0 2 4 5 7 2 4 5 7 2 4 5 7 2 7 2 5 2 4 7"
-check_arr "ogb hetero features per type, padded to the widest" "$T/gm/feat.f32" f \
-    "0 0 0 0 0 0 0 0 10 0 11 0 12 0 0 0 0 0 0.5 1 1.5 2 2.5 3 3.5 4 4.5 5 5.5 6"
+check_arr "ogb hetero field_of_study features in their own file, 1 wide" \
+    "$T/gm/feat.field_of_study.f32" f "10 11 12"
+check_arr "ogb hetero paper features in their own file, 2 wide" "$T/gm/feat.paper.f32" f \
+    "0.5 1 1.5 2 2.5 3 3.5 4 4.5 5 5.5 6"
+if [ ! -e "$T/gm/feat.f32" ] && [ ! -e "$T/gm/feat.author.f32" ] && [ ! -e "$T/gm/feat.institution.f32" ]; then
+    ok "ogb hetero: no feat.f32 and no file for the featureless types"
+else not_ok "ogb hetero: no feat.f32 and no file for the featureless types"; ls "$T/gm" | sed 's/^/# /'; fi
 check_arr "ogb hetero labels on the target type" "$T/gm/label.i32" i "-1 -1 -1 -1 -1 -1 -1 -1 -1 1 0 2 1 0 2"
 check_arr "ogb hetero split on the target type" "$T/gm/split.u8" B "0 0 0 0 0 0 0 0 0 1 1 1 2 3 3"
 check_out "ogb hetero meta names the target type" '"target_type": "paper"' cat "$T/gm/meta.json"
@@ -126,8 +193,17 @@ import halo_io
 g = halo_io.load_graph(sys.argv[2])
 print(len(g.etype), len(g.ntype), int(g.etype[g.indptr[9]:g.indptr[10]].max()))' \
         "$(cd "$(dirname "$0")/../../python" && pwd)" "$T/gm"
+    check_out "python/halo_io.py reads the per-type features and pads them as halo trains" \
+        '^fos \(3, 1\) paper \(6, 2\) 11 0 5.5 6$' "$PY" -c 'import sys
+sys.path.insert(0, sys.argv[1])
+import halo_io
+g = halo_io.load_graph(sys.argv[2])
+x = g.padded_features()
+print("fos", g.tfeat["field_of_study"].shape, "paper", g.tfeat["paper"].shape, "%g %g %g %g" % (x[5][0], x[5][1], x[14][0], x[14][1]))' \
+        "$(cd "$(dirname "$0")/../../python" && pwd)" "$T/gm"
 else
     ok "python/halo_io.py reads etype and ntype # SKIP numpy not installed"
+    ok "python/halo_io.py reads the per-type features # SKIP numpy not installed"
 fi
 check "ogb hetero --directed keeps the given directions" "$HALO" -q import ogb "$T/om" -o "$T/gmd" --directed
 check_out "ogb hetero --directed has no reverse relations" '"edges": 19,' cat "$T/gmd/meta.json"

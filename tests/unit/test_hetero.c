@@ -95,13 +95,21 @@ static void mag_preset_has_the_shape_of_ogbn_mag(void **state)
             }
         }
     }
-    /* labels and split on papers only; non-paper rows have no features */
+    /* labels and split on papers only; only papers have a feature array, the others none */
+    assert_null(g->feat);
+    assert_non_null(g->tfeat[0]);
+    for (int t = 1; t < g->ntypes; t++) {
+        assert_null(g->tfeat[t]);
+    }
     int64_t labelled = 0, train = 0;
+    float row[8];
     for (int64_t v = 0; v < g->nodes; v++) {
         if (g->ntype[v] != 0) {
             assert_int_equal(g->label[v], -1);
+            memset(row, 0xff, sizeof row);
+            halo_graph_feat_row(g, v, row); /* a featureless node reads as a zero row */
             for (int j = 0; j < g->feat_dim; j++) {
-                assert_true(g->feat[v * g->feat_dim + j] == 0.0f);
+                assert_true(row[j] == 0.0f);
             }
         }
         labelled += g->label[v] >= 0;
@@ -168,16 +176,13 @@ static void check_rejects_every_typed_violation(void **state)
     g->indices[b] = ti;
     g->etype[b] = te;
     assert_int_equal(halo_graph_check(g, NULL), 0);
-    /* a label or a split on an author; a feature on an author */
+    /* a label or a split on an author */
     g->label[a0] = 3;
     expect_check_fails(g, "only the target type paper is labelled");
     g->label[a0] = -1;
     g->split[a0] = HALO_SPLIT_TRAIN;
     expect_check_fails(g, "only the target type paper is split");
     g->split[a0] = HALO_SPLIT_NONE;
-    g->feat[a0 * g->feat_dim + 2] = 1.0f;
-    expect_check_fails(g, "beyond its type's width 0");
-    g->feat[a0 * g->feat_dim + 2] = 0.0f;
     /* types not contiguous */
     g->ntype[a0 - 1] = 1;
     g->ntype[a0] = 0;
@@ -186,6 +191,89 @@ static void check_rejects_every_typed_violation(void **state)
     g->ntype[a0] = 1;
     assert_int_equal(halo_graph_check(g, NULL), 0);
     halo_graph_free(g);
+}
+
+/* Whether file `name` exists in dir; its size in *bytes. */
+static bool file_in(const char *dir, const char *name, long *bytes)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        return false;
+    }
+    fseek(f, 0, SEEK_END);
+    *bytes = ftell(f);
+    fclose(f);
+    return true;
+}
+
+/* Runs shell command fmt on dir (one %s). */
+static void sh(const char *fmt, const char *dir)
+{
+    char cmd[13000];
+    snprintf(cmd, sizeof cmd, fmt, dir, dir, dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A typed graph keeps its features as one file per featured type (feat.paper.f32, papers x 8
+ * floats), none for featureless types and no feat.f32; the rows read back equal the written
+ * ones; verify names a truncated per-type file, a file for a featureless type and a padded
+ * feat.f32 of an older halo. */
+static void typed_graph_keeps_one_feature_file_per_featured_type(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/halo_test_hetero_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[4200];
+    snprintf(out, sizeof out, "%s/g", dir);
+    halo_graph *g = small_mag();
+    assert_int_equal(halo_graph_write(g, out, NULL), 0);
+    int64_t papers = halo_graph_type_start(g, 1);
+    long bytes = -1;
+    assert_true(file_in(out, "feat.paper.f32", &bytes));
+    assert_int_equal(bytes, papers * 8 * 4);
+    assert_false(file_in(out, "feat.f32", &bytes));
+    assert_false(file_in(out, "feat.author.f32", &bytes));
+    assert_false(file_in(out, "feat.institution.f32", &bytes));
+    assert_false(file_in(out, "feat.field_of_study.f32", &bytes));
+    halo_graph *h;
+    assert_int_equal(halo_graph_load(out, &h), 0);
+    assert_null(h->feat);
+    float a[8], b[8];
+    for (int64_t v = 0; v < g->nodes; v += 7) {
+        halo_graph_feat_row(g, v, a);
+        halo_graph_feat_row(h, v, b);
+        assert_memory_equal(a, b, sizeof a);
+    }
+    halo_graph_free(h);
+    assert_int_equal(halo_graph_verify(out), 0);
+    /* a cut per-type file */
+    sh("cp %s/feat.paper.f32 %s/keep && truncate -s -4 %s/feat.paper.f32", out);
+    assert_int_equal(halo_graph_verify(out), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "feat.paper.f32"));
+    sh("mv %s/keep %s/feat.paper.f32 # %s", out);
+    assert_int_equal(halo_graph_verify(out), 0);
+    /* a file for a featureless type */
+    sh("touch %s/feat.author.f32 # %s %s", out);
+    assert_int_equal(halo_graph_verify(out), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "feat.author.f32"));
+    sh("rm %s/feat.author.f32 # %s %s", out);
+    /* a padded feat.f32 of an older halo: one line saying so, from load and verify */
+    sh("touch %s/feat.f32 # %s %s", out);
+    assert_int_equal(halo_graph_load(out, &h), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "feat.f32: a typed graph from an older halo"));
+    assert_int_equal(halo_graph_verify(out), HALO_EINPUT);
+    sh("rm %s/feat.f32 # %s %s", out);
+    /* a missing per-type file */
+    sh("mv %s/feat.paper.f32 %s/keep # %s", out);
+    assert_int_equal(halo_graph_verify(out), HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "feat.paper.f32: missing"));
+    sh("mv %s/keep %s/feat.paper.f32 # %s", out);
+    assert_int_equal(halo_graph_verify(out), 0);
+    halo_graph_free(g);
+    snprintf(out, sizeof out, "rm -rf '%s'", dir);
+    assert_int_equal(system(out), 0);
 }
 
 static void typed_graph_round_trips_through_a_directory(void **state)
@@ -393,6 +481,29 @@ static void typed_metis_partition_balances_every_type(void **state)
         print_message("# %s: balance %.3f\n", g->ntype_name[t], bal);
         assert_true(bal <= 1.10); /* METIS keeps small graphs a little above 1.05 */
     }
+    /* each part keeps feat.paper.f32 over its paper range, equal to the graph's rows of the
+     * nodes it owns; no feat.f32 and no file for the featureless types */
+    float want[8], got[8];
+    for (int k = 0; k < 4; k++) {
+        halo_part *p;
+        assert_int_equal(halo_part_load(pdir, k, &p), 0);
+        assert_null(p->feat);
+        assert_int_equal(p->ntypes, g->ntypes);
+        char kdir[4300];
+        long bytes = -1;
+        snprintf(kdir, sizeof kdir, "%s/part-%d", pdir, k);
+        const int64_t *ts = pi->type_start + (size_t)k * T1;
+        assert_true(file_in(kdir, "feat.paper.f32", &bytes));
+        assert_int_equal(bytes, (ts[1] - ts[0]) * 8 * 4);
+        assert_false(file_in(kdir, "feat.f32", &bytes));
+        assert_false(file_in(kdir, "feat.author.f32", &bytes));
+        for (int64_t id = p->start; id < p->end; id++) {
+            halo_graph_feat_row(g, orig[id], want);
+            halo_part_feat_row(p, id, got);
+            assert_memory_equal(want, got, sizeof want);
+        }
+        halo_part_free(p);
+    }
     halo_free(data);
     halo_partinfo_free(pi);
     halo_graph_free(g);
@@ -406,6 +517,7 @@ int main(void)
         cmocka_unit_test(mag_preset_has_the_shape_of_ogbn_mag),
         cmocka_unit_test(check_rejects_every_typed_violation),
         cmocka_unit_test(typed_graph_round_trips_through_a_directory),
+        cmocka_unit_test(typed_graph_keeps_one_feature_file_per_featured_type),
         cmocka_unit_test(rel_fanouts_parse_both_forms),
         cmocka_unit_test(typed_sampler_respects_per_relation_fanouts),
         cmocka_unit_test(typed_metis_partition_balances_every_type),
