@@ -4,7 +4,9 @@
  * bandwidth of warm ping-pongs of one contiguous buffer of 256 KiB, 1 MiB (sizes of the pieces a
  * reply travels in) and the pull's size, over all rounds. A second figure pulls the same remote
  * rows interleaved with as many local ones (replies scattered to every other row, as in a real
- * batch), counting only the remote bytes.
+ * batch), counting only the remote bytes. The owner also times its gather of the asked rows alone
+ * (in the same rounds), and pull_vs_pingpong_plus_gather_* compares the pull with the ping-pong
+ * of the same bytes plus that gather: the limit of a pull that does not overlap the two.
  * Run: mpirun -np 2 build/bench/bench_pull, or plainly (it then starts itself under mpirun -np 2).
  * HALO_BENCH_PULL_BYTES: bytes per pull (4 MiB); HALO_BENCH_PULL_ROWS: row sizes in bytes, comma
  * separated, multiples of 4 (64,512,4096,16384); HALO_BENCH_PULL_REPS: rounds, best kept (20). */
