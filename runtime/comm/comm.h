@@ -148,6 +148,11 @@ int halo_comm_rows_recv(halo_comm *c, halo_rows_xchg *x, void *base, const int64
  * arrived). Counts one exchange; netem counts from this call. */
 int halo_comm_rows_send(halo_comm *c, halo_rows_xchg *x, const void *base, const int64_t *disp,
                         const int64_t *off, int64_t row_bytes);
+/* Completes, without waiting, the pieces of x that are done (scatters the staged ones that have
+ * arrived, checks their bytes) and lets the transport move the others: call it every few dozen
+ * KiB of local work between the posts and halo_comm_rows_wait (a receive over Open MPI's shared
+ * memory is copied, and a send over TCP written, only while the rank is inside MPI). */
+int halo_comm_rows_test(halo_comm *c, halo_rows_xchg *x);
 /* Completes the receives (scattering staged pieces as they arrive) and the sends, checks that
  * each piece brought the bytes expected, and waits out the netem delay. */
 int halo_comm_rows_wait(halo_comm *c, halo_rows_xchg *x);

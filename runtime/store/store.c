@@ -737,6 +737,21 @@ static int serve_rows(halo_store *st, const halo_xchg *x)
     return halo_comm_rows_send(st->comm, &s->xrows, src, sdisp, s->rep_off, rb);
 }
 
+/* Own rows copied between two polls of the replies in flight: 64 KiB, as the owner's gather
+ * polls its sends. While a rank copies without entering MPI, Open MPI's shared memory does not
+ * copy the pieces that have arrived and TCP does not read them, so the replies would wait for
+ * the end of the copies. */
+#define PULL_POLL_BYTES (64 * 1024)
+
+static inline int poll_replies(halo_store *st, int64_t *since, int64_t every)
+{
+    if (++*since < every) {
+        return 0;
+    }
+    *since = 0;
+    return halo_comm_rows_test(st->comm, &st->scr->xrows);
+}
+
 /* Collective pull. The requester lists, per owner, the ids it wants and where each row goes,
  * posts the receives for the replies (into rows / extra_rows: a piece whose rows land back to
  * back is received in place, the others are scattered as they arrive; no count exchange, the
@@ -809,25 +824,31 @@ int halo_store_pull_exec(halo_store *st, halo_store_pull *p, float *rows)
     HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xreq, send, s->send_off));
     HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xreq));
     HALO_CHECK(serve_rows(st, &s->xreq));
-    /* own rows while the replies travel */
+    /* own rows while the replies travel (polling them every PULL_POLL_BYTES) */
+    int64_t every = rb > 0 && PULL_POLL_BYTES / (int64_t)rb > 0 ? PULL_POLL_BYTES / (int64_t)rb : 1;
+    int64_t since = 0;
     for (int64_t i = 0; i < p->n; i++) {
         int32_t id = p->ids[i];
         if (halo_store_is_local(st, id)) {
             row_source(st, id, rows + i * dim);
+            HALO_CHECK(poll_replies(st, &since, every));
         }
     }
     for (int64_t e = 0; e < p->num_extra; e++) {
         if (xowner[e] == me) {
             row_source(st, p->extra_id[e], p->extra_rows + e * dim);
+            HALO_CHECK(poll_replies(st, &since, every));
         } else if (xowner[e] < 0) {
             int o = -1 - xowner[e];
             memcpy(p->extra_rows + e * dim, pf[o] + (p->extra_id[e] - pstart[o]) * dim, rb);
+            HALO_CHECK(poll_replies(st, &since, every));
         }
     }
     for (int64_t r = 0; nd > 0 && r < p->num_remote; r++) {
         int o = p->remote_owner[r];
         if (!p->skip[r] && pf[o] != NULL) {
             memcpy(rows + p->remote_pos[r] * dim, pf[o] + (p->remote_id[r] - pstart[o]) * dim, rb);
+            HALO_CHECK(poll_replies(st, &since, every));
         }
     }
     HALO_CHECK(halo_comm_rows_wait(st->comm, &s->xrows));
