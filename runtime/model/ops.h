@@ -144,6 +144,11 @@ void halo_blas_pick_kernels(char **argv);
 /* The OpenBLAS kernels in use (its core name, e.g. "SkylakeX"). */
 const char *halo_blas_kernels(void);
 
+/* Totals over every GEMM the CPU back end ran in this process (all contexts): wall seconds
+ * spent in them and their FLOPs (2 m n k each). For benchmarks: the difference of two readings
+ * around a step is the step's GEMM time. */
+void halo_ops_cpu_gemm_totals(double *seconds, double *flops);
+
 /* The CUDA back end: NULL when built without CUDA. */
 const halo_ops *halo_ops_cuda_table(void);
 /* Number of CUDA devices; 0 when none or no driver or no CUDA support, and then *why (if not NULL)

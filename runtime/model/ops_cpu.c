@@ -5,6 +5,7 @@
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/timer.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -409,9 +410,37 @@ static void gemm_reduce_task(void *arg, int64_t t)
     }
 }
 
+/* Wall time and FLOPs of every CPU GEMM of the process (halo_ops_cpu_gemm_totals). */
+static atomic_ullong gemm_ns, gemm_flop;
+
+void halo_ops_cpu_gemm_totals(double *seconds, double *flops)
+{
+    *seconds = (double)atomic_load(&gemm_ns) * 1e-9;
+    *flops = (double)atomic_load(&gemm_flop);
+}
+
+static int cpu_gemm_run(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
+                        const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                        int ldc);
+
 static int cpu_gemm(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
                     int ldc)
+{
+    double t0 = halo_now();
+    int rc = cpu_gemm_run(ctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    double t = halo_now() - t0;
+    atomic_fetch_add(&gemm_ns, (unsigned long long)(t * 1e9));
+    if (m > 0 && n > 0 && k > 0) {
+        atomic_fetch_add(&gemm_flop, 2ULL * (unsigned long long)m * (unsigned long long)n *
+                                         (unsigned long long)k);
+    }
+    return rc;
+}
+
+static int cpu_gemm_run(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
+                        const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                        int ldc)
 {
     if (m <= 0 || n <= 0) {
         return 0;
