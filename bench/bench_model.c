@@ -416,7 +416,7 @@ int main(int argc, char **argv)
             times[s - o.warmup] = t;
             if (t < best_step) {
                 best_step = t;
-                best_gemm_s = g1 - g0;
+                best_gemm_s = (g1 - g0) / o.threads;
                 gemm_flops = f1 - f0;
             }
         }
@@ -439,8 +439,9 @@ int main(int argc, char **argv)
                step_rate, flops / 1e9, flops / halo_s / 1e9, gemm, o.threads);
         if (gemm_flops > 0 && best_gemm_s > 0) {
             double grate = gemm_flops / best_gemm_s / 1e9;
-            printf("bench_model: the best step's GEMMs: %.2f ms of %.2f ms (%.0f%%), %.2f GFLOP "
-                   "at %.1f GFLOP/s = %.2f of sgemm; the rest %.2f ms\n",
+            printf("bench_model: the best step's GEMMs: %.2f ms of %.2f ms (%.0f%%; thread time in "
+                   "OpenBLAS / threads), %.2f GFLOP at %.1f GFLOP/s = %.2f of sgemm; the rest "
+                   "%.2f ms\n",
                    best_gemm_s * 1e3, times[0] * 1e3, 100.0 * best_gemm_s / times[0],
                    gemm_flops / 1e9, grate, grate / gemm, (times[0] - best_gemm_s) * 1e3);
         }

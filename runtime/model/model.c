@@ -714,8 +714,8 @@ static int layer_forward(halo_model *m, int l, const halo_block *b, const float 
         st->xcat = p;
         HALO_CHECK(ops->copy_rows(ctx, st->xcat, 2 * in, h, in, nd, in));
         HALO_CHECK(ops->agg_mean(ctx, nd, indptr, indices, in, h, in, st->xcat + in, 2 * in, 0));
-        HALO_CHECK(ops->gemm(ctx, 0, 0, nd, out, 2 * in, 1.0f, st->xcat, 2 * in, w, out, 0.0f,
-                             st->y, out));
+        return ops->gemm_bias_act(ctx, nd, out, 2 * in, st->xcat, 2 * in, w, out, 0.0f, st->y,
+                                  out, bias, !last, drop);
     } else {
         float *z;
         HALO_CHECK(ops->ws_alloc(ctx, (size_t)ns * out * sizeof(float), &p));
@@ -749,9 +749,10 @@ static int layer_backward(halo_model *m, int l, const halo_block *b, const layer
     int32_t nd = b->num_dst, ns = b->num_src;
     void *p;
     if (!last) {
-        HALO_CHECK(ops->act_backward(ctx, dy, st->y, nd, out, out, drop_p));
+        HALO_CHECK(ops->act_backward(ctx, dy, st->y, nd, out, out, drop_p, gb));
+    } else {
+        HALO_CHECK(ops->col_sum(ctx, dy, nd, out, out, gb));
     }
-    HALO_CHECK(ops->col_sum(ctx, dy, nd, out, out, gb));
     float *dx = NULL;
     if (dh != NULL) {
         HALO_CHECK(ops->ws_alloc(ctx, (size_t)ns * in * sizeof(float), &p));
@@ -767,11 +768,11 @@ static int layer_backward(halo_model *m, int l, const halo_block *b, const layer
             dxcat = p;
             HALO_CHECK(ops->gemm(ctx, 0, 1, nd, 2 * in, out, 1.0f, dy, out, w, out, 0.0f, dxcat,
                                  2 * in));
-            /* self part into the destinations' rows, then the neighbours' part added */
+            /* self part into the destinations' rows, then the neighbours' part added to them
+             * and written into the other sources' rows */
             HALO_CHECK(ops->copy_rows(ctx, dx, in, dxcat, 2 * in, nd, in));
-            HALO_CHECK(ops->zero(ctx, dx + (size_t)nd * in, ns - nd, in, in));
             HALO_CHECK(ops->agg_mean_backward(ctx, nd, ns, b->num_edges, st->indptr, st->indices,
-                                              in, dxcat + in, 2 * in, dx, in, 1));
+                                              in, dxcat + in, 2 * in, dx, in, nd));
         }
     } else {
         /* y = h_dst W_self + mean(h W_neigh) */

@@ -104,19 +104,28 @@ typedef struct halo_ops {
     int (*agg_mean)(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
                     const int32_t *indices, int dim, const float *src, int ld_src, float *out,
                     int ld_out, int accumulate);
-    /* Backward of agg_mean: d_src[u] = (accumulate ? d_src[u] : 0) + sum over edges (i, u) of
-     * d_out[i] / deg i, for u < num_src. */
+    /* Backward of agg_mean: d_src[u] = (u < keep_rows ? d_src[u] : 0) + sum over edges (i, u)
+     * of d_out[i] / deg i, for u < num_src: keep_rows = num_src accumulates into every row, 0
+     * overwrites them all, num_dst adds to the destinations' rows (a layer's self term, already
+     * there) and writes the others (no separate zeroing pass). */
     int (*agg_mean_backward)(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
                              int64_t num_edges, const int64_t *indptr, const int32_t *indices,
                              int dim, const float *d_out, int ld_out, float *d_src, int ld_src,
-                             int accumulate);
+                             int32_t keep_rows);
     /* x = act(x + b) in place over rows x cols (stride ld): act is the identity when relu is 0,
      * else ReLU followed by dropout (drop may be NULL or have p = 0: no dropout). */
     int (*bias_act)(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld, const float *b,
                     int relu, const halo_ops_dropout *drop);
-    /* Backward of bias_act with relu from its output y: dx = dy * (y > 0) / (1 - p), in place. */
+    /* gemm (not transposed, alpha 1) followed by bias_act on C, as the two calls give it:
+     * C = act(A B + beta C + b). The CPU applies the activation to each block of C's rows right
+     * after computing it, while it is in cache. */
+    int (*gemm_bias_act)(halo_ops_ctx *ctx, int m, int n, int k, const float *a, int lda,
+                         const float *b, int ldb, float beta, float *c, int ldc,
+                         const float *bias, int relu, const halo_ops_dropout *drop);
+    /* Backward of bias_act with relu from its output y: dx = dy * (y > 0) / (1 - p), in place;
+     * when db is not NULL, also db = col_sum(dx) (the same sums as col_sum, in one pass). */
     int (*act_backward)(halo_ops_ctx *ctx, float *dy, const float *y, int64_t rows, int cols,
-                        int ld, float p);
+                        int ld, float p, float *db);
     /* db[j] = sum_r dy[r, j] (the bias gradient); overwrites db. */
     int (*col_sum)(halo_ops_ctx *ctx, const float *dy, int64_t rows, int cols, int ld,
                    float *db);
@@ -144,10 +153,11 @@ void halo_blas_pick_kernels(char **argv);
 /* The OpenBLAS kernels in use (its core name, e.g. "SkylakeX"). */
 const char *halo_blas_kernels(void);
 
-/* Totals over every GEMM the CPU back end ran in this process (all contexts): wall seconds
- * spent in them and their FLOPs (2 m n k each). For benchmarks: the difference of two readings
- * around a step is the step's GEMM time. */
-void halo_ops_cpu_gemm_totals(double *seconds, double *flops);
+/* Totals over every GEMM the CPU back end ran in this process (all contexts): thread-seconds
+ * spent inside OpenBLAS calls (and the k split's reductions), summed over the threads, and their
+ * FLOPs (2 m n k each). For benchmarks: the difference of two readings around a step, divided by
+ * the threads, is the step's GEMM time. */
+void halo_ops_cpu_gemm_totals(double *thread_seconds, double *flops);
 
 /* The CUDA back end: NULL when built without CUDA. */
 const halo_ops *halo_ops_cuda_table(void);
