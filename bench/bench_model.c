@@ -141,35 +141,52 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* OpenBLAS sgemm rate (GFLOP/s) on n x n x n with its own threading at `threads`: the best of
- * `reps` calls after `warmup` untimed ones (as the step: best of its timed steps after its
- * warm-up steps). */
-static double sgemm_gflops(int threads, int n, int warmup, int reps)
+/* The sgemm reference: n x n x n with OpenBLAS's own threading at `threads`. */
+typedef struct sgemm_ref {
+    int n;          /* size */
+    float *a, *b, *c; /* operands */
+    double best;    /* fastest call (seconds) */
+} sgemm_ref;
+
+static void sgemm_init(sgemm_ref *g, int n)
 {
-    float *a = HALO_ALLOC(float, (size_t)n * n), *b = HALO_ALLOC(float, (size_t)n * n),
-          *c = HALO_ALLOC(float, (size_t)n * n);
+    g->n = n;
+    g->a = HALO_ALLOC(float, (size_t)n * n);
+    g->b = HALO_ALLOC(float, (size_t)n * n);
+    g->c = HALO_ALLOC(float, (size_t)n * n);
     for (size_t i = 0; i < (size_t)n * n; i++) {
-        a[i] = (float)(i % 7) * 0.1f;
-        b[i] = (float)(i % 5) * 0.1f;
+        g->a[i] = (float)(i % 7) * 0.1f;
+        g->b[i] = (float)(i % 5) * 0.1f;
     }
+    g->best = 1e30;
+}
+
+/* One sgemm call on `threads` threads (the model's GEMMs go back to one OpenBLAS thread each);
+ * timed: its time counts for the best. */
+static void sgemm_call(sgemm_ref *g, int threads, int timed)
+{
+    int n = g->n;
     openblas_set_num_threads(threads);
-    for (int w = 0; w < warmup; w++) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c,
-                    n);
-    }
-    double best = 1e30;
-    for (int rep = 0; rep < reps; rep++) {
-        double t0 = halo_now();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c,
-                    n);
-        double t = halo_now() - t0;
-        best = t < best ? t : best;
-    }
+    double t0 = halo_now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, g->a, n, g->b, n, 0.0f,
+                g->c, n);
+    double t = halo_now() - t0;
     openblas_set_num_threads(1);
-    halo_free(a);
-    halo_free(b);
-    halo_free(c);
-    return 2.0 * n * (double)n * n / best / 1e9;
+    if (timed && t < g->best) {
+        g->best = t;
+    }
+}
+
+static double sgemm_gflops(const sgemm_ref *g)
+{
+    return 2.0 * g->n * (double)g->n * g->n / g->best / 1e9;
+}
+
+static void sgemm_free(sgemm_ref *g)
+{
+    halo_free(g->a);
+    halo_free(g->b);
+    halo_free(g->c);
 }
 
 /* FNV-1a over the parameters' bytes: equal checksums, bit-identical weights. */
@@ -402,6 +419,13 @@ int main(int argc, char **argv)
     double *times = HALO_ALLOC(double, o.steps);
     double best_step = 1e30, best_gemm_s = 0, gemm_flops = 0;
     halo_model_stats st = {0};
+    /* sgemm calls alternate with the steps (one after each, the warm-up ones untimed), so that
+     * both see the same load on a shared machine; best against best */
+    int ref = o.device == HALO_DEVICE_CPU && o.sgemm;
+    sgemm_ref sg;
+    if (ref) {
+        sgemm_init(&sg, 2048);
+    }
     for (int s = 0; s < o.warmup + o.steps; s++) {
         double g0, f0, g1, f1;
         halo_ops_cpu_gemm_totals(&g0, &f0);
@@ -420,6 +444,9 @@ int main(int argc, char **argv)
                 gemm_flops = f1 - f0;
             }
         }
+        if (ref) {
+            sgemm_call(&sg, o.threads, s >= o.warmup);
+        }
     }
     printf("bench_model: parameters after %d steps: checksum %016llx\n", o.warmup + o.steps,
            (unsigned long long)params_checksum(m));
@@ -429,13 +456,13 @@ int main(int argc, char **argv)
     printf("bench_model: halo step: %.2f ms (median of %d; min %.2f ms), loss %.4f\n",
            halo_s * 1e3, o.steps, times[0] * 1e3, (double)st.loss);
 
-    if (o.device == HALO_DEVICE_CPU && o.sgemm) {
-        /* best against best: the step's fastest timed step, sgemm's fastest call, each after
-         * as many untimed runs as the step's warm-up, on the same threads */
-        double gemm = sgemm_gflops(o.threads, 2048, o.warmup > 0 ? o.warmup : 1, o.steps);
+    if (ref) {
+        double gemm = sgemm_gflops(&sg);
+        sgemm_free(&sg);
         double step_rate = flops / times[0] / 1e9;
         printf("bench_model: halo step %.1f GFLOP/s at its best (%.2f GFLOP, %.1f at the "
-               "median); OpenBLAS sgemm 2048^3 %.1f GFLOP/s at its best on %d threads\n",
+               "median); OpenBLAS sgemm 2048^3 %.1f GFLOP/s at its best on %d threads (a call after each "
+               "step)\n",
                step_rate, flops / 1e9, flops / halo_s / 1e9, gemm, o.threads);
         if (gemm_flops > 0 && best_gemm_s > 0) {
             double grate = gemm_flops / best_gemm_s / 1e9;
