@@ -37,6 +37,14 @@ typedef struct halo_ops_dropout {
     const int32_t *gid; /* [rows] global node ids of the rows (device memory) */
 } halo_ops_dropout;
 
+/* The backward of the activation below a layer, fused into the pass that writes its gradient
+ * (agg_mean_backward): as act_backward(rows, y, p, db) on the result, in the same pass. */
+typedef struct halo_ops_act_grad {
+    const float *y; /* the activation's output, same shape and stride as the gradient */
+    float p;        /* its dropout probability (0: none) */
+    float *db;      /* the bias gradient (column sums of the result), or NULL */
+} halo_ops_act_grad;
+
 /* Adam hyper-parameters of one step (torch.optim.Adam, L2 decay added to the gradient). */
 typedef struct halo_ops_adam {
     float lr, beta1, beta2, eps, weight_decay; /* as torch.optim.Adam */
@@ -107,11 +115,13 @@ typedef struct halo_ops {
     /* Backward of agg_mean: d_src[u] = (u < keep_rows ? d_src[u] : 0) + sum over edges (i, u)
      * of d_out[i] / deg i, for u < num_src: keep_rows = num_src accumulates into every row, 0
      * overwrites them all, num_dst adds to the destinations' rows (a layer's self term, already
-     * there) and writes the others (no separate zeroing pass). */
+     * there) and writes the others (no separate zeroing pass). act (may be NULL): then
+     * act_backward(d_src, act->y, num_src, dim, ld_src, act->p, act->db) follows, bitwise, in
+     * the same pass over d_src. */
     int (*agg_mean_backward)(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
                              int64_t num_edges, const int64_t *indptr, const int32_t *indices,
                              int dim, const float *d_out, int ld_out, float *d_src, int ld_src,
-                             int32_t keep_rows);
+                             int32_t keep_rows, const halo_ops_act_grad *act);
     /* x = act(x + b) in place over rows x cols (stride ld): act is the identity when relu is 0,
      * else ReLU followed by dropout (drop may be NULL or have p = 0: no dropout). */
     int (*bias_act)(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld, const float *b,

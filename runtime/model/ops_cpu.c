@@ -557,6 +557,9 @@ typedef struct agg_args {
     float *out;            /* rows written */
     int ld_out;            /* their stride */
     int64_t keep;          /* rows i < keep add to out[i], the others overwrite it */
+    const float *act_y;    /* backward: act_backward of each finished row with this output */
+    float act_scale;       /* 1 / (1 - p) */
+    float *partial;        /* act_y with column sums: [chunks of CPU_SUM_ROWS x dim] */
     int64_t per;           /* rows per task */
 } agg_args;
 
@@ -612,12 +615,46 @@ CPU_HOT static void agg_rows(const agg_args *a, int64_t r0, int64_t r1)
     }
 }
 
+static void colsum_reduce(const float *partial, int64_t chunks, int cols, float *db);
+
+/* The fused act_backward of agg_mean_backward on the rows of chunk t (CPU_SUM_ROWS rows, already
+ * summed): the operations of act_back_sum_task (or act_back_rows without sums), in its order. */
+CPU_HOT static void agg_act_rows(const agg_args *a, int64_t t, int64_t r0, int64_t r1)
+{
+    int dim = a->dim;
+    float s = a->act_scale;
+    float *restrict p = a->partial != NULL ? a->partial + t * dim : NULL;
+    if (p != NULL) {
+        for (int j = 0; j < dim; j++) {
+            p[j] = 0.0f;
+        }
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        float *restrict dy = a->out + r * a->ld_out;
+        const float *restrict y = a->act_y + r * a->ld_out;
+        if (p == NULL) {
+            for (int j = 0; j < dim; j++) {
+                dy[j] = y[j] > 0.0f ? dy[j] * s : 0.0f;
+            }
+            continue;
+        }
+        for (int j = 0; j < dim; j++) {
+            float v = y[j] > 0.0f ? dy[j] * s : 0.0f;
+            dy[j] = v;
+            p[j] += v;
+        }
+    }
+}
+
 static void agg_task(void *arg, int64_t t)
 {
     const agg_args *a = arg;
     int64_t r0 = t * a->per;
     int64_t r1 = r0 + a->per < a->num_dst ? r0 + a->per : a->num_dst;
     agg_rows(a, r0, r1);
+    if (a->act_y != NULL) {
+        agg_act_rows(a, t, r0, r1);
+    }
 }
 
 /* Rows per aggregation task: about 32K gathered floats per task. */
@@ -646,10 +683,15 @@ static int cpu_agg_mean(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indpt
 static int cpu_agg_mean_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
                                  int64_t num_edges, const int64_t *indptr,
                                  const int32_t *indices, int dim, const float *d_out, int ld_out,
-                                 float *d_src, int ld_src, int32_t keep_rows)
+                                 float *d_src, int ld_src, int32_t keep_rows,
+                                 const halo_ops_act_grad *act)
 {
+    int64_t chunks = ntasks_for(num_src, CPU_SUM_ROWS);
+    size_t psize = act != NULL && act->db != NULL
+                       ? (size_t)(chunks > 0 ? chunks : 1) * (size_t)dim * sizeof(float) + 64
+                       : 0;
     size_t need = (size_t)(num_src + 1) * sizeof(int64_t) + (size_t)num_edges * sizeof(int32_t) +
-                  (size_t)num_dst * sizeof(float) + 64;
+                  (size_t)num_dst * sizeof(float) + 64 + psize;
     char *s = ctx_scratch(ctx, need);
     int64_t *tptr = (int64_t *)s;
     int32_t *tdst = (int32_t *)(s + (size_t)(num_src + 1) * sizeof(int64_t));
@@ -683,7 +725,20 @@ static int cpu_agg_mean_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num
                   .in = d_out, .ld_in = ld_out, .out = d_src, .ld_out = ld_src,
                   .keep = keep_rows};
     a.per = agg_rows_per_task(num_src, num_edges, dim);
+    if (act != NULL) {
+        /* tasks of the column sums' chunks, so that each task finishes its rows */
+        a.per = CPU_SUM_ROWS;
+        a.act_y = act->y;
+        a.act_scale = act->p > 0.0f ? 1.0f / (1.0f - act->p) : 1.0f;
+        if (act->db != NULL) {
+            uintptr_t at = (uintptr_t)(inv + num_dst);
+            a.partial = (float *)((at + 63) & ~(uintptr_t)63);
+        }
+    }
     pool_run(&ctx->pool, ntasks_for(num_src, a.per), agg_task, &a);
+    if (act != NULL && act->db != NULL) {
+        colsum_reduce(a.partial, chunks, dim, act->db);
+    }
     return 0;
 }
 

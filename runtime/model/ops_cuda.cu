@@ -485,10 +485,14 @@ __global__ void k_agg_mean_backward(int32_t num_dst, const int64_t *__restrict__
     }
 }
 
+static int cuda_act_backward(halo_ops_ctx *ctx, float *dy, const float *y, int64_t rows, int cols,
+                             int ld, float p, float *db);
+
 static int cuda_agg_mean_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
                                   int64_t num_edges, const int64_t *indptr,
                                   const int32_t *indices, int dim, const float *d_out, int ld_out,
-                                  float *d_src, int ld_src, int32_t keep_rows)
+                                  float *d_src, int ld_src, int32_t keep_rows,
+                                  const halo_ops_act_grad *act)
 {
     (void)num_edges;
     if (keep_rows < 0) {
@@ -498,15 +502,15 @@ static int cuda_agg_mean_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t nu
         HALO_CHECK(cuda_zero(ctx, d_src + (size_t)keep_rows * ld_src, num_src - keep_rows, dim,
                              ld_src));
     }
-    if (num_dst <= 0 || dim <= 0) {
-        return 0;
+    if (num_dst > 0 && dim > 0) {
+        dim3 block(32, 8);
+        unsigned grid = (unsigned)((num_dst + 7) / 8);
+        k_agg_mean_backward<<<grid, block, 0, ctx->stream>>>(num_dst, indptr, indices, dim,
+                                                             d_out, ld_out, d_src, ld_src);
+        HALO_CUDA_CHECK(cudaGetLastError());
     }
-    dim3 block(32, 8);
-    unsigned grid = (unsigned)((num_dst + 7) / 8);
-    k_agg_mean_backward<<<grid, block, 0, ctx->stream>>>(num_dst, indptr, indices, dim, d_out,
-                                                         ld_out, d_src, ld_src);
-    HALO_CUDA_CHECK(cudaGetLastError());
-    return 0;
+    return act != NULL ? cuda_act_backward(ctx, d_src, act->y, num_src, dim, ld_src, act->p, act->db)
+                       : 0;
 }
 
 /* ---------------------------------------------------------------- bias, ReLU, dropout */

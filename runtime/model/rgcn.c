@@ -154,7 +154,7 @@ int halo_rgcn_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_rgcn_s
     HALO_CHECK(ops->gemm(ctx, 0, 1, nd, in, out, 1.0f, dy, out, w, out, 0.0f, dx, in));
     /* the destinations' rows hold their self term: added to; the other sources' rows written */
     HALO_CHECK(ops->agg_mean_backward(ctx, nd * R, ns, b->num_edges, st->vptr, st->vidx, in, dmean,
-                                      in, dx, in, nd));
+                                      in, dx, in, nd, NULL));
     *dh = dx;
     return 0;
 }

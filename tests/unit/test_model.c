@@ -316,7 +316,7 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
     float *dx = HALO_NEW(float, (size_t)b->num_src * ld_src);
     assert_int_equal(halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src, b->num_edges,
                                                     b->indptr, b->indices, dim, w, ld_out, dx,
-                                                    ld_src, 0),
+                                                    ld_src, 0, NULL),
                      0);
     double *fd = calloc((size_t)b->num_src * dim, sizeof(double));
     float *dxf = HALO_NEW(float, (size_t)b->num_src * dim);
@@ -348,7 +348,7 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
             dx2[i] = 1.0f;
         }
         halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src, b->num_edges, b->indptr,
-                                       b->indices, dim, w, ld_out, dx2, ld_src, keep);
+                                       b->indices, dim, w, ld_out, dx2, ld_src, keep, NULL);
         for (int32_t u = 0; u < b->num_src; u++) {
             for (int j = 0; j < dim; j++) {
                 float got = dx2[(size_t)u * ld_src + j], alone = dx[(size_t)u * ld_src + j];
@@ -371,6 +371,56 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
     halo_free(y);
     test_batch_free(&t);
     halo_ops_cpu.close(ctx);
+}
+
+/* agg_mean_backward with the activation's backward fused is bitwise the two calls (with and
+ * without the column sums; sources over several chunks of the sums; 1 and 3 threads). */
+static void fused_activation_backward_is_bitwise_the_two_calls(void **state)
+{
+    (void)state;
+    int32_t nodes[2] = {700, 200};
+    test_batch t;
+    batch_make(&t, 1, nodes, 9, 6);
+    const halo_block *b = &t.mb.blocks[0];
+    int dim = 11, ld = 13, ld_out = 12;
+    size_t n = (size_t)b->num_src * ld;
+    float *d_out = random_floats((size_t)b->num_dst * ld_out, 1.0, 41);
+    float *y = random_floats(n, 1.0, 42);
+    float *self = random_floats(n, 1.0, 43);
+    float *want = HALO_ALLOC(float, n), *got = HALO_ALLOC(float, n);
+    float db_want[11], db_got[11];
+    for (int threads = 1; threads <= 3; threads += 2) {
+        halo_ops_ctx *ctx = open_cpu(threads);
+        for (int with_db = 0; with_db < 2; with_db++) {
+            memcpy(want, self, n * sizeof(float));
+            memcpy(got, self, n * sizeof(float));
+            assert_int_equal(halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src,
+                                                            b->num_edges, b->indptr, b->indices,
+                                                            dim, d_out, ld_out, want, ld,
+                                                            b->num_dst, NULL),
+                             0);
+            assert_int_equal(halo_ops_cpu.act_backward(ctx, want, y, b->num_src, dim, ld, 0.25f,
+                                                       with_db ? db_want : NULL),
+                             0);
+            halo_ops_act_grad act = {.y = y, .p = 0.25f, .db = with_db ? db_got : NULL};
+            assert_int_equal(halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src,
+                                                            b->num_edges, b->indptr, b->indices,
+                                                            dim, d_out, ld_out, got, ld,
+                                                            b->num_dst, &act),
+                             0);
+            assert_memory_equal(got, want, n * sizeof(float));
+            if (with_db) {
+                assert_memory_equal(db_got, db_want, sizeof db_got);
+            }
+        }
+        halo_ops_cpu.close(ctx);
+    }
+    halo_free(got);
+    halo_free(want);
+    halo_free(self);
+    halo_free(y);
+    halo_free(d_out);
+    test_batch_free(&t);
 }
 
 /* act(x + b) with ReLU and dropout: forward against the specification in double, backward
@@ -942,6 +992,7 @@ int main(void)
         cmocka_unit_test(gemm_matches_reference_in_all_transposes),
         cmocka_unit_test(gemm_bias_act_is_bitwise_gemm_then_bias_act),
         cmocka_unit_test(aggregation_and_its_backward_match_finite_differences),
+        cmocka_unit_test(fused_activation_backward_is_bitwise_the_two_calls),
         cmocka_unit_test(bias_relu_dropout_backward_matches_finite_differences),
         cmocka_unit_test(softmax_cross_entropy_matches_finite_differences),
         cmocka_unit_test(model_gradient_matches_finite_differences_agg_first),
