@@ -143,9 +143,9 @@ static int cmp_double(const void *a, const void *b)
 
 /* The sgemm reference: n x n x n with OpenBLAS's own threading at `threads`. */
 typedef struct sgemm_ref {
-    int n;          /* size */
+    int n;            /* size */
     float *a, *b, *c; /* operands */
-    double best;    /* fastest call (seconds) */
+    double best;      /* fastest call (seconds) */
 } sgemm_ref;
 
 static void sgemm_init(sgemm_ref *g, int n)
@@ -461,8 +461,8 @@ int main(int argc, char **argv)
         sgemm_free(&sg);
         double step_rate = flops / times[0] / 1e9;
         printf("bench_model: halo step %.1f GFLOP/s at its best (%.2f GFLOP, %.1f at the "
-               "median); OpenBLAS sgemm 2048^3 %.1f GFLOP/s at its best on %d threads (a call after each "
-               "step)\n",
+               "median); OpenBLAS sgemm 2048^3 %.1f GFLOP/s at its best on %d threads (a call "
+               "after each step)\n",
                step_rate, flops / 1e9, flops / halo_s / 1e9, gemm, o.threads);
         if (gemm_flops > 0 && best_gemm_s > 0) {
             double grate = gemm_flops / best_gemm_s / 1e9;

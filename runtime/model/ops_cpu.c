@@ -572,14 +572,16 @@ CPU_HOT static void agg_rows(const agg_args *a, int64_t r0, int64_t r1)
         float *restrict o = a->out + i * a->ld_out;
         int64_t e0 = a->indptr[i], e1 = a->indptr[i + 1];
         bool acc = i < a->keep;
-        if (!acc) {
-            for (int j = 0; j < dim; j++) {
-                o[j] = 0.0f;
-            }
-        }
         if (e1 == e0) {
+            if (!acc) {
+                for (int j = 0; j < dim; j++) {
+                    o[j] = 0.0f;
+                }
+            }
             continue;
         }
+        /* An overwritten row starts from its first edge as 0.0f + term (not the term itself:
+         * the same bits as zeroing then adding, -0.0 included), so it is not cleared first. */
         if (a->inv == NULL) {
             /* forward: mean of the rows of the in-neighbours */
             float s = 1.0f / (float)(e1 - e0);
@@ -591,7 +593,11 @@ CPU_HOT static void agg_rows(const agg_args *a, int64_t r0, int64_t r1)
                     }
                 }
             } else {
-                for (int64_t e = e0; e < e1; e++) {
+                const float *restrict x0 = a->in + (int64_t)a->idx[e0] * a->ld_in;
+                for (int j = 0; j < dim; j++) {
+                    o[j] = 0.0f + x0[j];
+                }
+                for (int64_t e = e0 + 1; e < e1; e++) {
                     const float *restrict x = a->in + (int64_t)a->idx[e] * a->ld_in;
                     for (int j = 0; j < dim; j++) {
                         o[j] += x[j];
@@ -603,7 +609,17 @@ CPU_HOT static void agg_rows(const agg_args *a, int64_t r0, int64_t r1)
             }
         } else {
             /* backward: each destination's gradient divided by its degree */
-            for (int64_t e = e0; e < e1; e++) {
+            int64_t e = e0;
+            if (!acc) {
+                int32_t d = a->idx[e];
+                float s = a->inv[d];
+                const float *restrict x = a->in + (int64_t)d * a->ld_in;
+                for (int j = 0; j < dim; j++) {
+                    o[j] = 0.0f + s * x[j];
+                }
+                e++;
+            }
+            for (; e < e1; e++) {
                 int32_t d = a->idx[e];
                 float s = a->inv[d];
                 const float *restrict x = a->in + (int64_t)d * a->ld_in;

@@ -509,8 +509,10 @@ static int cuda_agg_mean_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t nu
                                                              d_out, ld_out, d_src, ld_src);
         HALO_CUDA_CHECK(cudaGetLastError());
     }
-    return act != NULL ? cuda_act_backward(ctx, d_src, act->y, num_src, dim, ld_src, act->p, act->db)
-                       : 0;
+    if (act == NULL) {
+        return 0;
+    }
+    return cuda_act_backward(ctx, d_src, act->y, num_src, dim, ld_src, act->p, act->db);
 }
 
 /* ---------------------------------------------------------------- bias, ReLU, dropout */

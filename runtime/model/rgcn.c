@@ -119,7 +119,8 @@ int halo_rgcn_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_rgcn_s
     size_t io = (size_t)in * out;
     void *p;
     if (relu) {
-        HALO_CHECK(ops->act_backward(ctx, dy, st->y, nd, out, out, drop_p, gw + halo_rgcn_bias_at(s)));
+        HALO_CHECK(
+            ops->act_backward(ctx, dy, st->y, nd, out, out, drop_p, gw + halo_rgcn_bias_at(s)));
     } else {
         HALO_CHECK(ops->col_sum(ctx, dy, nd, out, out, gw + halo_rgcn_bias_at(s)));
     }
