@@ -779,45 +779,34 @@ struct act_args {
 CPU_HOT static void act_rows(const act_args *a, int64_t r0, int64_t r1)
 {
     int cols = a->cols;
-    const float *restrict b = a->b;
     for (int64_t r = r0; r < r1; r++) {
         float *restrict x = a->x + r * a->ld;
+        if (a->b != NULL) {
+            const float *restrict b = a->b;
+            for (int j = 0; j < cols; j++) {
+                x[j] += b[j];
+            }
+        }
         if (!a->relu) {
-            if (b != NULL) {
-                for (int j = 0; j < cols; j++) {
-                    x[j] += b[j];
-                }
-            }
             continue;
         }
-        if (a->threshold == 0) {
-            if (b != NULL) {
-                for (int j = 0; j < cols; j++) {
-                    float v = x[j] + b[j];
-                    x[j] = v > 0.0f ? v : 0.0f;
-                }
-            } else {
-                for (int j = 0; j < cols; j++) {
-                    x[j] = x[j] > 0.0f ? x[j] : 0.0f;
-                }
-            }
-            continue;
-        }
-        /* the same operations per element as bias, then ReLU, then dropout in three passes */
-        const halo_ops_dropout *d = a->drop;
-        const uint64_t *restrict cm = a->col_mix;
-        uint64_t key = halo_hash5(d->seed, HALO_RNG_DROPOUT, d->step, d->layer,
-                                  (uint64_t)(int64_t)d->gid[r]);
-        uint64_t thr = a->threshold;
-        float scale = a->scale;
         for (int j = 0; j < cols; j++) {
-            float v = b != NULL ? x[j] + b[j] : x[j];
-            v = v > 0.0f ? v : 0.0f;
-            uint64_t z = (key ^ cm[j]) + 0x9e3779b97f4a7c15ULL;
-            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-            z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-            z ^= z >> 31;
-            x[j] = (z >> 11) >= thr ? v * scale : 0.0f;
+            x[j] = x[j] > 0.0f ? x[j] : 0.0f;
+        }
+        if (a->threshold > 0) {
+            const halo_ops_dropout *d = a->drop;
+            const uint64_t *restrict cm = a->col_mix;
+            uint64_t key = halo_hash5(d->seed, HALO_RNG_DROPOUT, d->step, d->layer,
+                                      (uint64_t)(int64_t)d->gid[r]);
+            uint64_t thr = a->threshold;
+            float scale = a->scale;
+            for (int j = 0; j < cols; j++) {
+                uint64_t z = (key ^ cm[j]) + 0x9e3779b97f4a7c15ULL;
+                z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+                z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+                z ^= z >> 31;
+                x[j] = (z >> 11) >= thr ? x[j] * scale : 0.0f;
+            }
         }
     }
 }
