@@ -9,6 +9,7 @@
 #include "model/ops.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,69 @@ static void batch_free(bench_batch *b)
         halo_free(b->indices[l]);
     }
     halo_free(b->gid);
+}
+
+/* One thread's share of a streaming read: sums floats [i0, i1) (16 lanes, so it runs at the
+ * memory's rate, not an addition's latency). */
+typedef struct read_part {
+    const float *x;  /* the array */
+    size_t i0, i1;   /* range */
+    float sum;       /* keeps the reads */
+} read_part;
+
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+static void *read_part_run(void *arg)
+{
+    read_part *p = arg;
+    float acc[16] = {0};
+    size_t i = p->i0;
+    for (; i + 16 <= p->i1; i += 16) {
+        for (int j = 0; j < 16; j++) {
+            acc[j] += p->x[i + j];
+        }
+    }
+    for (; i < p->i1; i++) {
+        acc[0] += p->x[i];
+    }
+    float s = 0;
+    for (int j = 0; j < 16; j++) {
+        s += acc[j];
+    }
+    p->sum = s;
+    return NULL;
+}
+
+/* Seconds to read n floats once on `threads` threads (best of `reps`): the least time any step
+ * needs to read its input features, the largest array it touches besides the GEMMs' operands. */
+static double stream_read_s(const float *x, size_t n, int threads, int reps)
+{
+    pthread_t tid[64];
+    read_part part[64];
+    if (threads > 64) {
+        threads = 64;
+    }
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = halo_now();
+        for (int t = 0; t < threads; t++) {
+            part[t] = (read_part){x, n * t / threads, n * (t + 1) / threads, 0.0f};
+            if (t > 0 && pthread_create(&tid[t], NULL, read_part_run, &part[t]) != 0) {
+                read_part_run(&part[t]);
+                tid[t] = 0;
+            }
+        }
+        read_part_run(&part[0]);
+        for (int t = 1; t < threads; t++) {
+            if (tid[t] != 0) {
+                pthread_join(tid[t], NULL);
+            }
+        }
+        double el = halo_now() - t0;
+        best = el < best ? el : best;
+    }
+    return best;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -471,6 +535,13 @@ int main(int argc, char **argv)
                    "%.2f ms\n",
                    best_gemm_s * 1e3, times[0] * 1e3, 100.0 * best_gemm_s / times[0],
                    gemm_flops / 1e9, grate, grate / gemm, (times[0] - best_gemm_s) * 1e3);
+            /* a floor for the rest: the input features must be read once */
+            size_t nf = (size_t)b.mb.num_input * o.in_dim;
+            double rd = stream_read_s(feat, nf, o.threads, 3);
+            printf("bench_model: reading the input features once (%.0f MB, %d threads): %.2f ms "
+                   "(%.1f GB/s); GEMMs + that = %.2f ms, a ratio of at most %.2f\n",
+                   (double)nf * 4 / 1e6, o.threads, rd * 1e3, (double)nf * 4 / rd / 1e9,
+                   (best_gemm_s + rd) * 1e3, flops / (best_gemm_s + rd) / 1e9 / gemm);
         }
         printf("RATIO step_vs_sgemm %.2f (goal >= 0.6; median step %.2f)\n", step_rate / gemm,
                flops / halo_s / 1e9 / gemm);
