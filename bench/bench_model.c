@@ -9,6 +9,7 @@
 #include "model/ops.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ typedef struct bench_opts {
     int steps, warmup;             /* timed and untimed steps */
     int device;                    /* HALO_DEVICE_CPU or _GPU */
     int torch;                     /* run the PyTorch reference */
+    int sgemm;                     /* measure the sgemm reference */
     const char *keep;              /* write the block file here and keep it (NULL: temporary) */
 } bench_opts;
 
@@ -134,36 +136,146 @@ static void batch_free(bench_batch *b)
     halo_free(b->gid);
 }
 
+/* One thread's share of a streaming read: sums floats [i0, i1) (16 lanes, so it runs at the
+ * memory's rate, not an addition's latency). */
+typedef struct read_part {
+    const float *x;  /* the array */
+    size_t i0, i1;   /* range */
+    float sum;       /* keeps the reads */
+} read_part;
+
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("O3")))
+#endif
+static void *read_part_run(void *arg)
+{
+    read_part *p = arg;
+    float acc[16] = {0};
+    size_t i = p->i0;
+    for (; i + 16 <= p->i1; i += 16) {
+        for (int j = 0; j < 16; j++) {
+            acc[j] += p->x[i + j];
+        }
+    }
+    for (; i < p->i1; i++) {
+        acc[0] += p->x[i];
+    }
+    float s = 0;
+    for (int j = 0; j < 16; j++) {
+        s += acc[j];
+    }
+    p->sum = s;
+    return NULL;
+}
+
+/* Seconds to read n floats once on `threads` threads (best of `reps`): the least time any step
+ * needs to read its input features, the largest array it touches besides the GEMMs' operands. */
+static double stream_read_s(const float *x, size_t n, int threads, int reps)
+{
+    pthread_t tid[64];
+    read_part part[64];
+    if (threads > 64) {
+        threads = 64;
+    }
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        double t0 = halo_now();
+        for (int t = 0; t < threads; t++) {
+            part[t] = (read_part){x, n * t / threads, n * (t + 1) / threads, 0.0f};
+            if (t > 0 && pthread_create(&tid[t], NULL, read_part_run, &part[t]) != 0) {
+                read_part_run(&part[t]);
+                tid[t] = 0;
+            }
+        }
+        read_part_run(&part[0]);
+        for (int t = 1; t < threads; t++) {
+            if (tid[t] != 0) {
+                pthread_join(tid[t], NULL);
+            }
+        }
+        double el = halo_now() - t0;
+        best = el < best ? el : best;
+    }
+    return best;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-/* OpenBLAS sgemm rate (GFLOP/s) on n x n x n with its own threading at `threads`. */
-static double sgemm_gflops(int threads, int n)
+/* The sgemm reference: n x n x n with OpenBLAS's own threading at `threads`. */
+typedef struct sgemm_ref {
+    int n;            /* size */
+    float *a, *b, *c; /* operands */
+    double best;      /* fastest call (seconds) */
+} sgemm_ref;
+
+static void sgemm_init(sgemm_ref *g, int n)
 {
-    float *a = HALO_ALLOC(float, (size_t)n * n), *b = HALO_ALLOC(float, (size_t)n * n),
-          *c = HALO_ALLOC(float, (size_t)n * n);
+    g->n = n;
+    g->a = HALO_ALLOC(float, (size_t)n * n);
+    g->b = HALO_ALLOC(float, (size_t)n * n);
+    g->c = HALO_ALLOC(float, (size_t)n * n);
     for (size_t i = 0; i < (size_t)n * n; i++) {
-        a[i] = (float)(i % 7) * 0.1f;
-        b[i] = (float)(i % 5) * 0.1f;
+        g->a[i] = (float)(i % 7) * 0.1f;
+        g->b[i] = (float)(i % 5) * 0.1f;
     }
+    g->best = 1e30;
+}
+
+/* One sgemm call on `threads` threads (the model's GEMMs go back to one OpenBLAS thread each);
+ * timed: its time counts for the best. */
+static void sgemm_call(sgemm_ref *g, int threads, int timed)
+{
+    int n = g->n;
     openblas_set_num_threads(threads);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-    double best = 1e30;
-    for (int rep = 0; rep < 3; rep++) {
-        double t0 = halo_now();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c,
-                    n);
-        double t = halo_now() - t0;
-        best = t < best ? t : best;
-    }
+    double t0 = halo_now();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, g->a, n, g->b, n, 0.0f,
+                g->c, n);
+    double t = halo_now() - t0;
     openblas_set_num_threads(1);
-    halo_free(a);
-    halo_free(b);
-    halo_free(c);
-    return 2.0 * n * (double)n * n / best / 1e9;
+    if (timed && t < g->best) {
+        g->best = t;
+    }
+}
+
+static double sgemm_gflops(const sgemm_ref *g)
+{
+    return 2.0 * g->n * (double)g->n * g->n / g->best / 1e9;
+}
+
+static void sgemm_free(sgemm_ref *g)
+{
+    halo_free(g->a);
+    halo_free(g->b);
+    halo_free(g->c);
+}
+
+/* FNV-1a over the parameters' bytes: equal checksums, bit-identical weights. */
+static uint64_t params_checksum(halo_model *m)
+{
+    size_t n;
+    const unsigned char *p = (const unsigned char *)halo_model_params(m, &n);
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n * sizeof(float); i++) {
+        h = (h ^ p[i]) * 1099511628211ULL;
+    }
+    return h;
+}
+
+/* One timed training step (forward, backward, Adam): a function of its own, so that
+ * `valgrind --tool=callgrind --toggle-collect=bench_step` counts the step alone. */
+__attribute__((noinline)) static int bench_step(halo_model *m, const halo_minibatch *mb,
+                                                const float *feat, const int32_t *labels,
+                                                uint64_t step, halo_model_stats *st)
+{
+    if (halo_model_train_forward_backward(m, mb, feat, labels, step, st) < 0 ||
+        halo_model_adam_step(m, 1.0f) < 0) {
+        return -1;
+    }
+    return 0;
 }
 
 /* Writes everything the PyTorch script needs: shapes, blocks, labels, features, initial
@@ -230,8 +342,9 @@ static void usage(void)
     fprintf(stderr,
             "usage: bench_model [--seeds N] [--fanouts 10,25] [--in N] [--hidden N] "
             "[--classes N]\n"
-            "                   [--nodes N] [--threads N] [--steps N] [--device cpu|gpu] "
-            "[--no-torch] [--keep FILE]\n");
+            "                   [--nodes N] [--threads N] [--steps N] [--warmup N] "
+            "[--device cpu|gpu]\n"
+            "                   [--no-torch] [--no-sgemm] [--keep FILE]\n");
 }
 
 int main(int argc, char **argv)
@@ -239,13 +352,17 @@ int main(int argc, char **argv)
     halo_blas_pick_kernels(argv); /* the kernels halo itself runs with (see ops.h) */
     bench_opts o = {.seeds = 2000, .layers = 2, .fanout = {10, 25}, .in_dim = 100,
                     .hidden = 256, .classes = 47, .nodes = 2449029, .threads = 0, .steps = 5,
-                    .warmup = 2, .device = HALO_DEVICE_CPU, .torch = 1};
+                    .warmup = 2, .device = HALO_DEVICE_CPU, .torch = 1, .sgemm = 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1;
         if (strcmp(a, "--no-torch") == 0) {
             o.torch = 0;
+            continue;
+        }
+        if (strcmp(a, "--no-sgemm") == 0) {
+            o.sgemm = 0;
             continue;
         }
         if (v == NULL) {
@@ -269,6 +386,8 @@ int main(int argc, char **argv)
             o.threads = atoi(v);
         } else if (strcmp(a, "--steps") == 0) {
             o.steps = atoi(v);
+        } else if (strcmp(a, "--warmup") == 0) {
+            o.warmup = atoi(v);
         } else if (strcmp(a, "--keep") == 0) {
             o.keep = v;
         } else if (strcmp(a, "--device") == 0) {
@@ -286,7 +405,7 @@ int main(int argc, char **argv)
         o.threads = n > 0 ? (int)n : 1;
     }
     if (o.seeds < 1 || o.in_dim < 1 || o.hidden < 1 || o.classes < 1 || o.nodes < o.seeds ||
-        o.steps < 1) {
+        o.steps < 1 || o.warmup < 0) {
         usage();
         return 2;
     }
@@ -347,11 +466,14 @@ int main(int argc, char **argv)
     } else {
         fd = mkstemp(path);
     }
-    int have_file = o.keep != NULL || fd >= 0;
-    if (have_file) {
-        if (fd >= 0) {
-            close(fd);
+    int have_file = o.keep != NULL || (o.torch && fd >= 0);
+    if (fd >= 0) {
+        close(fd);
+        if (!have_file) {
+            unlink(path);
         }
+    }
+    if (have_file) {
         if (write_block_file(path, &o, &b, feat, labels, m) < 0) {
             fprintf(stderr, "halo: error: %s\n", halo_errmsg());
             have_file = 0;
@@ -359,29 +481,74 @@ int main(int argc, char **argv)
     }
 
     double *times = HALO_ALLOC(double, o.steps);
+    double best_step = 1e30, best_gemm_s = 0, gemm_flops = 0;
     halo_model_stats st = {0};
+    /* sgemm calls alternate with the steps (one after each, the warm-up ones untimed), so that
+     * both see the same load on a shared machine; best against best */
+    int ref = o.device == HALO_DEVICE_CPU && o.sgemm;
+    sgemm_ref sg;
+    if (ref) {
+        sgemm_init(&sg, 2048);
+    }
     for (int s = 0; s < o.warmup + o.steps; s++) {
+        double g0, f0, g1, f1;
+        halo_ops_cpu_gemm_totals(&g0, &f0);
         double t0 = halo_now();
-        if (halo_model_train_forward_backward(m, &b.mb, feat, labels, (uint64_t)s, &st) < 0 ||
-            halo_model_adam_step(m, 1.0f) < 0) {
+        if (bench_step(m, &b.mb, feat, labels, (uint64_t)s, &st) < 0) {
             fprintf(stderr, "halo: error: %s\n", halo_errmsg());
             return 1;
         }
+        double t = halo_now() - t0;
+        halo_ops_cpu_gemm_totals(&g1, &f1);
         if (s >= o.warmup) {
-            times[s - o.warmup] = halo_now() - t0;
+            times[s - o.warmup] = t;
+            if (t < best_step) {
+                best_step = t;
+                best_gemm_s = (g1 - g0) / o.threads;
+                gemm_flops = f1 - f0;
+            }
+        }
+        if (ref) {
+            sgemm_call(&sg, o.threads, s >= o.warmup);
         }
     }
+    printf("bench_model: parameters after %d steps: checksum %016llx\n", o.warmup + o.steps,
+           (unsigned long long)params_checksum(m));
     qsort(times, (size_t)o.steps, sizeof(double), cmp_double);
     double halo_s = times[o.steps / 2];
     double flops = halo_model_step_flops(m, &b.mb);
     printf("bench_model: halo step: %.2f ms (median of %d; min %.2f ms), loss %.4f\n",
            halo_s * 1e3, o.steps, times[0] * 1e3, (double)st.loss);
 
-    double gemm = o.device == HALO_DEVICE_CPU ? sgemm_gflops(o.threads, 2048) : 0.0;
-    if (o.device == HALO_DEVICE_CPU) {
-        printf("bench_model: halo step %.1f GFLOP/s (%.2f GFLOP); OpenBLAS sgemm 2048^3 %.1f "
-               "GFLOP/s on %d threads; ratio %.2f\n",
-               flops / halo_s / 1e9, flops / 1e9, gemm, o.threads, flops / halo_s / 1e9 / gemm);
+    if (ref) {
+        double gemm = sgemm_gflops(&sg);
+        sgemm_free(&sg);
+        double step_rate = flops / times[0] / 1e9;
+        printf("bench_model: halo step %.1f GFLOP/s at its best (%.2f GFLOP, %.1f at the "
+               "median); OpenBLAS sgemm 2048^3 %.1f GFLOP/s at its best on %d threads (a call "
+               "after each step)\n",
+               step_rate, flops / 1e9, flops / halo_s / 1e9, gemm, o.threads);
+        if (gemm_flops > 0 && best_gemm_s > 0) {
+            double grate = gemm_flops / best_gemm_s / 1e9;
+            printf("bench_model: the best step's GEMMs: %.2f ms of %.2f ms (%.0f%%; thread time in "
+                   "OpenBLAS / threads), %.2f GFLOP at %.1f GFLOP/s = %.2f of sgemm; the rest "
+                   "%.2f ms\n",
+                   best_gemm_s * 1e3, times[0] * 1e3, 100.0 * best_gemm_s / times[0],
+                   gemm_flops / 1e9, grate, grate / gemm, (times[0] - best_gemm_s) * 1e3);
+            /* a floor for the rest: the input features must be read once */
+            size_t nf = (size_t)b.mb.num_input * o.in_dim;
+            double rd = stream_read_s(feat, nf, o.threads, 3);
+            printf("bench_model: reading the input features once (%.0f MB, %d threads): %.2f ms "
+                   "(%.1f GB/s); GEMMs + that = %.2f ms, a ratio of at most %.2f\n",
+                   (double)nf * 4 / 1e6, o.threads, rd * 1e3, (double)nf * 4 / rd / 1e9,
+                   (best_gemm_s + rd) * 1e3, flops / (best_gemm_s + rd) / 1e9 / gemm);
+        }
+        printf("RATIO step_vs_sgemm %.2f (goal >= 0.6; median step %.2f)\n", step_rate / gemm,
+               flops / halo_s / 1e9 / gemm);
+    } else if (o.device == HALO_DEVICE_CPU) {
+        printf("bench_model: halo step %.1f GFLOP/s at its best (%.2f GFLOP); sgemm skipped "
+               "(--no-sgemm)\n",
+               flops / times[0] / 1e9, flops / 1e9);
     } else {
         printf("bench_model: halo step %.1f GFLOP/s (%.2f GFLOP)\n", flops / halo_s / 1e9,
                flops / 1e9);

@@ -714,8 +714,8 @@ static int layer_forward(halo_model *m, int l, const halo_block *b, const float 
         st->xcat = p;
         HALO_CHECK(ops->copy_rows(ctx, st->xcat, 2 * in, h, in, nd, in));
         HALO_CHECK(ops->agg_mean(ctx, nd, indptr, indices, in, h, in, st->xcat + in, 2 * in, 0));
-        HALO_CHECK(ops->gemm(ctx, 0, 0, nd, out, 2 * in, 1.0f, st->xcat, 2 * in, w, out, 0.0f,
-                             st->y, out));
+        return ops->gemm_bias_act(ctx, nd, out, 2 * in, st->xcat, 2 * in, w, out, 0.0f, st->y,
+                                  out, bias, !last, drop);
     } else {
         float *z;
         HALO_CHECK(ops->ws_alloc(ctx, (size_t)ns * out * sizeof(float), &p));
@@ -730,10 +730,15 @@ static int layer_forward(halo_model *m, int l, const halo_block *b, const float 
 
 /* Backward of layer l: dy (device, [num_dst x out], gradient w.r.t. the layer's output after its
  * activation; overwritten) gives the layer's parameter gradients and, when dh is not NULL, the
- * gradient w.r.t. its input rows in *dh (workspace, [num_src x in]). */
+ * gradient w.r.t. its input rows in *dh (workspace, [num_src x in]). act_done: dy is the gradient
+ * before the activation already, and the bias gradient is there (the layer above fused them).
+ * below (may be NULL): the activation of the layer below (its output is this layer's input);
+ * *fused is set when its backward (and its bias gradient) went into the pass writing *dh. */
 static int layer_backward(halo_model *m, int l, const halo_block *b, const layer_state *st,
-                          float *dy, float drop_p, float **dh)
+                          float *dy, float drop_p, float **dh, bool act_done,
+                          const halo_ops_act_grad *below, bool *fused)
 {
+    *fused = false;
     const halo_ops *ops = m->ops;
     halo_ops_ctx *ctx = m->ctx;
     int in = m->dims[l], out = m->dims[l + 1];
@@ -748,10 +753,11 @@ static int layer_backward(halo_model *m, int l, const halo_block *b, const layer
     float *gb = gw + 2 * (size_t)in * out;
     int32_t nd = b->num_dst, ns = b->num_src;
     void *p;
-    if (!last) {
-        HALO_CHECK(ops->act_backward(ctx, dy, st->y, nd, out, out, drop_p));
+    if (last) {
+        HALO_CHECK(ops->col_sum(ctx, dy, nd, out, out, gb));
+    } else if (!act_done) {
+        HALO_CHECK(ops->act_backward(ctx, dy, st->y, nd, out, out, drop_p, gb));
     }
-    HALO_CHECK(ops->col_sum(ctx, dy, nd, out, out, gb));
     float *dx = NULL;
     if (dh != NULL) {
         HALO_CHECK(ops->ws_alloc(ctx, (size_t)ns * in * sizeof(float), &p));
@@ -767,11 +773,13 @@ static int layer_backward(halo_model *m, int l, const halo_block *b, const layer
             dxcat = p;
             HALO_CHECK(ops->gemm(ctx, 0, 1, nd, 2 * in, out, 1.0f, dy, out, w, out, 0.0f, dxcat,
                                  2 * in));
-            /* self part into the destinations' rows, then the neighbours' part added */
+            /* self part into the destinations' rows, then the neighbours' part added to them
+             * and written into the other sources' rows, then (below) the activation's backward
+             * of the layer below, in the same pass */
             HALO_CHECK(ops->copy_rows(ctx, dx, in, dxcat, 2 * in, nd, in));
-            HALO_CHECK(ops->zero(ctx, dx + (size_t)nd * in, ns - nd, in, in));
             HALO_CHECK(ops->agg_mean_backward(ctx, nd, ns, b->num_edges, st->indptr, st->indices,
-                                              in, dxcat + in, 2 * in, dx, in, 1));
+                                              in, dxcat + in, 2 * in, dx, in, nd, below));
+            *fused = below != NULL;
         }
     } else {
         /* y = h_dst W_self + mean(h W_neigh) */
@@ -781,7 +789,7 @@ static int layer_backward(halo_model *m, int l, const halo_block *b, const layer
         HALO_CHECK(ops->ws_alloc(ctx, (size_t)ns * out * sizeof(float), &p));
         dz = p;
         HALO_CHECK(ops->agg_mean_backward(ctx, nd, ns, b->num_edges, st->indptr, st->indices, out,
-                                          dy, out, dz, out, 0));
+                                          dy, out, dz, out, 0, NULL));
         HALO_CHECK(ops->gemm(ctx, 1, 0, in, out, ns, 1.0f, st->h, in, dz, out, 0.0f,
                              gw + (size_t)in * out, out));
         if (dx != NULL) {
@@ -1017,10 +1025,21 @@ static int train_pass(halo_model *m, const halo_minibatch *mb, const float *feat
     int L = mb->layers;
     HALO_CHECK(model_loss(m, mb, st[L - 1].y, labels, db != NULL ? db->labels : NULL, &dy));
     float p = m->cfg.dropout;
+    bool act_done = false;
     for (int l = L - 1; l >= 0; l--) {
         float *dh = NULL;
+        halo_ops_act_grad below = {0};
+        const halo_ops_act_grad *bp = NULL;
+        if (l > 0 && m->cfg.kind == HALO_MODEL_SAGE) {
+            /* layer l-1's ReLU/dropout and bias gradient, fused into layer l's input gradient */
+            below.y = st[l - 1].y;
+            below.p = p;
+            below.db = m->d_grad + m->off[l - 1] + 2 * (size_t)m->dims[l - 1] * m->dims[l];
+            bp = &below;
+        }
         HALO_CHECK(layer_backward(m, l, &mb->blocks[l], &st[l], dy, l < L - 1 ? p : 0.0f,
-                                  l > 0 || d_input != NULL ? &dh : NULL));
+                                  l > 0 || d_input != NULL ? &dh : NULL, act_done, bp,
+                                  &act_done));
         dy = dh;
     }
     if (sg != NULL) {

@@ -37,6 +37,14 @@ typedef struct halo_ops_dropout {
     const int32_t *gid; /* [rows] global node ids of the rows (device memory) */
 } halo_ops_dropout;
 
+/* The backward of the activation below a layer, fused into the pass that writes its gradient
+ * (agg_mean_backward): as act_backward(rows, y, p, db) on the result, in the same pass. */
+typedef struct halo_ops_act_grad {
+    const float *y; /* the activation's output, same shape and stride as the gradient */
+    float p;        /* its dropout probability (0: none) */
+    float *db;      /* the bias gradient (column sums of the result), or NULL */
+} halo_ops_act_grad;
+
 /* Adam hyper-parameters of one step (torch.optim.Adam, L2 decay added to the gradient). */
 typedef struct halo_ops_adam {
     float lr, beta1, beta2, eps, weight_decay; /* as torch.optim.Adam */
@@ -104,19 +112,30 @@ typedef struct halo_ops {
     int (*agg_mean)(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
                     const int32_t *indices, int dim, const float *src, int ld_src, float *out,
                     int ld_out, int accumulate);
-    /* Backward of agg_mean: d_src[u] = (accumulate ? d_src[u] : 0) + sum over edges (i, u) of
-     * d_out[i] / deg i, for u < num_src. */
+    /* Backward of agg_mean: d_src[u] = (u < keep_rows ? d_src[u] : 0) + sum over edges (i, u)
+     * of d_out[i] / deg i, for u < num_src: keep_rows = num_src accumulates into every row, 0
+     * overwrites them all, num_dst adds to the destinations' rows (a layer's self term, already
+     * there) and writes the others (no separate zeroing pass). act (may be NULL): then
+     * act_backward(d_src, act->y, num_src, dim, ld_src, act->p, act->db) follows, bitwise, in
+     * the same pass over d_src. */
     int (*agg_mean_backward)(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
                              int64_t num_edges, const int64_t *indptr, const int32_t *indices,
                              int dim, const float *d_out, int ld_out, float *d_src, int ld_src,
-                             int accumulate);
+                             int32_t keep_rows, const halo_ops_act_grad *act);
     /* x = act(x + b) in place over rows x cols (stride ld): act is the identity when relu is 0,
      * else ReLU followed by dropout (drop may be NULL or have p = 0: no dropout). */
     int (*bias_act)(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld, const float *b,
                     int relu, const halo_ops_dropout *drop);
-    /* Backward of bias_act with relu from its output y: dx = dy * (y > 0) / (1 - p), in place. */
+    /* gemm (not transposed, alpha 1) followed by bias_act on C, as the two calls give it:
+     * C = act(A B + beta C + b). The CPU applies the activation to each block of C's rows right
+     * after computing it, while it is in cache. */
+    int (*gemm_bias_act)(halo_ops_ctx *ctx, int m, int n, int k, const float *a, int lda,
+                         const float *b, int ldb, float beta, float *c, int ldc,
+                         const float *bias, int relu, const halo_ops_dropout *drop);
+    /* Backward of bias_act with relu from its output y: dx = dy * (y > 0) / (1 - p), in place;
+     * when db is not NULL, also db = col_sum(dx) (the same sums as col_sum, in one pass). */
     int (*act_backward)(halo_ops_ctx *ctx, float *dy, const float *y, int64_t rows, int cols,
-                        int ld, float p);
+                        int ld, float p, float *db);
     /* db[j] = sum_r dy[r, j] (the bias gradient); overwrites db. */
     int (*col_sum)(halo_ops_ctx *ctx, const float *dy, int64_t rows, int cols, int ld,
                    float *db);
@@ -143,6 +162,12 @@ extern const halo_ops halo_ops_cpu;
 void halo_blas_pick_kernels(char **argv);
 /* The OpenBLAS kernels in use (its core name, e.g. "SkylakeX"). */
 const char *halo_blas_kernels(void);
+
+/* Totals over every GEMM the CPU back end ran in this process (all contexts): thread-seconds
+ * spent inside OpenBLAS calls (and the k split's reductions), summed over the threads, and their
+ * FLOPs (2 m n k each). For benchmarks: the difference of two readings around a step, divided by
+ * the threads, is the step's GEMM time. */
+void halo_ops_cpu_gemm_totals(double *thread_seconds, double *flops);
 
 /* The CUDA back end: NULL when built without CUDA. */
 const halo_ops *halo_ops_cuda_table(void);

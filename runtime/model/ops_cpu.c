@@ -5,6 +5,7 @@
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/timer.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -353,6 +354,25 @@ static int cpu_host_pinned(halo_ops_ctx *ctx, const void *p)
 /* Minimum inner-dimension chunk when a weight gradient (A^T B, long k) is split along k. */
 #define GEMM_KCHUNK 4096
 
+/* Thread-seconds spent inside sgemm calls (and the k split's reductions) and their FLOPs, over
+ * every GEMM of the process (halo_ops_cpu_gemm_totals). */
+static atomic_ullong gemm_ns, gemm_flop;
+
+void halo_ops_cpu_gemm_totals(double *thread_seconds, double *flops)
+{
+    *thread_seconds = (double)atomic_load(&gemm_ns) * 1e-9;
+    *flops = (double)atomic_load(&gemm_flop);
+}
+
+static void gemm_account(double t0)
+{
+    atomic_fetch_add(&gemm_ns, (unsigned long long)((halo_now() - t0) * 1e9));
+}
+
+typedef struct act_args act_args;
+/* bias_act on rows [r0, r1) of a (defined with the activations below). */
+static void act_apply(const act_args *a, int64_t r0, int64_t r1);
+
 /* OpenBLAS runs single-threaded inside tasks of a partition that depends only on the shape: each
  * element of C is computed by one sgemm call of a fixed shape (or, split along k, from partial
  * products added in chunk order), so results never depend on the thread count. OpenBLAS's own
@@ -365,6 +385,7 @@ typedef struct gemm_args {
     int64_t chunk;  /* rows of C, or k per task */
     float *partial; /* k split: [tasks x m x n] */
     int64_t tasks;  /* k split: number of partial products */
+    const act_args *act; /* row split: bias_act applied to each task's rows of C, or NULL */
 } gemm_args;
 
 static void gemm_rows_task(void *arg, int64_t t)
@@ -373,9 +394,14 @@ static void gemm_rows_task(void *arg, int64_t t)
     int64_t r0 = t * g->chunk;
     int rows = (int)(r0 + g->chunk < g->m ? g->chunk : g->m - r0);
     const float *a0 = g->ta ? g->a + r0 : g->a + r0 * g->lda;
+    double t0 = halo_now();
     cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
                 g->tb ? CblasTrans : CblasNoTrans, rows, g->n, g->k, g->alpha, a0, g->lda, g->b,
                 g->ldb, g->beta, g->c + r0 * g->ldc, g->ldc);
+    gemm_account(t0);
+    if (g->act != NULL) {
+        act_apply(g->act, r0, r0 + rows);
+    }
 }
 
 static void gemm_k_task(void *arg, int64_t t)
@@ -385,14 +411,17 @@ static void gemm_k_task(void *arg, int64_t t)
     int kk = (int)(k0 + g->chunk < g->k ? g->chunk : g->k - k0);
     const float *a0 = g->a + k0 * g->lda; /* A is k x m (transposed use) */
     const float *b0 = g->tb ? g->b + k0 : g->b + k0 * g->ldb;
+    double t0 = halo_now();
     cblas_sgemm(CblasRowMajor, CblasTrans, g->tb ? CblasTrans : CblasNoTrans, g->m, g->n, kk,
                 1.0f, a0, g->lda, b0, g->ldb, 0.0f, g->partial + t * (int64_t)g->m * g->n, g->n);
+    gemm_account(t0);
 }
 
 /* C rows of task t = alpha * (sum of the partials in chunk order) + beta * C. */
 static void gemm_reduce_task(void *arg, int64_t t)
 {
     const gemm_args *g = arg;
+    double t0 = halo_now();
     int64_t r0 = t * GEMM_ROWS;
     int64_t r1 = r0 + GEMM_ROWS < g->m ? r0 + GEMM_ROWS : g->m;
     size_t mn = (size_t)g->m * g->n;
@@ -407,11 +436,13 @@ static void gemm_reduce_task(void *arg, int64_t t)
             c[j] = g->beta == 0.0f ? g->alpha * s : g->alpha * s + g->beta * c[j];
         }
     }
+    gemm_account(t0);
 }
 
-static int cpu_gemm(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
+/* cpu_gemm, and when act is not NULL (never with ta), bias_act on C fused into the row tasks. */
+static int gemm_run(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                    int ldc)
+                    int ldc, const act_args *act)
 {
     if (m <= 0 || n <= 0) {
         return 0;
@@ -422,15 +453,20 @@ static int cpu_gemm(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, floa
                 c[(size_t)i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[(size_t)i * ldc + j];
             }
         }
+        if (act != NULL) {
+            act_apply(act, 0, m);
+        }
         return 0;
     }
     if (openblas_get_num_threads() != 1) {
         openblas_set_num_threads(1);
     }
+    atomic_fetch_add(&gemm_flop,
+                     2ULL * (unsigned long long)m * (unsigned long long)n * (unsigned long long)k);
     gemm_args g = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
-                   .ldc = ldc, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c};
+                   .ldc = ldc, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .act = act};
     int64_t kchunk = (int64_t)k / 64 > GEMM_KCHUNK ? (int64_t)k / 64 : GEMM_KCHUNK;
-    if (ta && k >= 2 * kchunk) {
+    if (ta && k >= 2 * kchunk && act == NULL) {
         g.chunk = kchunk;
         g.tasks = ((int64_t)k + kchunk - 1) / kchunk;
         g.partial = ctx_scratch(ctx, (size_t)g.tasks * m * n * sizeof(float));
@@ -441,6 +477,13 @@ static int cpu_gemm(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, floa
     g.chunk = GEMM_ROWS;
     pool_run(&ctx->pool, ((int64_t)m + GEMM_ROWS - 1) / GEMM_ROWS, gemm_rows_task, &g);
     return 0;
+}
+
+static int cpu_gemm(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
+                    const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                    int ldc)
+{
+    return gemm_run(ctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL);
 }
 
 /* ---------------------------------------------------------------- row-wise kernels */
@@ -513,7 +556,10 @@ typedef struct agg_args {
     int ld_in;             /* their stride */
     float *out;            /* rows written */
     int ld_out;            /* their stride */
-    int accumulate;        /* add to out instead of overwriting */
+    int64_t keep;          /* rows i < keep add to out[i], the others overwrite it */
+    const float *act_y;    /* backward: act_backward of each finished row with this output */
+    float act_scale;       /* 1 / (1 - p) */
+    float *partial;        /* act_y with column sums: [chunks of CPU_SUM_ROWS x dim] */
     int64_t per;           /* rows per task */
 } agg_args;
 
@@ -525,18 +571,21 @@ CPU_HOT static void agg_rows(const agg_args *a, int64_t r0, int64_t r1)
     for (int64_t i = r0; i < r1; i++) {
         float *restrict o = a->out + i * a->ld_out;
         int64_t e0 = a->indptr[i], e1 = a->indptr[i + 1];
-        if (!a->accumulate) {
-            for (int j = 0; j < dim; j++) {
-                o[j] = 0.0f;
-            }
-        }
+        bool acc = i < a->keep;
         if (e1 == e0) {
+            if (!acc) {
+                for (int j = 0; j < dim; j++) {
+                    o[j] = 0.0f;
+                }
+            }
             continue;
         }
+        /* An overwritten row starts from its first edge as 0.0f + term (not the term itself:
+         * the same bits as zeroing then adding, -0.0 included), so it is not cleared first. */
         if (a->inv == NULL) {
             /* forward: mean of the rows of the in-neighbours */
             float s = 1.0f / (float)(e1 - e0);
-            if (a->accumulate) {
+            if (acc) {
                 for (int64_t e = e0; e < e1; e++) {
                     const float *restrict x = a->in + (int64_t)a->idx[e] * a->ld_in;
                     for (int j = 0; j < dim; j++) {
@@ -544,7 +593,11 @@ CPU_HOT static void agg_rows(const agg_args *a, int64_t r0, int64_t r1)
                     }
                 }
             } else {
-                for (int64_t e = e0; e < e1; e++) {
+                const float *restrict x0 = a->in + (int64_t)a->idx[e0] * a->ld_in;
+                for (int j = 0; j < dim; j++) {
+                    o[j] = 0.0f + x0[j];
+                }
+                for (int64_t e = e0 + 1; e < e1; e++) {
                     const float *restrict x = a->in + (int64_t)a->idx[e] * a->ld_in;
                     for (int j = 0; j < dim; j++) {
                         o[j] += x[j];
@@ -556,7 +609,17 @@ CPU_HOT static void agg_rows(const agg_args *a, int64_t r0, int64_t r1)
             }
         } else {
             /* backward: each destination's gradient divided by its degree */
-            for (int64_t e = e0; e < e1; e++) {
+            int64_t e = e0;
+            if (!acc) {
+                int32_t d = a->idx[e];
+                float s = a->inv[d];
+                const float *restrict x = a->in + (int64_t)d * a->ld_in;
+                for (int j = 0; j < dim; j++) {
+                    o[j] = 0.0f + s * x[j];
+                }
+                e++;
+            }
+            for (; e < e1; e++) {
                 int32_t d = a->idx[e];
                 float s = a->inv[d];
                 const float *restrict x = a->in + (int64_t)d * a->ld_in;
@@ -568,12 +631,46 @@ CPU_HOT static void agg_rows(const agg_args *a, int64_t r0, int64_t r1)
     }
 }
 
+static void colsum_reduce(const float *partial, int64_t chunks, int cols, float *db);
+
+/* The fused act_backward of agg_mean_backward on the rows of chunk t (CPU_SUM_ROWS rows, already
+ * summed): the operations of act_back_sum_task (or act_back_rows without sums), in its order. */
+CPU_HOT static void agg_act_rows(const agg_args *a, int64_t t, int64_t r0, int64_t r1)
+{
+    int dim = a->dim;
+    float s = a->act_scale;
+    float *restrict p = a->partial != NULL ? a->partial + t * dim : NULL;
+    if (p != NULL) {
+        for (int j = 0; j < dim; j++) {
+            p[j] = 0.0f;
+        }
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        float *restrict dy = a->out + r * a->ld_out;
+        const float *restrict y = a->act_y + r * a->ld_out;
+        if (p == NULL) {
+            for (int j = 0; j < dim; j++) {
+                dy[j] = y[j] > 0.0f ? dy[j] * s : 0.0f;
+            }
+            continue;
+        }
+        for (int j = 0; j < dim; j++) {
+            float v = y[j] > 0.0f ? dy[j] * s : 0.0f;
+            dy[j] = v;
+            p[j] += v;
+        }
+    }
+}
+
 static void agg_task(void *arg, int64_t t)
 {
     const agg_args *a = arg;
     int64_t r0 = t * a->per;
     int64_t r1 = r0 + a->per < a->num_dst ? r0 + a->per : a->num_dst;
     agg_rows(a, r0, r1);
+    if (a->act_y != NULL) {
+        agg_act_rows(a, t, r0, r1);
+    }
 }
 
 /* Rows per aggregation task: about 32K gathered floats per task. */
@@ -590,7 +687,7 @@ static int cpu_agg_mean(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indpt
 {
     agg_args a = {.num_dst = num_dst, .indptr = indptr, .idx = indices, .inv = NULL, .dim = dim,
                   .in = src, .ld_in = ld_src, .out = out, .ld_out = ld_out,
-                  .accumulate = accumulate};
+                  .keep = accumulate ? num_dst : 0};
     a.per = agg_rows_per_task(num_dst, num_dst > 0 ? indptr[num_dst] - indptr[0] : 0, dim);
     pool_run(&ctx->pool, ntasks_for(num_dst, a.per), agg_task, &a);
     return 0;
@@ -602,10 +699,15 @@ static int cpu_agg_mean(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indpt
 static int cpu_agg_mean_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
                                  int64_t num_edges, const int64_t *indptr,
                                  const int32_t *indices, int dim, const float *d_out, int ld_out,
-                                 float *d_src, int ld_src, int accumulate)
+                                 float *d_src, int ld_src, int32_t keep_rows,
+                                 const halo_ops_act_grad *act)
 {
+    int64_t chunks = ntasks_for(num_src, CPU_SUM_ROWS);
+    size_t psize = act != NULL && act->db != NULL
+                       ? (size_t)(chunks > 0 ? chunks : 1) * (size_t)dim * sizeof(float) + 64
+                       : 0;
     size_t need = (size_t)(num_src + 1) * sizeof(int64_t) + (size_t)num_edges * sizeof(int32_t) +
-                  (size_t)num_dst * sizeof(float) + 64;
+                  (size_t)num_dst * sizeof(float) + 64 + psize;
     char *s = ctx_scratch(ctx, need);
     int64_t *tptr = (int64_t *)s;
     int32_t *tdst = (int32_t *)(s + (size_t)(num_src + 1) * sizeof(int64_t));
@@ -637,15 +739,28 @@ static int cpu_agg_mean_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num
     tptr[0] = 0;
     agg_args a = {.num_dst = num_src, .indptr = tptr, .idx = tdst, .inv = inv, .dim = dim,
                   .in = d_out, .ld_in = ld_out, .out = d_src, .ld_out = ld_src,
-                  .accumulate = accumulate};
+                  .keep = keep_rows};
     a.per = agg_rows_per_task(num_src, num_edges, dim);
+    if (act != NULL) {
+        /* tasks of the column sums' chunks, so that each task finishes its rows */
+        a.per = CPU_SUM_ROWS;
+        a.act_y = act->y;
+        a.act_scale = act->p > 0.0f ? 1.0f / (1.0f - act->p) : 1.0f;
+        if (act->db != NULL) {
+            uintptr_t at = (uintptr_t)(inv + num_dst);
+            a.partial = (float *)((at + 63) & ~(uintptr_t)63);
+        }
+    }
     pool_run(&ctx->pool, ntasks_for(num_src, a.per), agg_task, &a);
+    if (act != NULL && act->db != NULL) {
+        colsum_reduce(a.partial, chunks, dim, act->db);
+    }
     return 0;
 }
 
 /* ---------------------------------------------------------------- bias, ReLU, dropout */
 
-typedef struct act_args {
+struct act_args {
     float *x;                    /* rows x cols (stride ld), in place */
     const float *y;              /* backward: the forward output */
     int64_t rows, per;           /* rows and rows per task */
@@ -656,7 +771,7 @@ typedef struct act_args {
     const uint64_t *col_mix;     /* [cols] halo_mix64(j + 1), the per-column half of a draw */
     uint64_t threshold;          /* p * 2^53 */
     float scale;                 /* 1 / (1 - p) */
-} act_args;
+};
 
 /* Bias, ReLU and dropout of a range of rows. The keep test of ops.h's contract,
  * (halo_mix64(row_key ^ halo_mix64(j + 1)) >> 11) >= threshold, with the column half taken from
@@ -696,6 +811,11 @@ CPU_HOT static void act_rows(const act_args *a, int64_t r0, int64_t r1)
     }
 }
 
+static void act_apply(const act_args *a, int64_t r0, int64_t r1)
+{
+    act_rows(a, r0, r1);
+}
+
 static void act_task(void *arg, int64_t t)
 {
     const act_args *a = arg;
@@ -713,8 +833,9 @@ static uint64_t dropout_threshold(float p)
     return (uint64_t)((double)p * 9007199254740992.0);
 }
 
-static int cpu_bias_act(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld,
-                        const float *b, int relu, const halo_ops_dropout *drop)
+/* The arguments of bias_act on x (the dropout's column table in the context's scratch). */
+static act_args act_setup(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld,
+                          const float *b, int relu, const halo_ops_dropout *drop)
 {
     act_args a = {.x = x, .rows = rows, .per = rows_per_task(cols), .cols = cols, .ld = ld,
                   .b = b, .relu = relu, .drop = drop};
@@ -727,8 +848,23 @@ static int cpu_bias_act(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int
         }
         a.col_mix = cm;
     }
+    return a;
+}
+
+static int cpu_bias_act(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld,
+                        const float *b, int relu, const halo_ops_dropout *drop)
+{
+    act_args a = act_setup(ctx, x, rows, cols, ld, b, relu, drop);
     pool_run(&ctx->pool, ntasks_for(rows, a.per), act_task, &a);
     return 0;
+}
+
+static int cpu_gemm_bias_act(halo_ops_ctx *ctx, int m, int n, int k, const float *a, int lda,
+                             const float *b, int ldb, float beta, float *c, int ldc,
+                             const float *bias, int relu, const halo_ops_dropout *drop)
+{
+    act_args act = act_setup(ctx, c, m, n, ldc, bias, relu, drop);
+    return gemm_run(ctx, 0, 0, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc, &act);
 }
 
 CPU_HOT static void act_back_rows(const act_args *a, int64_t r0, int64_t r1)
@@ -752,12 +888,63 @@ static void act_back_task(void *arg, int64_t t)
     act_back_rows(a, r0, r1);
 }
 
+/* act_backward with the column sums: chunk t of CPU_SUM_ROWS rows gets its gradient rows and
+ * their partial sums (the same additions, in the same order, as colsum_task on the result). */
+typedef struct act_sum_args {
+    act_args act;   /* the act_backward */
+    float *partial; /* [chunks x cols] */
+} act_sum_args;
+
+CPU_HOT static void act_back_sum_task(void *arg, int64_t t)
+{
+    const act_sum_args *as = arg;
+    const act_args *a = &as->act;
+    int64_t r0 = t * CPU_SUM_ROWS;
+    int64_t r1 = r0 + CPU_SUM_ROWS < a->rows ? r0 + CPU_SUM_ROWS : a->rows;
+    int cols = a->cols;
+    float s = a->scale;
+    float *restrict p = as->partial + t * cols;
+    for (int j = 0; j < cols; j++) {
+        p[j] = 0.0f;
+    }
+    for (int64_t r = r0; r < r1; r++) {
+        float *restrict dy = a->x + r * a->ld;
+        const float *restrict y = a->y + r * a->ld;
+        for (int j = 0; j < cols; j++) {
+            float v = y[j] > 0.0f ? dy[j] * s : 0.0f;
+            dy[j] = v;
+            p[j] += v;
+        }
+    }
+}
+
+/* db = the partials of `chunks` chunks added in chunk order. */
+static void colsum_reduce(const float *partial, int64_t chunks, int cols, float *db)
+{
+    for (int j = 0; j < cols; j++) {
+        db[j] = 0.0f;
+    }
+    for (int64_t c = 0; c < chunks; c++) {
+        for (int j = 0; j < cols; j++) {
+            db[j] += partial[c * cols + j];
+        }
+    }
+}
+
 static int cpu_act_backward(halo_ops_ctx *ctx, float *dy, const float *y, int64_t rows, int cols,
-                            int ld, float p)
+                            int ld, float p, float *db)
 {
     act_args a = {.x = dy, .y = y, .rows = rows, .per = rows_per_task(cols), .cols = cols,
                   .ld = ld, .scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f};
-    pool_run(&ctx->pool, ntasks_for(rows, a.per), act_back_task, &a);
+    if (db == NULL) {
+        pool_run(&ctx->pool, ntasks_for(rows, a.per), act_back_task, &a);
+        return 0;
+    }
+    int64_t chunks = ntasks_for(rows, CPU_SUM_ROWS);
+    act_sum_args as = {.act = a};
+    as.partial = ctx_scratch(ctx, (size_t)(chunks > 0 ? chunks : 1) * cols * sizeof(float));
+    pool_run(&ctx->pool, chunks, act_back_sum_task, &as);
+    colsum_reduce(as.partial, chunks, cols, db);
     return 0;
 }
 
@@ -794,14 +981,7 @@ static int cpu_col_sum(halo_ops_ctx *ctx, const float *dy, int64_t rows, int col
     colsum_args a = {.dy = dy, .rows = rows, .cols = cols, .ld = ld};
     a.partial = ctx_scratch(ctx, (size_t)(chunks > 0 ? chunks : 1) * cols * sizeof(float));
     pool_run(&ctx->pool, chunks, colsum_task, &a);
-    for (int j = 0; j < cols; j++) {
-        db[j] = 0.0f;
-    }
-    for (int64_t c = 0; c < chunks; c++) {
-        for (int j = 0; j < cols; j++) {
-            db[j] += a.partial[c * cols + j];
-        }
-    }
+    colsum_reduce(a.partial, chunks, cols, db);
     return 0;
 }
 
@@ -946,6 +1126,7 @@ const halo_ops halo_ops_cpu = {
     .agg_mean = cpu_agg_mean,
     .agg_mean_backward = cpu_agg_mean_backward,
     .bias_act = cpu_bias_act,
+    .gemm_bias_act = cpu_gemm_bias_act,
     .act_backward = cpu_act_backward,
     .col_sum = cpu_col_sum,
     .softmax_xent = cpu_softmax_xent,

@@ -485,24 +485,34 @@ __global__ void k_agg_mean_backward(int32_t num_dst, const int64_t *__restrict__
     }
 }
 
+static int cuda_act_backward(halo_ops_ctx *ctx, float *dy, const float *y, int64_t rows, int cols,
+                             int ld, float p, float *db);
+
 static int cuda_agg_mean_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
                                   int64_t num_edges, const int64_t *indptr,
                                   const int32_t *indices, int dim, const float *d_out, int ld_out,
-                                  float *d_src, int ld_src, int accumulate)
+                                  float *d_src, int ld_src, int32_t keep_rows,
+                                  const halo_ops_act_grad *act)
 {
     (void)num_edges;
-    if (!accumulate) {
-        HALO_CHECK(cuda_zero(ctx, d_src, num_src, dim, ld_src));
+    if (keep_rows < 0) {
+        keep_rows = 0;
     }
-    if (num_dst <= 0 || dim <= 0) {
+    if (keep_rows < num_src) {
+        HALO_CHECK(cuda_zero(ctx, d_src + (size_t)keep_rows * ld_src, num_src - keep_rows, dim,
+                             ld_src));
+    }
+    if (num_dst > 0 && dim > 0) {
+        dim3 block(32, 8);
+        unsigned grid = (unsigned)((num_dst + 7) / 8);
+        k_agg_mean_backward<<<grid, block, 0, ctx->stream>>>(num_dst, indptr, indices, dim,
+                                                             d_out, ld_out, d_src, ld_src);
+        HALO_CUDA_CHECK(cudaGetLastError());
+    }
+    if (act == NULL) {
         return 0;
     }
-    dim3 block(32, 8);
-    unsigned grid = (unsigned)((num_dst + 7) / 8);
-    k_agg_mean_backward<<<grid, block, 0, ctx->stream>>>(num_dst, indptr, indices, dim, d_out,
-                                                         ld_out, d_src, ld_src);
-    HALO_CUDA_CHECK(cudaGetLastError());
-    return 0;
+    return cuda_act_backward(ctx, d_src, act->y, num_src, dim, ld_src, act->p, act->db);
 }
 
 /* ---------------------------------------------------------------- bias, ReLU, dropout */
@@ -589,16 +599,31 @@ __global__ void k_act_backward(float *dy, const float *__restrict__ y, int64_t r
     }
 }
 
+static int cuda_col_sum(halo_ops_ctx *ctx, const float *dy, int64_t rows, int cols, int ld,
+                        float *db);
+
+/* gemm, then bias_act on C (two launches on the stream). */
+static int cuda_gemm_bias_act(halo_ops_ctx *ctx, int m, int n, int k, const float *a, int lda,
+                              const float *b, int ldb, float beta, float *c, int ldc,
+                              const float *bias, int relu, const halo_ops_dropout *drop)
+{
+    HALO_CHECK(cuda_gemm(ctx, 0, 0, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc));
+    return cuda_bias_act(ctx, c, m, n, ldc, bias, relu, drop);
+}
+
 static int cuda_act_backward(halo_ops_ctx *ctx, float *dy, const float *y, int64_t rows, int cols,
-                             int ld, float p)
+                             int ld, float p, float *db)
 {
     if (rows <= 0 || cols <= 0) {
-        return 0;
+        return db != NULL ? cuda_col_sum(ctx, dy, rows, cols, ld, db) : 0;
     }
     float scale = p > 0.0f ? 1.0f / (1.0f - p) : 1.0f;
     k_act_backward<<<grid_for(rows * cols), CUDA_THREADS, 0, ctx->stream>>>(dy, y, rows, cols,
                                                                            ld, scale);
     HALO_CUDA_CHECK(cudaGetLastError());
+    if (db != NULL) {
+        return cuda_col_sum(ctx, dy, rows, cols, ld, db);
+    }
     return 0;
 }
 
@@ -777,6 +802,7 @@ static halo_ops make_table(void)
     t.agg_mean = cuda_agg_mean;
     t.agg_mean_backward = cuda_agg_mean_backward;
     t.bias_act = cuda_bias_act;
+    t.gemm_bias_act = cuda_gemm_bias_act;
     t.act_backward = cuda_act_backward;
     t.col_sum = cuda_col_sum;
     t.softmax_xent = cuda_softmax_xent;

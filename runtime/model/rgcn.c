@@ -106,9 +106,8 @@ int halo_rgcn_forward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_rgcn_sh
     st->y = p;
     HALO_CHECK(ops->agg_mean(ctx, nd * R, vptr, vidx, in, h, in, st->mean, in, 0));
     HALO_CHECK(ops->gemm(ctx, 0, 0, nd, out, in, 1.0f, h, in, w, out, 0.0f, st->y, out));
-    HALO_CHECK(ops->gemm(ctx, 0, 0, nd, out, R * in, 1.0f, st->mean, R * in, st->wr, out, 1.0f,
-                         st->y, out));
-    return ops->bias_act(ctx, st->y, nd, out, out, w + halo_rgcn_bias_at(s), relu, drop);
+    return ops->gemm_bias_act(ctx, nd, out, R * in, st->mean, R * in, st->wr, out, 1.0f, st->y,
+                              out, w + halo_rgcn_bias_at(s), relu, drop);
 }
 
 int halo_rgcn_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_rgcn_shape *s,
@@ -120,9 +119,11 @@ int halo_rgcn_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_rgcn_s
     size_t io = (size_t)in * out;
     void *p;
     if (relu) {
-        HALO_CHECK(ops->act_backward(ctx, dy, st->y, nd, out, out, drop_p));
+        HALO_CHECK(
+            ops->act_backward(ctx, dy, st->y, nd, out, out, drop_p, gw + halo_rgcn_bias_at(s)));
+    } else {
+        HALO_CHECK(ops->col_sum(ctx, dy, nd, out, out, gw + halo_rgcn_bias_at(s)));
     }
-    HALO_CHECK(ops->col_sum(ctx, dy, nd, out, out, gw + halo_rgcn_bias_at(s)));
     /* dW_self = h_dst^T dy; dW_rel = mean^T dy (R*in x out) */
     HALO_CHECK(ops->gemm(ctx, 1, 0, in, out, nd, 1.0f, st->h, in, dy, out, 0.0f, gw, out));
     float *gwr = gw + io;
@@ -152,9 +153,9 @@ int halo_rgcn_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_rgcn_s
     HALO_CHECK(
         ops->gemm(ctx, 0, 1, nd, R * in, out, 1.0f, dy, out, st->wr, out, 0.0f, dmean, R * in));
     HALO_CHECK(ops->gemm(ctx, 0, 1, nd, in, out, 1.0f, dy, out, w, out, 0.0f, dx, in));
-    HALO_CHECK(ops->zero(ctx, dx + (size_t)nd * in, ns - nd, in, in));
+    /* the destinations' rows hold their self term: added to; the other sources' rows written */
     HALO_CHECK(ops->agg_mean_backward(ctx, nd * R, ns, b->num_edges, st->vptr, st->vidx, in, dmean,
-                                      in, dx, in, 1));
+                                      in, dx, in, nd, NULL));
     *dh = dx;
     return 0;
 }

@@ -236,6 +236,50 @@ static void gemm_matches_reference_in_all_transposes(void **state)
     halo_ops_cpu.close(ctx);
 }
 
+/* gemm_bias_act is bitwise gemm then bias_act: more rows than one GEMM task (1024), beta 0 and
+ * 1, with and without ReLU and dropout, on 1 and 3 threads. */
+static void gemm_bias_act_is_bitwise_gemm_then_bias_act(void **state)
+{
+    (void)state;
+    int m = 2500, n = 33, k = 21, ldc = 35;
+    float *a = random_floats((size_t)m * k, 1.0, 31);
+    float *b = random_floats((size_t)k * n, 1.0, 32);
+    float *bias = random_floats((size_t)n, 0.5, 33);
+    float *c0 = random_floats((size_t)m * ldc, 1.0, 34);
+    float *want = HALO_ALLOC(float, (size_t)m * ldc);
+    float *got = HALO_ALLOC(float, (size_t)m * ldc);
+    int32_t *gid = HALO_ALLOC(int32_t, m);
+    for (int r = 0; r < m; r++) {
+        gid[r] = 3 * r + 2;
+    }
+    halo_ops_dropout drop = {.p = 0.4f, .seed = 5, .step = 2, .layer = 0, .gid = gid};
+    for (int threads = 1; threads <= 3; threads += 2) {
+        halo_ops_ctx *ctx = open_cpu(threads);
+        for (int v = 0; v < 6; v++) {
+            float beta = v & 1 ? 1.0f : 0.0f;
+            int relu = v >= 2;
+            const halo_ops_dropout *dp = v >= 4 ? &drop : NULL;
+            memcpy(want, c0, sizeof(float) * m * ldc);
+            memcpy(got, c0, sizeof(float) * m * ldc);
+            assert_int_equal(
+                halo_ops_cpu.gemm(ctx, 0, 0, m, n, k, 1.0f, a, k, b, n, beta, want, ldc), 0);
+            assert_int_equal(halo_ops_cpu.bias_act(ctx, want, m, n, ldc, bias, relu, dp), 0);
+            assert_int_equal(halo_ops_cpu.gemm_bias_act(ctx, m, n, k, a, k, b, n, beta, got, ldc,
+                                                        bias, relu, dp),
+                             0);
+            assert_memory_equal(got, want, sizeof(float) * m * ldc);
+        }
+        halo_ops_cpu.close(ctx);
+    }
+    halo_free(gid);
+    halo_free(got);
+    halo_free(want);
+    halo_free(c0);
+    halo_free(bias);
+    halo_free(b);
+    halo_free(a);
+}
+
 /* agg_mean against the mean in double, and agg_mean_backward against central differences of the
  * double mean of L = sum(w * agg(x)). */
 static void aggregation_and_its_backward_match_finite_differences(void **state)
@@ -272,7 +316,7 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
     float *dx = HALO_NEW(float, (size_t)b->num_src * ld_src);
     assert_int_equal(halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src, b->num_edges,
                                                     b->indptr, b->indices, dim, w, ld_out, dx,
-                                                    ld_src, 0),
+                                                    ld_src, 0, NULL),
                      0);
     double *fd = calloc((size_t)b->num_src * dim, sizeof(double));
     float *dxf = HALO_NEW(float, (size_t)b->num_src * dim);
@@ -294,17 +338,26 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
         }
     }
     assert_true(max_rel_err(dxf, fd, (size_t)b->num_src * dim, 1e-3, NULL) < 1e-5);
-    /* accumulate adds to what is there */
+    /* keep_rows = num_src adds to what is there; keep_rows = k adds to rows below k and
+     * overwrites the others (bitwise what keep_rows = 0 gives them) */
     float *dx2 = HALO_NEW(float, (size_t)b->num_src * ld_src);
-    for (size_t i = 0; i < (size_t)b->num_src * ld_src; i++) {
-        dx2[i] = 1.0f;
-    }
-    halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src, b->num_edges, b->indptr,
-                                   b->indices, dim, w, ld_out, dx2, ld_src, 1);
-    for (int32_t u = 0; u < b->num_src; u++) {
-        for (int j = 0; j < dim; j++) {
-            assert_true(fabsf(dx2[(size_t)u * ld_src + j] - 1.0f - dx[(size_t)u * ld_src + j]) <
-                        1e-5f);
+    int32_t keeps[3] = {b->num_src, b->num_dst, 7};
+    for (int q = 0; q < 3; q++) {
+        int32_t keep = keeps[q];
+        for (size_t i = 0; i < (size_t)b->num_src * ld_src; i++) {
+            dx2[i] = 1.0f;
+        }
+        halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src, b->num_edges, b->indptr,
+                                       b->indices, dim, w, ld_out, dx2, ld_src, keep, NULL);
+        for (int32_t u = 0; u < b->num_src; u++) {
+            for (int j = 0; j < dim; j++) {
+                float got = dx2[(size_t)u * ld_src + j], alone = dx[(size_t)u * ld_src + j];
+                if (u < keep) {
+                    assert_true(fabsf(got - 1.0f - alone) < 1e-5f);
+                } else {
+                    assert_true(memcmp(&got, &alone, sizeof got) == 0);
+                }
+            }
         }
     }
     free(yref);
@@ -318,6 +371,56 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
     halo_free(y);
     test_batch_free(&t);
     halo_ops_cpu.close(ctx);
+}
+
+/* agg_mean_backward with the activation's backward fused is bitwise the two calls (with and
+ * without the column sums; sources over several chunks of the sums; 1 and 3 threads). */
+static void fused_activation_backward_is_bitwise_the_two_calls(void **state)
+{
+    (void)state;
+    int32_t nodes[2] = {700, 200};
+    test_batch t;
+    batch_make(&t, 1, nodes, 9, 6);
+    const halo_block *b = &t.mb.blocks[0];
+    int dim = 11, ld = 13, ld_out = 12;
+    size_t n = (size_t)b->num_src * ld;
+    float *d_out = random_floats((size_t)b->num_dst * ld_out, 1.0, 41);
+    float *y = random_floats(n, 1.0, 42);
+    float *self = random_floats(n, 1.0, 43);
+    float *want = HALO_ALLOC(float, n), *got = HALO_ALLOC(float, n);
+    float db_want[11], db_got[11];
+    for (int threads = 1; threads <= 3; threads += 2) {
+        halo_ops_ctx *ctx = open_cpu(threads);
+        for (int with_db = 0; with_db < 2; with_db++) {
+            memcpy(want, self, n * sizeof(float));
+            memcpy(got, self, n * sizeof(float));
+            assert_int_equal(halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src,
+                                                            b->num_edges, b->indptr, b->indices,
+                                                            dim, d_out, ld_out, want, ld,
+                                                            b->num_dst, NULL),
+                             0);
+            assert_int_equal(halo_ops_cpu.act_backward(ctx, want, y, b->num_src, dim, ld, 0.25f,
+                                                       with_db ? db_want : NULL),
+                             0);
+            halo_ops_act_grad act = {.y = y, .p = 0.25f, .db = with_db ? db_got : NULL};
+            assert_int_equal(halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src,
+                                                            b->num_edges, b->indptr, b->indices,
+                                                            dim, d_out, ld_out, got, ld,
+                                                            b->num_dst, &act),
+                             0);
+            assert_memory_equal(got, want, n * sizeof(float));
+            if (with_db) {
+                assert_memory_equal(db_got, db_want, sizeof db_got);
+            }
+        }
+        halo_ops_cpu.close(ctx);
+    }
+    halo_free(got);
+    halo_free(want);
+    halo_free(self);
+    halo_free(y);
+    halo_free(d_out);
+    test_batch_free(&t);
 }
 
 /* act(x + b) with ReLU and dropout: forward against the specification in double, backward
@@ -356,9 +459,17 @@ static void bias_relu_dropout_backward_matches_finite_differences(void **state)
     assert_true(positive > 0.3 * rows * cols);
     float *dx = HALO_ALLOC(float, (size_t)rows * cols);
     memcpy(dx, w, sizeof(float) * rows * cols);
-    assert_int_equal(halo_ops_cpu.act_backward(ctx, dx, y, rows, cols, cols, p), 0);
+    assert_int_equal(halo_ops_cpu.act_backward(ctx, dx, y, rows, cols, cols, p, NULL), 0);
     float db[7];
     assert_int_equal(halo_ops_cpu.col_sum(ctx, dx, rows, cols, cols, db), 0);
+    /* the fused column sums: bitwise the two calls' (rows span two chunks of the sums) */
+    float *dx1 = HALO_ALLOC(float, (size_t)rows * cols);
+    memcpy(dx1, w, sizeof(float) * rows * cols);
+    float db1[7];
+    assert_int_equal(halo_ops_cpu.act_backward(ctx, dx1, y, rows, cols, cols, p, db1), 0);
+    assert_memory_equal(dx1, dx, sizeof(float) * rows * cols);
+    assert_memory_equal(db1, db, sizeof db);
+    halo_free(dx1);
     double h = 1e-6;
     double *fdx = malloc(sizeof(double) * rows * cols);
     double fdb[7] = {0};
@@ -879,7 +990,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gemm_matches_reference_in_all_transposes),
+        cmocka_unit_test(gemm_bias_act_is_bitwise_gemm_then_bias_act),
         cmocka_unit_test(aggregation_and_its_backward_match_finite_differences),
+        cmocka_unit_test(fused_activation_backward_is_bitwise_the_two_calls),
         cmocka_unit_test(bias_relu_dropout_backward_matches_finite_differences),
         cmocka_unit_test(softmax_cross_entropy_matches_finite_differences),
         cmocka_unit_test(model_gradient_matches_finite_differences_agg_first),
