@@ -7,6 +7,7 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "model/model.h"
+#include "model/ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,6 +240,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+    halo_blas_pick_kernels(argv); /* the kernels halo itself runs with (see ops.h) */
     /* shaped like ogbn-mag in DGL's RGCN example: 8 relations (with reverses), 128-dim
      * inputs, 349 classes */
     bench_opts o = {.seeds = 512,
