@@ -210,16 +210,7 @@ static int check_fanout(halo_policy *pol, world *w, FILE *out, char *spec, size_
     HALO_CHECK(halo_policy_fanout_spec(pol, c, spec, cap, HALO_POLICY_MAX_LAYERS, &layers));
     int l = w->tg->check_spec(w->tg->arg, spec);
     if (l < 0) {
-        /* the trainer's line (train.c's epoch_fanouts) */
-        const char *m = halo_errmsg();
-        const char *tag = "--fanouts: ";
-        if (strncmp(m, tag, strlen(tag)) == 0) {
-            m += strlen(tag);
-        }
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", m);
-        return halo_errorf(HALO_ELUA, "policy %s: hook fanout (epoch %d) returned %s: %s",
-                           halo_policy_name(pol), c->epoch, spec, msg);
+        return halo_policy_fanout_spec_refused(pol, c->epoch, spec); /* the trainer's line */
     }
     if (out != NULL) {
         fprintf(out, "  %-12s -> %s (epoch %d, %d layers, relations of %s)\n", "fanout", spec,

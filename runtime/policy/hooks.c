@@ -489,6 +489,19 @@ static int check_fanout_spec(lua_State *L)
     return 1;
 }
 
+int halo_policy_fanout_spec_refused(const halo_policy *pol, int epoch, const char *spec)
+{
+    const char *m = halo_errmsg();
+    const char *tag = "--fanouts: ";
+    if (strncmp(m, tag, strlen(tag)) == 0) {
+        m += strlen(tag);
+    }
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", m);
+    return halo_errorf(HALO_ELUA, "policy %s: hook fanout (epoch %d) returned %s: %s",
+                       halo_policy_name(pol), epoch, spec, msg);
+}
+
 int halo_policy_fanout_spec(halo_policy *pol, const halo_policy_ctx *ctx, char *spec, size_t cap,
                             int max_layers, int *layers)
 {

@@ -292,6 +292,10 @@ int halo_policy_fanout(halo_policy *pol, const halo_policy_ctx *ctx, int *fanout
  * spaces) is the hook's error. Default: "*=10;*=25". */
 int halo_policy_fanout_spec(halo_policy *pol, const halo_policy_ctx *ctx, char *spec, size_t cap,
                             int max_layers, int *layers);
+/* The one line for a spec from halo_policy_fanout_spec that the graph's relations refuse: the
+ * current message (the parse's, "--fanouts: " dropped) as "policy NAME: hook fanout (epoch E)
+ * returned SPEC: WHAT". Returns HALO_ELUA. The trainer, the simulator and `policy check` say it. */
+int halo_policy_fanout_spec_refused(const halo_policy *pol, int epoch, const char *spec);
 /* pipeline(ctx): pipeline depth (0 = synchronous) and sampler threads. Default: 0 and 1. */
 int halo_policy_pipeline(halo_policy *pol, const halo_policy_ctx *ctx, int *depth,
                          int *sampler_threads);

@@ -551,6 +551,18 @@ static int rel_lookup(const halo_relation *rels, int nrels, const char *name, si
     return -1;
 }
 
+int halo_sample_rel_fanout_max(const int *fan, int nrels)
+{
+    int m = 0;
+    for (int r = 0; r < nrels; r++) {
+        if (fan[r] < 0) {
+            return -1;
+        }
+        m = fan[r] > m ? fan[r] : m;
+    }
+    return m;
+}
+
 int halo_sample_parse_rel_fanouts(const char *str, const halo_relation *rels, int nrels_in,
                                   halo_rel_fanouts fan, int max_layers)
 {

@@ -77,6 +77,9 @@ typedef int halo_rel_fanouts[HALO_MAX_LAYERS][HALO_MAX_RELS];
  * not named in that layer (else they get 0). On a homogeneous graph only the plain form. */
 int halo_sample_parse_rel_fanouts(const char *s, const halo_relation *rels, int nrels,
                                   halo_rel_fanouts fan, int max_layers);
+/* A typed layer's fanout as one number (start-up lines, the VIP estimate, the simulator's
+ * summary): the largest of its nrels relations', -1 when one takes all. */
+int halo_sample_rel_fanout_max(const int *fan, int nrels);
 
 /* Typed draws: row[i]'s in-edges are grouped by relation (etype ascending, as in a typed graph
  * directory); relation r's in-edges get fanout fan[r], drawn without replacement from a stream

@@ -524,20 +524,6 @@ static void sim_ctx(sim *S, int r)
     c->part.train_nodes = R->part->num_train;
 }
 
-/* A layer's fanout as one number (train.c's layer_summary): the largest of its relations', -1
- * when one takes all. */
-static int sim_layer_summary(const int *fan, int nrels)
-{
-    int m = 0;
-    for (int r = 0; r < nrels; r++) {
-        if (fan[r] < 0) {
-            return -1;
-        }
-        m = fan[r] > m ? fan[r] : m;
-    }
-    return m;
-}
-
 /* Typed fanouts of rank r for an epoch (train.c's epoch_fanouts on a typed partition): either
  * form of --fanouts, else the policy's fanout hook, whose layers may be tables keyed by relation
  * name; a bad relation gets the trainer's line. */
@@ -557,19 +543,11 @@ static int sim_fanouts_typed(sim *S, int r, int *fanouts, int *layers)
                                            &l));
         l = halo_sample_parse_rel_fanouts(spec, rel, S->nrels, R->rfan, HALO_MAX_LAYERS);
         if (l < 0) {
-            const char *m = halo_errmsg();
-            const char *tag = "--fanouts: ";
-            if (strncmp(m, tag, strlen(tag)) == 0) {
-                m += strlen(tag);
-            }
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s", m);
-            return halo_errorf(HALO_ELUA, "policy %s: hook fanout (epoch %d) returned %s: %s",
-                               halo_policy_name(R->pol), R->pctx.epoch, spec, msg);
+            return halo_policy_fanout_spec_refused(R->pol, R->pctx.epoch, spec);
         }
     }
     for (int i = 0; i < l; i++) {
-        fanouts[i] = sim_layer_summary(R->rfan[i], S->nrels);
+        fanouts[i] = halo_sample_rel_fanout_max(R->rfan[i], S->nrels);
     }
     *layers = l;
     return 0;

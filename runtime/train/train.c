@@ -711,20 +711,6 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
     return h;
 }
 
-/* A layer's fanout as one number (the start-up line, the VIP cache's estimate): the largest of
- * its relations', -1 when one takes all. */
-static int layer_summary(const int *fan, int nrels)
-{
-    int m = 0;
-    for (int r = 0; r < nrels; r++) {
-        if (fan[r] < 0) {
-            return -1;
-        }
-        m = fan[r] > m ? fan[r] : m;
-    }
-    return m;
-}
-
 /* Fanouts of an epoch: --fanouts, else the policy's fanout hook. On a typed partition also the
  * per-relation fanouts rfan (a plain list gives every relation the layer's number). */
 static int epoch_fanouts(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pctx, int *fanouts,
@@ -739,7 +725,7 @@ static int epoch_fanouts(train_ctx *t, halo_policy *pol, const halo_policy_ctx *
                 return l; /* the message names --fanouts */
             }
             for (int i = 0; i < l; i++) {
-                fanouts[i] = layer_summary(rfan[i], t->nrels);
+                fanouts[i] = halo_sample_rel_fanout_max(rfan[i], t->nrels);
             }
         } else {
             l = halo_sample_parse_fanouts(t->o->fanouts, fanouts, HALO_MAX_LAYERS);
@@ -760,18 +746,10 @@ static int epoch_fanouts(train_ctx *t, halo_policy *pol, const halo_policy_ctx *
     l = halo_sample_parse_rel_fanouts(spec, halo_store_info(t->st)->rel, t->nrels, rfan,
                                       HALO_MAX_LAYERS);
     if (l < 0) {
-        const char *m = halo_errmsg();
-        const char *tag = "--fanouts: ";
-        if (strncmp(m, tag, strlen(tag)) == 0) {
-            m += strlen(tag);
-        }
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", m);
-        return halo_errorf(HALO_ELUA, "policy %s: hook fanout (epoch %d) returned %s: %s",
-                           halo_policy_name(pol), pctx->epoch, spec, msg);
+        return halo_policy_fanout_spec_refused(pol, pctx->epoch, spec);
     }
     for (int i = 0; i < l; i++) {
-        fanouts[i] = layer_summary(rfan[i], t->nrels);
+        fanouts[i] = halo_sample_rel_fanout_max(rfan[i], t->nrels);
     }
     *layers = l;
     return 0;
@@ -969,7 +947,7 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
             l = halo_sample_parse_rel_fanouts(o->eval_fanouts, halo_store_info(t->st)->rel,
                                               t->nrels, t->eval_rfan, HALO_MAX_LAYERS);
             for (int i = 0; l > 0 && i < l; i++) {
-                t->eval_fanouts[i] = layer_summary(t->eval_rfan[i], t->nrels);
+                t->eval_fanouts[i] = halo_sample_rel_fanout_max(t->eval_rfan[i], t->nrels);
             }
         } else {
             l = halo_sample_parse_fanouts(o->eval_fanouts, t->eval_fanouts, HALO_MAX_LAYERS);
