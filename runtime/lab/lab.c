@@ -33,7 +33,7 @@ static const lab_def lab_defs[HALO_LAB_COUNT] = {
      halo_lab_fanout},
     {"lab3-cache", "hit rate at 10% capacity between LRU (0) and Belady (full)",
      "cache_init, cache_batch", halo_lab_cache},
-    {"lab4-adaptive", "simulated epoch time between distdgl.lua (0) and massivegnn.lua (full)",
+    {"lab4-adaptive", "simulated epoch time on two clusters between distdgl.lua (0) and the best of massivegnn.lua, distdglv2.lua and both (full)",
      "cache_init, cache_batch, epoch_end, pipeline", halo_lab_adaptive},
 };
 
