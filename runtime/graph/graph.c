@@ -81,16 +81,21 @@ halo_graph *halo_graph_alloc(int64_t nodes, int64_t edges, int feat_dim, int cla
     return g;
 }
 
+void halo_feat_row_pad(float *dst, const float *src, int w, int dim)
+{
+    if (w > 0) {
+        memcpy(dst, src, (size_t)w * sizeof(float));
+    }
+    if (dim > w) {
+        memset(dst + w, 0, (size_t)(dim - w) * sizeof(float));
+    }
+}
+
 void halo_graph_feat_row(const halo_graph *g, int64_t v, float *dst)
 {
     int w;
     const float *src = halo_graph_feat_ptr(g, v, &w);
-    if (w > 0) {
-        memcpy(dst, src, (size_t)w * sizeof(float));
-    }
-    if (g->feat_dim > w) {
-        memset(dst + w, 0, (size_t)(g->feat_dim - w) * sizeof(float));
-    }
+    halo_feat_row_pad(dst, src, w, g->feat_dim);
 }
 
 void halo_graph_type_feat_name(const halo_graph *g, int t, char *buf, size_t size)

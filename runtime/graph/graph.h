@@ -122,6 +122,9 @@ static inline const float *halo_graph_feat_ptr(const halo_graph *g, int64_t v, i
 /* Writes node v's feature row, feat_dim floats, into dst: its type's w_t columns, zeros after
  * (all zeros for a featureless type). The model's input and the wire carry rows this wide. */
 void halo_graph_feat_row(const halo_graph *g, int64_t v, float *dst);
+/* dst[dim] = the w floats at src (none when w is 0), then zeros: a typed row padded to the
+ * model's input width (halo_graph_feat_row, halo_part_feat_row). */
+void halo_feat_row_pad(float *dst, const float *src, int w, int dim);
 /* File name of type t's features ("feat.paper.f32") into buf. */
 void halo_graph_type_feat_name(const halo_graph *g, int t, char *buf, size_t size);
 /* Whether typed graph g has a feature file for type t (w_t > 0 and not topology-only). */

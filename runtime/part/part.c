@@ -365,12 +365,7 @@ void halo_part_feat_row(const halo_part *p, int64_t gid, float *dst)
 {
     int w;
     const float *src = halo_part_feat_ptr(p, gid, &w);
-    if (w > 0) {
-        memcpy(dst, src, (size_t)w * sizeof(float));
-    }
-    if (p->feat_dim > w) {
-        memset(dst + w, 0, (size_t)(p->feat_dim - w) * sizeof(float));
-    }
+    halo_feat_row_pad(dst, src, w, p->feat_dim);
 }
 
 /* Maps the per-type feature files of typed part p (k of pi) from dir: feat.TYPE.f32 of each
