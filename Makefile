@@ -1,6 +1,8 @@
 # halo — top-level build. `make` builds build/libhalo.a and bin/halo; see `make help`.
 #
-# CUDA objects are built when nvcc is found (CUDA=0 skips them); the CPU path is always built.
+# The CUDA back end is built when nvcc is found (CUDA=0 skips it) as a shared object,
+# lib/halo/libhalo_cuda.so, that bin/halo loads with dlopen only when a run asks for a GPU
+# (docs/model.md): a CPU run does not map the CUDA libraries. The CPU path is always built.
 # Every target that needs the Debian dependencies runs `deps` first, so `make test` and
 # `make demo` work as the first command on a fresh machine.
 
@@ -33,8 +35,10 @@ endif
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -pthread -fno-strict-aliasing -Iruntime -MMD -MP $(SAN)
 CFLAGS  += $(MPI_CFLAGS) $(LUA_CFLAGS) -DHALO_VERSION=\"$(VERSION)\" -DHALO_ROOT=\"$(CURDIR)\"
-LDLIBS  := $(MPI_LIBS) $(LUA_LIBS) -lmetis -lopenblas -lz -lm -lpthread
-LDFLAGS += $(SAN)
+LDLIBS  := $(MPI_LIBS) $(LUA_LIBS) -lmetis -lopenblas -lz -lm -lpthread -ldl
+# executables export their symbols: the CUDA back end (and the tests' fake one) call halo_errorf,
+# halo_calloc, ... of the program that loads them
+LDFLAGS += $(SAN) -Wl,--export-dynamic
 
 VERSION := 0.1.0
 
@@ -42,17 +46,20 @@ LIB_SRC := $(filter-out runtime/cli/%,$(wildcard runtime/*/*.c))
 CLI_SRC := $(wildcard runtime/cli/*.c)
 CU_SRC  := $(wildcard runtime/*/*.cu)
 ifeq ($(CUDA),1)
-LIB_SRC := $(filter-out %_nocuda.c,$(LIB_SRC))
 CFLAGS  += -DHALO_HAVE_CUDA=1
-LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
 NVFLAGS ?= -O2 -g -std=c++17 -Iruntime -arch=sm_90 -gencode arch=compute_90,code=sm_90 \
            -gencode arch=compute_80,code=sm_80 -Xcompiler -Wall,-fPIC
 CU_OBJ  := $(CU_SRC:%.cu=$(BUILD)/%.o)
+CUDA_SO := lib/halo/libhalo_cuda.so
 else
 CU_OBJ  :=
+CUDA_SO :=
 endif
+# the tests' stand-in for the CUDA back end (CPU memory, fault injection; tests/fake/)
+FAKE_SO := $(BUILD)/tests/libhalo_fakegpu.so
 
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CU_OBJ)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB     := $(BUILD)/libhalo.a
 BIN     := bin/halo
@@ -70,7 +77,7 @@ TEST_HOBJ := $(TEST_HELPERS:%.c=$(BUILD)/%.o)
 
 .PHONY: all deps build test check test-gpu bench demo asan format lint install clean help
 
-all: $(BIN)
+all: $(BIN) $(CUDA_SO)
 
 help:
 	@echo "make            build libhalo and bin/halo (CUDA=$(CUDA))"
@@ -89,7 +96,7 @@ help:
 deps:
 	@bash third_party/install.sh
 
-build: $(BIN) $(UNIT_BIN) $(MPI_BIN)
+build: $(BIN) $(CUDA_SO) $(FAKE_SO) $(UNIT_BIN) $(MPI_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -111,6 +118,16 @@ $(LIB): $(LIB_OBJ)
 $(BIN): $(CLI_OBJ) $(LIB)
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+# The CUDA back end: its own shared object, linked against cuBLAS and the CUDA runtime; halo's
+# own functions it calls come from the program that loads it.
+$(CUDA_SO): $(CU_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $(CU_OBJ) $(CUDA_LIBS)
+
+$(FAKE_SO): tests/fake/fake_gpu.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -MF $(@:.so=.d) -o $@ $<
 
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(TEST_HOBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_HOBJ) $(LIB) $(LDLIBS) -lcmocka
@@ -176,15 +193,16 @@ lint:
 	    --suppress=missingIncludeSystem --suppress=invalidPointerCast -Iruntime runtime tests bench
 	@command -v clang-tidy >/dev/null && clang-tidy --quiet $(LIB_SRC) -- $(CFLAGS) >/dev/null || true
 
-install: $(BIN)
+install: $(BIN) $(CUDA_SO)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/halo
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/halo
+	$(if $(CUDA_SO),install -d $(DESTDIR)$(PREFIX)/lib/halo && install -m 755 $(CUDA_SO) $(DESTDIR)$(PREFIX)/lib/halo/)
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libhalo.a
 	cp -r lua policies $(DESTDIR)$(PREFIX)/share/halo/
 	install -d $(DESTDIR)$(PREFIX)/share/halo/experiments
 	cp -r experiments/clusters experiments/labs $(DESTDIR)$(PREFIX)/share/halo/experiments/
 
 clean:
-	rm -rf build build-asan bin
+	rm -rf build build-asan bin lib/halo
 
--include $(LIB_OBJ:%.o=%.d) $(CLI_OBJ:%.o=%.d) $(UNIT_BIN:%=%.d) $(MPI_BIN:%=%.d) $(BENCH_BIN:%=%.d) $(TEST_HOBJ:%.o=%.d)
+-include $(LIB_OBJ:%.o=%.d) $(CU_OBJ:%.o=%.d) $(FAKE_SO:%.so=%.d) $(CLI_OBJ:%.o=%.d) $(UNIT_BIN:%=%.d) $(MPI_BIN:%=%.d) $(BENCH_BIN:%=%.d) $(TEST_HOBJ:%.o=%.d)

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,10 +40,13 @@ struct halo_model {
     int64_t t;                     /* Adam steps taken */
     float *in_buf;                 /* halo_model_input_buffer (pinned on GPU) */
     int64_t in_rows;               /* its capacity in rows */
+    bool in_pageable;              /* in_buf is plain memory (pinned memory ran out) */
     float *h_rowloss;              /* host staging: per-seed loss */
     int32_t *h_pred;               /* host staging: per-seed prediction */
+    bool rows_pageable;            /* h_rowloss and h_pred are plain memory */
     int32_t *h_lab;                /* host copy of the labels of the last pass */
     int32_t stage_rows;            /* capacity of the three above */
+    bool pageable_noticed;         /* the notice of a pinned-memory fall-back was printed */
     int32_t pend_n;                /* seeds of the last pass's loss in the staging */
     bool pend_labels;              /* ... which had labels */
     bool have_last;                /* last holds a training pass's stats */
@@ -82,6 +86,7 @@ struct halo_model_stage {
     halo_ops_event *copied; /* copy queue: this stage's last copies are done */
     halo_ops_event *used;   /* compute queue: the last pass over its device buffers is done */
     char *h_pack;           /* pinned host: the packed arrays */
+    bool pack_pageable;     /* h_pack is plain memory (pinned memory ran out) */
     char *d_pack;           /* device mirror of h_pack */
     size_t pack_cap;        /* bytes of each */
     float *d_feat;          /* device input rows */
@@ -96,6 +101,9 @@ struct halo_model_stage {
     int64_t bytes;          /* bytes the last upload queued for the device */
     int64_t uploads;        /* uploads made */
 };
+
+static void *host_buf_alloc(halo_model *m, size_t bytes, bool *pageable);
+static void host_buf_free(halo_model *m, void *p, bool pageable);
 
 void halo_model_config_default(halo_model_config *cfg)
 {
@@ -409,9 +417,8 @@ void halo_model_free(halo_model *m)
         m->ops->host_free(m->ctx, m->h_grad);
         m->ops->host_free(m->ctx, m->h_m);
         m->ops->host_free(m->ctx, m->h_v);
-        m->ops->host_free(m->ctx, m->in_buf);
-        m->ops->host_free(m->ctx, m->h_rowloss);
-        m->ops->host_free(m->ctx, m->h_pred);
+        host_buf_free(m, m->in_buf, m->in_pageable);
+        host_buf_free(m, m->h_rowloss, m->rows_pageable); /* and h_pred, in its block */
         m->ops->close(m->ctx);
         halo_free(m->h_lab);
     }
@@ -543,17 +550,45 @@ uint64_t halo_model_param_checksum(halo_model *m)
     return h;
 }
 
+/* Host memory for copies: pinned from the back end or, when that fails (a GPU's pinned memory
+ * is limited), plain memory, which copies still work from (synchronously); one notice per
+ * model. *pageable says which, for host_buf_free. */
+static void *host_buf_alloc(halo_model *m, size_t bytes, bool *pageable)
+{
+    void *p = NULL;
+    *pageable = false;
+    if (m->ops->host_alloc(m->ctx, bytes, &p) == 0) {
+        return p;
+    }
+    if (!m->pageable_noticed) {
+        halo_notice("model: pinned host memory unavailable (%s); copying from plain memory",
+                    halo_errmsg());
+        m->pageable_noticed = true;
+    }
+    halo_error_clear();
+    *pageable = true;
+    return halo_calloc(bytes > 0 ? bytes : 1, 1);
+}
+
+/* Frees what host_buf_alloc returned. */
+static void host_buf_free(halo_model *m, void *p, bool pageable)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (pageable) {
+        halo_free(p);
+    } else {
+        m->ops->host_free(m->ctx, p);
+    }
+}
+
 float *halo_model_input_buffer(halo_model *m, int64_t rows)
 {
     if (rows > m->in_rows) {
-        m->ops->host_free(m->ctx, m->in_buf);
-        m->in_buf = NULL;
-        m->in_rows = 0;
-        void *p = NULL;
-        if (m->ops->host_alloc(m->ctx, (size_t)rows * m->cfg.in_dim * sizeof(float), &p) < 0) {
-            return NULL;
-        }
-        m->in_buf = p;
+        host_buf_free(m, m->in_buf, m->in_pageable);
+        m->in_buf = host_buf_alloc(m, (size_t)rows * m->cfg.in_dim * sizeof(float),
+                                   &m->in_pageable);
         m->in_rows = rows;
     }
     return m->in_buf;
@@ -809,17 +844,14 @@ static int stage_rows(halo_model *m, int32_t rows)
     if (rows <= m->stage_rows) {
         return 0;
     }
-    m->ops->host_free(m->ctx, m->h_rowloss);
-    m->ops->host_free(m->ctx, m->h_pred);
+    host_buf_free(m, m->h_rowloss, m->rows_pageable); /* h_pred lies in the same block */
     halo_free(m->h_lab);
-    m->h_rowloss = NULL;
-    m->h_pred = NULL;
-    m->stage_rows = 0;
-    void *p;
-    HALO_CHECK(m->ops->host_alloc(m->ctx, (size_t)rows * sizeof(float), &p));
-    m->h_rowloss = p;
-    HALO_CHECK(m->ops->host_alloc(m->ctx, (size_t)rows * sizeof(int32_t), &p));
-    m->h_pred = p;
+    m->h_lab = NULL;
+    /* one allocation for both: they are pinned or plain together */
+    size_t loss_bytes = ((size_t)rows * sizeof(float) + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN;
+    char *p = host_buf_alloc(m, loss_bytes + (size_t)rows * sizeof(int32_t), &m->rows_pageable);
+    m->h_rowloss = (float *)(void *)p;
+    m->h_pred = (int32_t *)(void *)(p + loss_bytes);
     m->h_lab = HALO_ALLOC(int32_t, rows);
     m->stage_rows = rows;
     return 0;
@@ -1001,22 +1033,29 @@ int halo_model_train_forward_backward(halo_model *m, const halo_minibatch *mb, c
     return halo_model_train_forward_backward_dx(m, mb, feat, labels, step, stats, NULL);
 }
 
-/* One training pass: db (a stage's device copies, waited for by the compute queue through
- * copied) or the host arrays copied here; `used` recorded on the compute queue after the last
- * read of db. One host wait, for the gradients (the trainer's allreduce needs them); the loss
- * rows come with it. */
-static int train_pass(halo_model *m, const halo_minibatch *mb, const float *feat,
-                      const int32_t *labels, uint64_t step, halo_model_stats *stats,
-                      float *d_input, const dev_batch *db, halo_model_stage *sg)
+/* A pass failed midway with rc: kernels it queued may still read the workspace and a stage's
+ * buffers. Records the stage's `used` event after them and waits for the compute queue, so that
+ * the next ws_reset or upload cannot overwrite what a queued kernel reads; keeps rc's message. */
+static int pass_abort(halo_model *m, halo_model_stage *sg, int rc)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", halo_errmsg());
+    if (sg != NULL) {
+        (void)m->ops->record(m->ctx, sg->used, 0);
+    }
+    (void)model_sync(m);
+    return halo_errorf(rc, "%s", msg);
+}
+
+/* The queued part of a training pass: forward, loss, backward, the gradients' copy back; `used`
+ * recorded on the compute queue after the last read of db. */
+static int train_queue(halo_model *m, const halo_minibatch *mb, const float *feat,
+                       const int32_t *labels, uint64_t step, float *d_input, const dev_batch *db,
+                       halo_model_stage *sg)
 {
     const halo_ops *ops = m->ops;
     halo_ops_ctx *ctx = m->ctx;
     layer_state st[HALO_MAX_LAYERS];
-    if (labels == NULL) {
-        return halo_errorf(HALO_EUSAGE, "model: training needs the seeds' labels");
-    }
-    m->have_last = false;
-    ops->ws_reset(ctx);
     if (sg != NULL) {
         HALO_CHECK(ops->wait(ctx, sg->copied, 0));
     }
@@ -1051,6 +1090,25 @@ static int train_pass(halo_model *m, const halo_minibatch *mb, const float *feat
     }
     if (!m->host_is_dev) {
         HALO_CHECK(ops->d2h(ctx, m->h_grad, m->d_grad, m->count * sizeof(float)));
+    }
+    return 0;
+}
+
+/* One training pass: db (a stage's device copies, waited for by the compute queue through
+ * copied) or the host arrays copied here. One host wait, for the gradients (the trainer's
+ * allreduce needs them); the loss rows come with it. A failure midway waits too (pass_abort). */
+static int train_pass(halo_model *m, const halo_minibatch *mb, const float *feat,
+                      const int32_t *labels, uint64_t step, halo_model_stats *stats,
+                      float *d_input, const dev_batch *db, halo_model_stage *sg)
+{
+    if (labels == NULL) {
+        return halo_errorf(HALO_EUSAGE, "model: training needs the seeds' labels");
+    }
+    m->have_last = false;
+    m->ops->ws_reset(m->ctx);
+    int rc = train_queue(m, mb, feat, labels, step, d_input, db, sg);
+    if (rc < 0) {
+        return pass_abort(m, sg, rc);
     }
     HALO_CHECK(model_sync(m));
     loss_finish(m, NULL, &m->last);
@@ -1146,7 +1204,7 @@ void halo_model_stage_free(halo_model *m, halo_model_stage *sg)
     if (sg->used != NULL) {
         (void)ops->event_sync(m->ctx, sg->used);
     }
-    halo_model_host_free(m, sg->h_pack);
+    host_buf_free(m, sg->h_pack, sg->pack_pageable);
     if (sg->d_pack != NULL) {
         ops->dev_free(m->ctx, sg->d_pack);
     }
@@ -1221,14 +1279,13 @@ static int stage_grow(halo_model *m, halo_model_stage *sg, size_t pack, size_t f
     }
     if (pack > sg->pack_cap) {
         size_t cap = stage_align(pack + pack / 2);
-        halo_model_host_free(m, sg->h_pack);
+        host_buf_free(m, sg->h_pack, sg->pack_pageable);
         if (sg->d_pack != NULL) {
             ops->dev_free(ctx, sg->d_pack);
         }
         sg->h_pack = sg->d_pack = NULL;
         sg->pack_cap = 0;
-        HALO_CHECK(ops->host_alloc(ctx, cap, &p));
-        sg->h_pack = p;
+        sg->h_pack = host_buf_alloc(m, cap, &sg->pack_pageable);
         HALO_CHECK(ops->dev_alloc(ctx, cap, &p));
         sg->d_pack = p;
         sg->pack_cap = cap;
@@ -1333,15 +1390,17 @@ int halo_model_infer(halo_model *m, const halo_minibatch *mb, const float *feat,
     layer_state st[HALO_MAX_LAYERS];
     HALO_CHECK(check_minibatch(m, mb));
     ops->ws_reset(ctx);
-    HALO_CHECK(model_forward(m, mb, feat, false, 0, NULL, st));
-    const float *y = st[mb->layers - 1].y;
-    if (logits != NULL) {
-        HALO_CHECK(ops->d2h(ctx, logits, y, (size_t)mb->num_seeds * m->cfg.classes *
-                                                sizeof(float)));
+    int rc = model_forward(m, mb, feat, false, 0, NULL, st);
+    const float *y = rc == 0 ? st[mb->layers - 1].y : NULL;
+    if (rc == 0 && logits != NULL) {
+        rc = ops->d2h(ctx, logits, y, (size_t)mb->num_seeds * m->cfg.classes * sizeof(float));
     }
     bool loss = pred != NULL || stats != NULL;
-    if (loss) {
-        HALO_CHECK(model_loss(m, mb, y, stats != NULL ? labels : NULL, NULL, NULL));
+    if (rc == 0 && loss) {
+        rc = model_loss(m, mb, y, stats != NULL ? labels : NULL, NULL, NULL);
+    }
+    if (rc < 0) {
+        return pass_abort(m, NULL, rc);
     }
     HALO_CHECK(model_sync(m));
     if (loss) {
@@ -1376,7 +1435,9 @@ int halo_model_layer_forward(halo_model *m, int layer, const halo_block *blk, co
     const int32_t *indices;
     HALO_CHECK(block_to_dev(m, layer, blk, &indptr, &indices));
     layer_state st;
-    HALO_CHECK(layer_forward(m, layer, blk, h, indptr, indices, NULL, &st));
-    HALO_CHECK(ops->d2h(ctx, h_dst, st.y, (size_t)blk->num_dst * out * sizeof(float)));
-    return model_sync(m);
+    int rc = layer_forward(m, layer, blk, h, indptr, indices, NULL, &st);
+    if (rc == 0) {
+        rc = ops->d2h(ctx, h_dst, st.y, (size_t)blk->num_dst * out * sizeof(float));
+    }
+    return rc < 0 ? pass_abort(m, NULL, rc) : model_sync(m);
 }

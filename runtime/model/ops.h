@@ -169,11 +169,28 @@ const char *halo_blas_kernels(void);
  * the threads, is the step's GEMM time. */
 void halo_ops_cpu_gemm_totals(double *thread_seconds, double *flops);
 
-/* The CUDA back end: NULL when built without CUDA. */
+/* The CUDA back end, a shared object (lib/halo/libhalo_cuda.so, built from ops_cuda.cu) that
+ * ops_cuda_load.c opens with dlopen on the first call of one of these two, so that a CPU run never
+ * maps the CUDA libraries. The file is $HALO_CUDA_LIB when set, else ../lib/halo/ beside the
+ * executable, else the build tree's. Without an NVIDIA driver (and HALO_CUDA_LIB unset) nothing is
+ * loaded. The table: NULL when no back end could be loaded. */
 const halo_ops *halo_ops_cuda_table(void);
-/* Number of CUDA devices; 0 when none or no driver or no CUDA support, and then *why (if not NULL)
- * says why. */
+/* Number of CUDA devices; 0 when none, no driver, no back end (missing or broken shared object)
+ * or no CUDA support, and then *why (if not NULL) says why in one line. */
 int halo_ops_cuda_device_count(const char **why);
+/* 1 once the back end's shared object is loaded in this process (tests: a CPU run never). */
+int halo_ops_cuda_loaded(void);
+
+/* What the back end's shared object exports under HALO_OPS_CUDA_SYMBOL; the loader refuses one
+ * whose abi or ops_size differs (a back end of another halo version). */
+#define HALO_OPS_CUDA_ABI 1
+#define HALO_OPS_CUDA_SYMBOL "halo_ops_cuda_plugin_v1"
+typedef struct halo_ops_cuda_plugin {
+    int abi;                              /* HALO_OPS_CUDA_ABI of the build */
+    size_t ops_size;                      /* sizeof(halo_ops) of the build */
+    const halo_ops *ops;                  /* the operations */
+    int (*device_count)(const char **why); /* as halo_ops_cuda_device_count */
+} halo_ops_cuda_plugin;
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
@@ -58,6 +59,7 @@ struct halo_ops_ctx {
     int gpu;              /* CUDA device ordinal */
     cudaStream_t stream;  /* the compute stream: every kernel and copy but the copy stage's */
     cudaStream_t copy;    /* the copy stream: copy_h2d (the copy stage), ordered by events */
+    cudaStream_t alloc;   /* dev_alloc's zero-fill: waits for nothing else, stalls no stage */
     cublasHandle_t blas;  /* bound to stream */
     cuda_chunk *chunks;   /* workspace pool; the last one is current */
     int nchunks;          /* chunks in use */
@@ -66,7 +68,7 @@ struct halo_ops_ctx {
 
 /* ---------------------------------------------------------------- device count */
 
-extern "C" int halo_ops_cuda_device_count(const char **why)
+static int cuda_device_count(const char **why)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -96,7 +98,7 @@ static void cuda_close(halo_ops_ctx *ctx);
 static int cuda_open(const halo_ops_config *cfg, halo_ops_ctx **out)
 {
     *out = NULL;
-    int count = halo_ops_cuda_device_count(NULL);
+    int count = cuda_device_count(NULL);
     if (cfg->gpu < 0 || cfg->gpu >= count) {
         return halo_errorf(HALO_ECUDA, "model: GPU %d requested, %d present", cfg->gpu, count);
     }
@@ -110,14 +112,14 @@ static int cuda_open(const halo_ops_config *cfg, halo_ops_ctx **out)
     if (ce == cudaSuccess) {
         ce = cudaStreamCreateWithFlags(&ctx->copy, cudaStreamNonBlocking);
     }
+    if (ce == cudaSuccess) {
+        ce = cudaStreamCreateWithFlags(&ctx->alloc, cudaStreamNonBlocking);
+    }
     if (ce != cudaSuccess) {
         rc = halo_errorf(HALO_ECUDA, "%s:%d: model: cannot open GPU %d: %s", __FILE__, __LINE__,
                          ctx->gpu, cudaGetErrorString(ce));
         (void)cudaGetLastError();
-        if (ctx->stream != NULL) {
-            (void)cudaStreamDestroy(ctx->stream);
-        }
-        halo_free(ctx);
+        cuda_close(ctx);
         return rc;
     }
     cublasStatus_t cs = cublasCreate(&ctx->blas);
@@ -156,37 +158,73 @@ static void cuda_close(halo_ops_ctx *ctx)
     if (ctx->copy != NULL) {
         (void)cudaStreamDestroy(ctx->copy);
     }
+    if (ctx->alloc != NULL) {
+        (void)cudaStreamDestroy(ctx->alloc);
+    }
     if (ctx->stream != NULL) {
         (void)cudaStreamDestroy(ctx->stream);
     }
     halo_free(ctx);
 }
 
+/* Device memory, zero-filled on the alloc stream, which this call waits for alone: dev_alloc is
+ * called from the copy stage's thread too, which must not wait for the compute stream's kernels.
+ * Nothing is leaked or left pending when a step fails. */
 static int cuda_dev_alloc(halo_ops_ctx *ctx, size_t bytes, void **out)
 {
+    *out = NULL;
     HALO_CHECK(cuda_use(ctx));
     void *p = NULL;
-    HALO_CUDA_CHECK(cudaMalloc(&p, bytes > 0 ? bytes : 1));
-    /* on the model's stream: a legacy-stream memset would not be ordered before its copies */
-    HALO_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, ctx->stream));
-    HALO_CUDA_CHECK(cudaStreamSynchronize(ctx->stream));
+    cudaError_t e = cudaMalloc(&p, bytes > 0 ? bytes : 1);
+    if (e == cudaSuccess) {
+        e = cudaMemsetAsync(p, 0, bytes, ctx->alloc);
+    }
+    if (e == cudaSuccess) {
+        e = cudaStreamSynchronize(ctx->alloc);
+    }
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (p != NULL) {
+            (void)cudaFree(p);
+        }
+        return halo_errorf(HALO_ECUDA, "%s:%d: model: %zu bytes of device memory on GPU %d: %s",
+                           __FILE__, __LINE__, bytes, ctx->gpu, cudaGetErrorString(e));
+    }
     *out = p;
     return 0;
 }
 
 static void cuda_dev_free(halo_ops_ctx *ctx, void *p)
 {
-    (void)ctx;
     if (p != NULL) {
+        (void)cudaSetDevice(ctx->gpu);
         (void)cudaFree(p);
     }
 }
 
+/* Fault injection (docs/model.md): HALO_FAULT=host_alloc makes every pinned allocation fail for
+ * real while it is set (cudaHostAlloc of 2^62 bytes), to test the fall-back to plain memory. */
+static bool fault_host_alloc(void)
+{
+    const char *f = getenv("HALO_FAULT");
+    return f != NULL && strstr(f, "host_alloc") != NULL;
+}
+
+/* Pinned host memory, portable, on the context's GPU (a copy-stage thread has no current device
+ * of its own: without cudaSetDevice it would open a context on GPU 0). A failure is cleared
+ * (cudaHostAlloc's error would otherwise stay pending and fail the next launch check). */
 static int cuda_host_alloc(halo_ops_ctx *ctx, size_t bytes, void **out)
 {
-    (void)ctx;
+    *out = NULL;
+    HALO_CHECK(cuda_use(ctx));
     void *p = NULL;
-    HALO_CUDA_CHECK(cudaHostAlloc(&p, bytes > 0 ? bytes : 1, cudaHostAllocPortable));
+    size_t ask = fault_host_alloc() ? (size_t)1 << 62 : bytes > 0 ? bytes : 1;
+    cudaError_t e = cudaHostAlloc(&p, ask, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return halo_errorf(HALO_ECUDA, "%s:%d: model: %zu bytes of pinned host memory: %s",
+                           __FILE__, __LINE__, bytes, cudaGetErrorString(e));
+    }
     memset(p, 0, bytes);
     *out = p;
     return 0;
@@ -194,8 +232,8 @@ static int cuda_host_alloc(halo_ops_ctx *ctx, size_t bytes, void **out)
 
 static void cuda_host_free(halo_ops_ctx *ctx, void *p)
 {
-    (void)ctx;
     if (p != NULL) {
+        (void)cudaSetDevice(ctx->gpu);
         (void)cudaFreeHost(p);
     }
 }
@@ -205,6 +243,11 @@ static void cuda_host_free(halo_ops_ctx *ctx, void *p)
 static void cuda_ws_reset(halo_ops_ctx *ctx)
 {
     (void)cudaSetDevice(ctx->gpu);
+    /* whatever a failed pass left queued may still read the workspace: let it finish before
+     * its memory is handed out again (a no-op after the pass's own sync) */
+    if (cudaStreamSynchronize(ctx->stream) != cudaSuccess) {
+        (void)cudaGetLastError(); /* the next launch check reports a real fault again */
+    }
     if (ctx->nchunks > 1) {
         size_t total = 0;
         for (int i = 0; i < ctx->nchunks; i++) {
@@ -359,7 +402,7 @@ static int cuda_event_sync(halo_ops_ctx *ctx, halo_ops_event *ev)
 
 static int cuda_host_pinned(halo_ops_ctx *ctx, const void *p)
 {
-    (void)ctx;
+    (void)cudaSetDevice(ctx->gpu);
     cudaPointerAttributes a;
     if (p == NULL || cudaPointerGetAttributes(&a, p) != cudaSuccess) {
         (void)cudaGetLastError(); /* older runtimes fail on pageable memory */
@@ -420,13 +463,26 @@ static unsigned grid_for(int64_t n)
 
 /* ---------------------------------------------------------------- aggregation */
 
-/* One warp per destination row; lanes cover the columns. out[i] (+)= mean of src rows. */
+/* Lanes per destination row of the aggregation kernels: the width rounded up to a power of two,
+ * at most a warp, so that a narrow layer (hidden 16) keeps every lane busy with another row. */
+static int agg_lanes(int dim)
+{
+    int lanes = 1;
+    while (lanes < dim && lanes < 32) {
+        lanes *= 2;
+    }
+    return lanes;
+}
+
+/* blockDim.x lanes per destination row, blockDim.y rows per block; lanes cover the columns.
+ * out[i] (+)= mean of src rows. */
 __global__ void k_agg_mean(int32_t num_dst, const int64_t *__restrict__ indptr,
                            const int32_t *__restrict__ indices, int dim,
                            const float *__restrict__ src, int ld_src, float *__restrict__ out,
                            int ld_out, int accumulate)
 {
     int lane = threadIdx.x;
+    int step = blockDim.x;
     int64_t i = (int64_t)blockIdx.x * blockDim.y + threadIdx.y;
     if (i >= num_dst) {
         return;
@@ -434,7 +490,7 @@ __global__ void k_agg_mean(int32_t num_dst, const int64_t *__restrict__ indptr,
     int64_t e0 = indptr[i], e1 = indptr[i + 1];
     float s = e1 > e0 ? 1.0f / (float)(e1 - e0) : 0.0f;
     float *o = out + i * ld_out;
-    for (int j = lane; j < dim; j += 32) {
+    for (int j = lane; j < dim; j += step) {
         float acc = 0.0f;
         for (int64_t e = e0; e < e1; e++) {
             acc += src[(int64_t)indices[e] * ld_src + j];
@@ -451,16 +507,18 @@ static int cuda_agg_mean(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indp
     if (num_dst <= 0 || dim <= 0) {
         return 0;
     }
-    dim3 block(32, 8);
-    unsigned grid = (unsigned)((num_dst + 7) / 8);
+    int lanes = agg_lanes(dim);
+    dim3 block(lanes, CUDA_THREADS / lanes);
+    unsigned grid = (unsigned)((num_dst + block.y - 1) / block.y);
     k_agg_mean<<<grid, block, 0, ctx->stream>>>(num_dst, indptr, indices, dim, src, ld_src, out,
                                                 ld_out, accumulate);
     HALO_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
 
-/* One warp per destination row: scatters d_out[i] / deg i onto its sources with atomics (the
- * order of additions is not fixed on the GPU; only the CPU back end promises bitwise results). */
+/* blockDim.x lanes per destination row (agg_lanes): scatters d_out[i] / deg i onto its sources
+ * with atomics (the order of additions is not fixed on the GPU; only the CPU back end promises
+ * bitwise results). */
 __global__ void k_agg_mean_backward(int32_t num_dst, const int64_t *__restrict__ indptr,
                                     const int32_t *__restrict__ indices, int dim,
                                     const float *__restrict__ d_out, int ld_out,
@@ -477,7 +535,7 @@ __global__ void k_agg_mean_backward(int32_t num_dst, const int64_t *__restrict__
     }
     float s = 1.0f / (float)(e1 - e0);
     const float *g = d_out + i * ld_out;
-    for (int j = lane; j < dim; j += 32) {
+    for (int j = lane; j < dim; j += (int)blockDim.x) {
         float v = g[j] * s;
         for (int64_t e = e0; e < e1; e++) {
             atomicAdd(&d_src[(int64_t)indices[e] * ld_src + j], v);
@@ -503,8 +561,9 @@ static int cuda_agg_mean_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t nu
                              ld_src));
     }
     if (num_dst > 0 && dim > 0) {
-        dim3 block(32, 8);
-        unsigned grid = (unsigned)((num_dst + 7) / 8);
+        int lanes = agg_lanes(dim);
+        dim3 block(lanes, CUDA_THREADS / lanes);
+        unsigned grid = (unsigned)((num_dst + block.y - 1) / block.y);
         k_agg_mean_backward<<<grid, block, 0, ctx->stream>>>(num_dst, indptr, indices, dim,
                                                              d_out, ld_out, d_src, ld_src);
         HALO_CUDA_CHECK(cudaGetLastError());
@@ -627,38 +686,74 @@ static int cuda_act_backward(halo_ops_ctx *ctx, float *dy, const float *y, int64
     return 0;
 }
 
-/* Column sums: a block of 32 x 32 threads per 32 columns; each thread row strides over the rows,
- * then a fixed-order reduction in shared memory. */
-__global__ void k_col_sum(const float *__restrict__ dy, int64_t rows, int cols, int ld,
-                          float *__restrict__ db)
+/* Rows of dy that one block of the column sums' first pass covers. */
+#define COL_SUM_ROWS 256
+/* At most this many row chunks (partial sums per column) in the first pass. */
+#define COL_SUM_CHUNKS 1024
+
+/* Column sums, first pass: block (x, y) of 32 x 8 threads sums the 32 columns from x * 32 over
+ * its chunk of rows (rows_per chunk from y * rows_per) into part[y][j], each thread row striding
+ * over the chunk, then a fixed-order reduction in shared memory. */
+__global__ void k_col_sum_part(const float *__restrict__ dy, int64_t rows, int cols, int ld,
+                               int64_t rows_per, float *__restrict__ part)
 {
-    __shared__ float part[32][33];
+    __shared__ float acc[8][33];
     int j = blockIdx.x * 32 + threadIdx.x;
+    int64_t r0 = (int64_t)blockIdx.y * rows_per;
+    int64_t r1 = r0 + rows_per < rows ? r0 + rows_per : rows;
     float s = 0.0f;
     if (j < cols) {
-        for (int64_t r = threadIdx.y; r < rows; r += 32) {
+        for (int64_t r = r0 + threadIdx.y; r < r1; r += 8) {
             s += dy[r * ld + j];
         }
     }
-    part[threadIdx.y][threadIdx.x] = s;
+    acc[threadIdx.y][threadIdx.x] = s;
     __syncthreads();
     if (threadIdx.y == 0 && j < cols) {
         float t = 0.0f;
-        for (int q = 0; q < 32; q++) {
-            t += part[q][threadIdx.x];
+        for (int q = 0; q < 8; q++) {
+            t += acc[q][threadIdx.x];
         }
-        db[j] = t;
+        part[(int64_t)blockIdx.y * cols + j] = t;
     }
 }
 
+/* Column sums, second pass: db[j] = the chunks' partial sums of column j, in chunk order. */
+__global__ void k_col_sum_total(const float *__restrict__ part, int chunks, int cols,
+                                float *__restrict__ db)
+{
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= cols) {
+        return;
+    }
+    float t = 0.0f;
+    for (int c = 0; c < chunks; c++) {
+        t += part[(int64_t)c * cols + j];
+    }
+    db[j] = t;
+}
+
+/* Column sums in two passes over a grid of column tiles x row chunks, so that a narrow layer
+ * (hidden 16: one column tile) still spreads its rows over the GPU; the order of additions is
+ * fixed (a run repeats its sums bitwise). */
 static int cuda_col_sum(halo_ops_ctx *ctx, const float *dy, int64_t rows, int cols, int ld,
                         float *db)
 {
     if (cols <= 0) {
         return 0;
     }
-    dim3 block(32, 32);
-    k_col_sum<<<(unsigned)((cols + 31) / 32), block, 0, ctx->stream>>>(dy, rows, cols, ld, db);
+    int64_t chunks = (rows + COL_SUM_ROWS - 1) / COL_SUM_ROWS;
+    chunks = chunks < 1 ? 1 : chunks > COL_SUM_CHUNKS ? COL_SUM_CHUNKS : chunks;
+    int64_t rows_per = (rows + chunks - 1) / chunks;
+    void *p = NULL;
+    HALO_CHECK(cuda_ws_alloc(ctx, (size_t)chunks * cols * sizeof(float), &p));
+    float *part = (float *)p;
+    dim3 grid((unsigned)((cols + 31) / 32), (unsigned)chunks);
+    k_col_sum_part<<<grid, dim3(32, 8), 0, ctx->stream>>>(dy, rows, cols, ld,
+                                                          rows_per > 0 ? rows_per : 1, part);
+    HALO_CUDA_CHECK(cudaGetLastError());
+    k_col_sum_total<<<(unsigned)((cols + CUDA_THREADS - 1) / CUDA_THREADS), CUDA_THREADS, 0,
+                      ctx->stream>>>(part, (int)chunks, cols, db);
     HALO_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
@@ -812,9 +907,11 @@ static halo_ops make_table(void)
 
 static const halo_ops cuda_table = make_table();
 
-extern "C" const halo_ops *halo_ops_cuda_table(void)
-{
-    return &cuda_table;
+/* The one symbol the loader (ops_cuda_load.c) looks up. */
+extern "C" {
+extern const halo_ops_cuda_plugin halo_ops_cuda_plugin_v1;
+const halo_ops_cuda_plugin halo_ops_cuda_plugin_v1 = {HALO_OPS_CUDA_ABI, sizeof(halo_ops),
+                                                      &cuda_table, cuda_device_count};
 }
 
 /* nvcc appends the kernels' launch stubs after this line. They keep function-local statics; with
