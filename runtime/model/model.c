@@ -504,7 +504,7 @@ float *halo_model_input_buffer(halo_model *m, int64_t rows)
     if (rows > m->in_rows) {
         halo_model_host_buf_free(m, m->in_buf, m->in_pageable);
         m->in_buf = halo_model_host_buf_alloc(m, (size_t)rows * m->cfg.in_dim * sizeof(float),
-                                   &m->in_pageable);
+                                              &m->in_pageable);
         m->in_rows = rows;
     }
     return m->in_buf;

@@ -145,12 +145,15 @@ static int stage_rows(halo_model *m, int32_t rows)
     if (rows <= m->stage_rows) {
         return 0;
     }
-    halo_model_host_buf_free(m, m->h_rowloss, m->rows_pageable); /* h_pred lies in the same block */
+    /* h_pred lies in h_rowloss's block */
+    halo_model_host_buf_free(m, m->h_rowloss, m->rows_pageable);
     halo_free(m->h_lab);
     m->h_lab = NULL;
     /* one allocation for both: they are pinned or plain together */
-    size_t loss_bytes = ((size_t)rows * sizeof(float) + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN;
-    char *p = halo_model_host_buf_alloc(m, loss_bytes + (size_t)rows * sizeof(int32_t), &m->rows_pageable);
+    size_t loss_bytes = (size_t)rows * sizeof(float);
+    loss_bytes = (loss_bytes + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN;
+    size_t bytes = loss_bytes + (size_t)rows * sizeof(int32_t);
+    char *p = halo_model_host_buf_alloc(m, bytes, &m->rows_pageable);
     m->h_rowloss = (float *)(void *)p;
     m->h_pred = (int32_t *)(void *)(p + loss_bytes);
     m->h_lab = HALO_ALLOC(int32_t, rows);

@@ -209,8 +209,9 @@ int halo_model_stage_upload(halo_model *m, halo_model_stage *sg, const halo_mini
         }
         sg->db.indptr[l] = (const int64_t *)(const void *)(sg->d_pack + lo.indptr[l]);
         sg->db.indices[l] = (const int32_t *)(const void *)(sg->d_pack + lo.indices[l]);
-        sg->db.gid[l] =
-            halo_model_layer_drops(m, l) ? (const int32_t *)(const void *)(sg->d_pack + lo.gid[l]) : NULL;
+        sg->db.gid[l] = halo_model_layer_drops(m, l)
+                            ? (const int32_t *)(const void *)(sg->d_pack + lo.gid[l])
+                            : NULL;
     }
     memcpy(h + lo.labels, labels, (size_t)mb->num_seeds * sizeof(int32_t));
     sg->db.labels = (const int32_t *)(const void *)(sg->d_pack + lo.labels);
@@ -235,7 +236,8 @@ int halo_model_train_staged(halo_model *m, halo_model_stage *sg, int64_t batch, 
     }
     sg->batch = -1; /* consumed: the slot takes a later batch next */
     if (!sg->copies) {
-        return halo_model_train_pass(m, &sg->mb, sg->feat, sg->labels, step, stats, NULL, NULL, NULL);
+        return halo_model_train_pass(m, &sg->mb, sg->feat, sg->labels, step, stats, NULL, NULL,
+                                     NULL);
     }
     return halo_model_train_pass(m, &sg->mb, sg->feat, sg->labels, step, stats, NULL, &sg->db, sg);
 }

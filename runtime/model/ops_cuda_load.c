@@ -1,5 +1,5 @@
 /* Finds and loads the CUDA back end (lib/halo/libhalo_cuda.so) with dlopen, only when a run asks
- * for a GPU: a CPU run never maps the CUDA libraries (docs/model.md, "Loading the GPU back end"). */
+ * for a GPU: a CPU run never maps the CUDA libraries (docs/model.md, "The CUDA back end"). */
 #include "core/err.h"
 #include "model/ops.h"
 
