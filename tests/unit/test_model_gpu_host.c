@@ -31,6 +31,7 @@ static int g_streams;           /* streams created (stream k is (void *)k) */
 static int g_syncs[16];         /* cudaStreamSynchronize calls per stream */
 static int g_memset_stream;     /* stream of the last cudaMemsetAsync */
 static int g_fail_memset;       /* cudaMemsetAsync fails */
+static int g_fail_host;         /* cudaHostAlloc fails */
 static int g_host_alloc_device; /* device current at the last cudaHostAlloc */
 static int g_live;              /* cudaMalloc blocks not freed */
 
@@ -114,7 +115,7 @@ int cudaHostAlloc(void **p, size_t n, unsigned flags)
 {
     (void)flags;
     g_host_alloc_device = t_device;
-    if (n > ((size_t)1 << 40)) {
+    if (g_fail_host || n > ((size_t)1 << 40)) {
         g_pending = FAKE_OOM;
         return FAKE_OOM;
     }
@@ -170,18 +171,28 @@ static halo_ops_ctx *open_gpu1(void)
 }
 
 /* Bug 2: a failed cudaHostAlloc returns an error and leaves none pending (the next launch check
- * would report it and fail the pageable fall-back's step). HALO_FAULT=host_alloc forces it. */
+ * would report it and fail the pageable fall-back's step): failed here by the runtime, then by
+ * the back end's own switch HALO_FAULT=host_alloc (which the GPU suite uses on a real device). */
 static void failed_host_alloc_leaves_no_error(void **state)
 {
     (void)state;
     halo_ops_ctx *ctx = open_gpu1();
-    void *p = NULL;
-    setenv("HALO_FAULT", "host_alloc", 1);
-    int rc = g_ops->host_alloc(ctx, 4096, &p);
-    unsetenv("HALO_FAULT");
-    assert_int_equal(rc, HALO_ECUDA);
-    assert_null(p);
-    assert_int_equal(cudaGetLastError(), 0);
+    for (int how = 0; how < 2; how++) {
+        void *p = NULL;
+        g_fail_host = how == 0;
+        if (how == 1) {
+            setenv("HALO_FAULT", "host_alloc", 1);
+        }
+        int rc = g_ops->host_alloc(ctx, 4096, &p);
+        unsetenv("HALO_FAULT");
+        g_fail_host = 0;
+        assert_int_equal(rc, HALO_ECUDA);
+        assert_null(p);
+        assert_int_equal(cudaGetLastError(), 0);
+    }
+    void *q = NULL;
+    assert_int_equal(g_ops->host_alloc(ctx, 4096, &q), 0); /* the switch is off again */
+    g_ops->host_free(ctx, q);
     g_ops->close(ctx);
 }
 
