@@ -5,6 +5,7 @@
 #   mpi/   MPI programs under mpirun --timeout  build/tests/mpi/test_*  (runs from "// halo-mpi:" lines)
 #   e2e/   shell scripts that drive bin/halo    tests/e2e/*.sh
 # Usage: tests/run.sh [gpu] [FILTER]   (FILTER: a substring of the suite name)
+# HALO_TEST_GPU=1: a GPU test that skips (no GPU, no CUDA back end) counts as failed, not skipped.
 set -u
 case "${1:-}" in
 -h | --help)
@@ -17,7 +18,8 @@ Runs the test tiers against a built tree (make build first, or use `make test`):
   e2e/   shell scripts in tests/e2e that drive $HALO_BIN (default bin/halo)
 FILTER runs only the suites whose name contains it (e.g. tests/run.sh sim); `gpu` runs the GPU
 suite. Ends with "N passed, N failed, N skipped"; exits 1 when a test failed or none ran (a run of
-only skipped tests exits 0 and says so).
+only skipped tests exits 0 and says so). HALO_TEST_GPU=1 (set by make test-gpu and gpu-check):
+every GPU skip (a suite named *gpu*, or a skip that names a GPU or CUDA) is a failure.
 USAGE
     exit 0
     ;;
@@ -50,6 +52,15 @@ run_suite() {
     timeout -k 10 "$limit" "$@" </dev/null >"$log" 2>&1
     local rc=$?
     local p f k
+    if [ "${HALO_TEST_GPU:-0}" = 1 ]; then
+        # a GPU test asked for must run: its skip becomes a failure
+        local gpu_suite=0
+        [[ "$name" == *gpu* ]] && gpu_suite=1
+        awk -v all=$gpu_suite '{ l = tolower($0) }
+            l ~ /^ok .*# skip/ && (all || l ~ /gpu|cuda/) {
+                sub(/^ok /, "not ok "); sub(/# [sS][kK][iI][pP]/, "(HALO_TEST_GPU=1: skipped)") }
+            { print }' "$log" >"$log.gpu" && mv "$log.gpu" "$log"
+    fi
     k=$(grep -ciE '^ok .*# skip' "$log")
     p=$(($(grep -cE '^ok ' "$log") - k))
     f=$(grep -cE '^not ok ' "$log")
