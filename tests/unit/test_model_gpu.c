@@ -1,7 +1,9 @@
 /* CPU vs GPU back ends of runtime/model: the same mini-batch gives the same loss, gradients,
  * Adam update and inference within 1e-4 relative; the GPU data path (pinned staging, the copy
- * stream through a pipeline at depths 0 and 2, NaN arg-max). Skipped (TAP "# SKIP") where no GPU
- * is. */
+ * stream through a pipeline at depths 0 and 2, a forced cudaHostAlloc failure then a staged pass,
+ * NaN arg-max). Skipped (TAP "# SKIP") where no GPU is. HALO_TEST_ONLY=PATTERN runs the tests
+ * whose name matches (cmocka's filter; scripts/gpu-check.sh runs *stage* under
+ * compute-sanitizer). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -404,6 +406,38 @@ static void copy_stage_gpu_matches_cpu(void **state)
     halo_model_free(cpu);
 }
 
+/* A cudaHostAlloc that fails for real (HALO_FAULT=host_alloc: the back end asks for 2^62 bytes)
+ * leaves no error pending: the stage's pack falls back to plain memory and the staged pass at
+ * depth 0 right after it succeeds, equal to the CPU's. */
+static void pinned_failure_then_staged_pass_gpu(void **state)
+{
+    fixture *f = *state;
+    halo_model *cpu = make_model(HALO_DEVICE_CPU, 0, 0.5f);
+    halo_model *gpu = make_model(HALO_DEVICE_GPU, 0, 0.5f);
+    halo_model_stage *sg;
+    assert_int_equal(halo_model_stage_new(gpu, &sg), 0);
+    void *p = NULL;
+    setenv("HALO_FAULT", "host_alloc", 1);
+    int rc_alloc = halo_model_host_alloc(gpu, 1 << 20, &p);
+    int rc_up = halo_model_stage_upload(gpu, sg, &f->t.mb, f->feat, f->labels, 0);
+    unsetenv("HALO_FAULT");
+    assert_true(rc_alloc < 0);
+    assert_null(p);
+    assert_int_equal(rc_up, 0);
+    halo_model_stats sc, sgs;
+    int rc = halo_model_train_staged(gpu, sg, 0, 5, &sgs);
+    if (rc < 0) {
+        fprintf(stderr, "# %s\n", halo_errmsg());
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(halo_model_train_forward_backward(cpu, &f->t.mb, f->feat, f->labels, 5, &sc),
+                     0);
+    assert_true(fabs((double)sc.loss - sgs.loss) <= 1e-4 * fabs((double)sc.loss));
+    halo_model_stage_free(gpu, sg);
+    halo_model_free(cpu);
+    halo_model_free(gpu);
+}
+
 /* Rows of NaN logits (every class, or the first only) predict a class in [0, classes) on the
  * GPU too. */
 static void nan_argmax_in_range_gpu(void **state)
@@ -440,7 +474,12 @@ int main(void)
         cmocka_unit_test(device_resolves_to_a_gpu),
         cmocka_unit_test(staging_is_pinned),
         cmocka_unit_test(copy_stage_gpu_matches_cpu),
+        cmocka_unit_test(pinned_failure_then_staged_pass_gpu),
         cmocka_unit_test(nan_argmax_in_range_gpu),
     };
+    const char *only = getenv("HALO_TEST_ONLY");
+    if (only != NULL && only[0] != '\0') {
+        cmocka_set_test_filter(only);
+    }
     return cmocka_run_group_tests(tests, setup, teardown);
 }
