@@ -24,6 +24,7 @@ struct halo_model {
     size_t count;                  /* floats in each of param, grad, m, v */
     float *h_param, *h_grad;       /* host parameters and gradients */
     float *h_m, *h_v;              /* host copies of Adam's moments */
+    bool params_pageable;          /* the four above are plain memory (pinned memory ran out) */
     float *d_param, *d_grad;       /* device parameters and gradients (== host on CPU) */
     float *d_m, *d_v;              /* device moments (== host on CPU) */
     int64_t t;                     /* Adam steps taken */

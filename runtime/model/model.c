@@ -285,14 +285,11 @@ int halo_model_create(const halo_model_config *cfg, halo_model **out)
     }
     size_t bytes = m->count * sizeof(float);
     void *p;
-    HALO_TRY(ops->host_alloc(m->ctx, bytes, &p));
-    m->h_param = p;
-    HALO_TRY(ops->host_alloc(m->ctx, bytes, &p));
-    m->h_grad = p;
-    HALO_TRY(ops->host_alloc(m->ctx, bytes, &p));
-    m->h_m = p;
-    HALO_TRY(ops->host_alloc(m->ctx, bytes, &p));
-    m->h_v = p;
+    /* one block for the four (count is a multiple of MODEL_ALIGN floats) */
+    m->h_param = halo_model_host_buf_alloc(m, 4 * bytes, &m->params_pageable);
+    m->h_grad = m->h_param + m->count;
+    m->h_m = m->h_grad + m->count;
+    m->h_v = m->h_m + m->count;
     if (m->host_is_dev) {
         m->d_param = m->h_param;
         m->d_grad = m->h_grad;
@@ -329,10 +326,8 @@ void halo_model_free(halo_model *m)
             m->ops->dev_free(m->ctx, m->d_m);
             m->ops->dev_free(m->ctx, m->d_v);
         }
-        m->ops->host_free(m->ctx, m->h_param);
-        m->ops->host_free(m->ctx, m->h_grad);
-        m->ops->host_free(m->ctx, m->h_m);
-        m->ops->host_free(m->ctx, m->h_v);
+        /* h_grad, h_m and h_v lie in h_param's block */
+        halo_model_host_buf_free(m, m->h_param, m->params_pageable);
         halo_model_host_buf_free(m, m->in_buf, m->in_pageable);
         halo_model_host_buf_free(m, m->h_rowloss, m->rows_pageable); /* and h_pred, in its block */
         m->ops->close(m->ctx);
