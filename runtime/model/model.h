@@ -139,7 +139,8 @@ uint64_t halo_model_param_checksum(halo_model *m);
 /* A host buffer for the input features of a mini-batch of up to `rows` input nodes (pinned memory
  * on GPU, so the copy to the device is asynchronous and fast). Gathering features straight into it
  * saves a copy; it stays valid until the next call that asks for more rows or halo_model_free.
- * NULL when the memory cannot be had (pinned memory is limited). */
+ * Never NULL: when pinned memory runs out it is plain memory (one notice; copies from it are
+ * synchronous). */
 float *halo_model_input_buffer(halo_model *m, int64_t rows);
 
 /* One training pass on a mini-batch: forward with dropout keyed by (seed, step, layer, global id
