@@ -129,6 +129,14 @@ $(FAKE_SO): tests/fake/fake_gpu.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -MF $(@:.so=.d) -o $@ $<
 
+-include $(CU_OBJ:%.o=%.d) $(FAKE_SO:%.so=%.d)
+
+# make clean removes the back end too
+.PHONY: clean-cuda
+clean: clean-cuda
+clean-cuda:
+	rm -rf lib/halo
+
 $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(TEST_HOBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_HOBJ) $(LIB) $(LDLIBS) -lcmocka
 
@@ -204,6 +212,6 @@ install: $(BIN) $(CUDA_SO)
 	cp -r experiments/clusters experiments/labs $(DESTDIR)$(PREFIX)/share/halo/experiments/
 
 clean:
-	rm -rf build build-asan bin lib/halo
+	rm -rf build build-asan bin
 
--include $(LIB_OBJ:%.o=%.d) $(CU_OBJ:%.o=%.d) $(FAKE_SO:%.so=%.d) $(CLI_OBJ:%.o=%.d) $(UNIT_BIN:%=%.d) $(MPI_BIN:%=%.d) $(BENCH_BIN:%=%.d) $(TEST_HOBJ:%.o=%.d)
+-include $(LIB_OBJ:%.o=%.d) $(CLI_OBJ:%.o=%.d) $(UNIT_BIN:%=%.d) $(MPI_BIN:%=%.d) $(BENCH_BIN:%=%.d) $(TEST_HOBJ:%.o=%.d)
