@@ -5,6 +5,7 @@
 
 #include "comm/comm.h" /* halo_comm_piece_rows only (inline; no MPI) */
 #include "core/err.h"
+#include "core/log.h"
 
 #include <math.h>
 #include <string.h>
@@ -32,24 +33,29 @@ static double layer_dim(int l, int layers, int in_dim, int hidden, int classes)
     return l == 0 ? in_dim : l == layers ? classes : hidden;
 }
 
-/* GEMM flops (2 per multiply-add) and gathered floats of the aggregation of block l, forward
- * and backward, as model.c computes them: agg-first multiplies [h_dst | mean] (nd x 2in) by W
- * (2in x out) forward, for dW and for dX; lin-first multiplies all ns + nd rows by one half of
- * W each way. */
-static void layer_cost(const halo_sim_work *w, int l, int in_dim, int hidden, int classes,
-                       double *flops, double *floats)
+/* The shape of block l's work, as model.c runs it: agg-first multiplies [h_dst | mean]
+ * (nd x 2in) by W (2in x out) forward, for dW and for dX; lin-first multiplies all ns + nd rows
+ * by one half of W each way. */
+typedef struct layer_shape {
+    double flops;  /* GEMM flops (2 per multiply-add), forward + backward */
+    double rows;   /* rows of its GEMMs (nd agg-first, ns + nd lin-first) */
+    double in;     /* inner width of its GEMMs (2 in agg-first) */
+    double out;    /* output width */
+    double passes; /* edges aggregated, passes counted (forward, and dX above layer 0) */
+    double width;  /* floats per aggregated edge */
+} layer_shape;
+
+static layer_shape shape_of(const halo_sim_work *w, int l, int in_dim, int hidden, int classes)
 {
     double in = layer_dim(l, w->layers, in_dim, hidden, classes);
     double out = layer_dim(l + 1, w->layers, in_dim, hidden, classes);
     double e = (double)w->num_edges[l], nd = (double)w->num_dst[l], ns = (double)w->num_src[l];
     double dx = l > 0 ? 1.0 : 0.0;
     if (lin_first(w, l, in, out)) {
-        *flops = 2.0 * (ns + nd) * in * out * (2.0 + dx);
-        *floats = 2.0 * e * out;
-    } else {
-        *flops = 4.0 * nd * in * out * (2.0 + dx);
-        *floats = e * in * (1.0 + dx);
+        return (layer_shape){2.0 * (ns + nd) * in * out * (2.0 + dx), ns + nd, in, out, 2.0 * e,
+                             out};
     }
+    return (layer_shape){4.0 * nd * in * out * (2.0 + dx), nd, 2.0 * in, out, e * (1.0 + dx), in};
 }
 
 double halo_sim_cost_flops_rgcn(const halo_sim_work *w, int in_dim, int hidden, int classes,
@@ -68,40 +74,81 @@ double halo_sim_cost_flops_rgcn(const halo_sim_work *w, int in_dim, int hidden, 
     return sum;
 }
 
-/* Bytes RGCN's per-relation means gather (4 per float, forward, and backward where dX is
- * computed). */
-static double agg_bytes_rgcn(const halo_sim_work *w, int in_dim, int hidden, int classes)
-{
-    double sum = 0;
-    for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
-        double in = layer_dim(l, w->layers, in_dim, hidden, classes);
-        double dx = l > 0 || w->embed_rows != NULL ? 1.0 : 0.0;
-        sum += 4.0 * (double)w->num_edges[l] * in * (1.0 + dx);
-    }
-    return sum;
-}
-
 double halo_sim_cost_flops(const halo_sim_work *w, int in_dim, int hidden, int classes)
 {
     double sum = 0;
     for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
-        double f, g;
-        layer_cost(w, l, in_dim, hidden, classes, &f, &g);
-        sum += f;
+        sum += shape_of(w, l, in_dim, hidden, classes).flops;
     }
     return sum;
 }
 
-/* Bytes the aggregation gathers in one step (4 per gathered float). */
-static double agg_bytes(const halo_sim_work *w, int in_dim, int hidden, int classes)
+/* A fit factor (0, in a profile built in code, is 1: not fitted). */
+static double fitf(double f)
 {
+    return f > 0 ? f : 1.0;
+}
+
+double halo_sim_cost_agg_s(const halo_sim_profile *p, double passes, double width)
+{
+    return passes * (p->agg_edge_s + 4.0 * width / p->agg_bw);
+}
+
+/* RGCN's seconds of block l: the self loop and the R relation matrices at the GEMM rate of
+ * (nd, in, out), the bases' composition at the same rate, and the per-relation means (each
+ * sampled edge once forward, once more where dX is computed). */
+static double rgcn_layer_s(const halo_sim_profile *p, const halo_sim_work *w, int l,
+                           const int dims[3], int relations, int bases)
+{
+    double in = layer_dim(l, w->layers, dims[0], dims[1], dims[2]);
+    double out = layer_dim(l + 1, w->layers, dims[0], dims[1], dims[2]);
+    double dx = l > 0 || w->embed_rows != NULL ? 1.0 : 0.0;
+    double nd = (double)w->num_dst[l], R = relations;
+    double flops = 2.0 * nd * in * out * (1.0 + R) * (2.0 + dx);
+    if (bases > 0) {
+        flops += 4.0 * R * bases * in * out;
+    }
+    double rate = halo_sim_profile_gemm_rate(p, nd, in, out);
+    return flops / rate + halo_sim_cost_agg_s(p, (double)w->num_edges[l] * (1.0 + dx), in);
+}
+
+double halo_sim_cost_fb_s(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
+                          int hidden, int classes, int relations, int bases)
+{
+    const int dims[3] = {in_dim, hidden, classes};
     double sum = 0;
     for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
-        double f, g;
-        layer_cost(w, l, in_dim, hidden, classes, &f, &g);
-        sum += 4.0 * g;
+        if (relations > 0) {
+            sum += rgcn_layer_s(p, w, l, dims, relations, bases);
+            continue;
+        }
+        layer_shape s = shape_of(w, l, in_dim, hidden, classes);
+        sum += s.flops / halo_sim_profile_gemm_rate(p, s.rows, s.in, s.out) +
+               halo_sim_cost_agg_s(p, s.passes, s.width);
     }
-    return sum;
+    return fitf(p->fit_compute) * sum;
+}
+
+double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double edges)
+{
+    return fitf(p->fit_sample) * (nodes * p->sample_node_s + edges * p->sample_edge_s);
+}
+
+double halo_sim_cost_build_s(const halo_sim_profile *p, double src, double edges)
+{
+    return fitf(p->fit_sample) * (src * p->block_node_s + edges * INDEX_BYTES / p->memcpy_bw);
+}
+
+double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row_bytes)
+{
+    return fitf(p->fit_fetch) * rows * (p->gather_row_s + row_bytes / p->gather_bw);
+}
+
+double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double lookups, double hooks,
+                                 double hits, double row_bytes)
+{
+    return fitf(p->fit_fetch) * (lookups * p->lookup_node_s + hooks * p->hook_s) +
+           halo_sim_cost_gather_s(p, hits, row_bytes);
 }
 
 /* ---------------------------------------------------------------- building a batch */
@@ -195,54 +242,48 @@ static double at(const int64_t *a, size_t i)
     return a != NULL ? (double)a[i] : 0.0;
 }
 
-/* Turns every rank's counted work of one batch into the record's stage works and exchanges. */
-void halo_sim_cost_build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w)
+/* Rank q's stage works of the batch outside the exchanges (sampling served, blocks, fetch
+ * lookups, copies, forward/backward, optimiser). */
+static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int q, int L)
 {
     const halo_sim_profile *p = &c->pf;
-    int P = c->P, L = r->layers;
-    for (int q = 0; q < P; q++) {
-        const halo_sim_work *a = &w[q];
-        rwork *rw = &r->rw[q];
-        double rb = (double)a->row_bytes;
-        for (int l = 0; l < L; l++) {
-            rw->serve[l] = (double)a->served_nodes[l] * p->sample_node_s +
-                           (double)a->served_edges[l] * p->sample_edge_s;
-            rw->build[l] = (double)a->num_src[l] * p->block_node_s +
-                           (double)a->num_edges[l] * INDEX_BYTES / p->memcpy_bw;
-        }
-        rw->fetch_pre = (double)a->lookups * p->lookup_node_s + (double)a->hook_calls * p->hook_s +
-                        (double)a->hits * rb / p->gather_bw;
-        double params = (double)c->o.grad_floats;
-        if (c->gpu) {
-            double bytes = (double)a->input_nodes * rb;
-            for (int l = 0; l < L; l++) {
-                bytes += ((double)a->num_dst[l] + 1) * INDPTR_BYTES +
-                         (double)a->num_edges[l] * INDEX_BYTES;
-            }
-            double bw = p->pinned ? p->pcie_bw_pinned : p->pcie_bw_pageable;
-            rw->copy = (1 + 2 * L) * p->pcie_lat_s + bytes / bw;
-            rw->adam = params * ADAM_BYTES / p->adam_bw +
-                       2 * (p->pcie_lat_s + params * sizeof(float) / p->pcie_bw_pinned);
-        } else {
-            rw->copy = 0;
-            rw->adam = params * ADAM_BYTES / p->adam_bw;
-        }
-        if (c->o.relations > 0) {
-            rw->fb = halo_sim_cost_flops_rgcn(a, c->o.in_dim, c->o.hidden, c->o.classes,
-                                              c->o.relations, c->o.bases) / p->gemm_flops +
-                     agg_bytes_rgcn(a, c->o.in_dim, c->o.hidden, c->o.classes) / p->agg_bw;
-        } else {
-            rw->fb = halo_sim_cost_flops(a, c->o.in_dim, c->o.hidden, c->o.classes) /
-                         p->gemm_flops +
-                     agg_bytes(a, c->o.in_dim, c->o.hidden, c->o.classes) / p->agg_bw;
-        }
-        /* sparse Adam over the rows it owns that the step touched (its own and the ones it
-           served): it reads row, gradient and two moments and writes three, on the host */
-        double own_rows = a->embed_rows != NULL ? at(a->embed_rows, (size_t)q) : 0;
-        rw->embed_apply = (own_rows + (double)a->embed_served) * rb * 7.0 / p->memcpy_bw;
-        rw->overhead = p->step_overhead_s;
+    double rb = (double)a->row_bytes;
+    for (int l = 0; l < L; l++) {
+        rw->serve[l] = halo_sim_cost_sample_s(p, (double)a->served_nodes[l],
+                                              (double)a->served_edges[l]);
+        rw->build[l] = halo_sim_cost_build_s(p, (double)a->num_src[l], (double)a->num_edges[l]);
     }
-    /* sampling: layer l = L-1-i, requests then replies */
+    rw->fetch_pre = halo_sim_cost_fetch_pre_s(p, (double)a->lookups, (double)a->hook_calls,
+                                              (double)a->hits, rb);
+    double params = (double)c->o.grad_floats, fc = fitf(p->fit_compute);
+    if (c->gpu) {
+        double bytes = (double)a->input_nodes * rb;
+        for (int l = 0; l < L; l++) {
+            bytes += ((double)a->num_dst[l] + 1) * INDPTR_BYTES +
+                     (double)a->num_edges[l] * INDEX_BYTES;
+        }
+        double bw = p->pinned ? p->pcie_bw_pinned : p->pcie_bw_pageable;
+        rw->copy = (1 + 2 * L) * p->pcie_lat_s + bytes / bw;
+        rw->adam = fc * params * ADAM_BYTES / p->adam_bw +
+                   2 * (p->pcie_lat_s + params * sizeof(float) / p->pcie_bw_pinned);
+    } else {
+        rw->copy = 0;
+        rw->adam = fc * params * ADAM_BYTES / p->adam_bw;
+    }
+    rw->fb = halo_sim_cost_fb_s(p, a, c->o.in_dim, c->o.hidden, c->o.classes, c->o.relations,
+                                c->o.bases);
+    /* sparse Adam over the rows it owns that the step touched (its own and the ones it
+       served): it reads row, gradient and two moments and writes three, on the host */
+    double own_rows = a->embed_rows != NULL ? at(a->embed_rows, (size_t)q) : 0;
+    rw->embed_apply = (own_rows + (double)a->embed_served) * rb * 7.0 / p->memcpy_bw;
+    rw->overhead = fc * p->step_overhead_s;
+}
+
+/* The sampling exchanges: layer l = L-1-i, requests (the local frontier is sampled while they
+ * travel) then replies. */
+static void build_sample_xchg(halo_sim_cost *c, brec *r, const halo_sim_work *w)
+{
+    int P = c->P, L = r->layers;
     for (int i = 0; i < L; i++) {
         int l = L - 1 - i;
         xsum_reset(c);
@@ -254,8 +295,8 @@ void halo_sim_cost_build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w
         }
         xsum_store(c, r, 2 * i);
         for (int q = 0; q < P; q++) {
-            r->xr[(size_t)(2 * i) * P + q].own += (double)w[q].local_nodes[l] * p->sample_node_s +
-                                                 (double)w[q].local_edges[l] * p->sample_edge_s;
+            r->xr[(size_t)(2 * i) * P + q].own += halo_sim_cost_sample_s(
+                &c->pf, (double)w[q].local_nodes[l], (double)w[q].local_edges[l]);
         }
         xsum_reset(c);
         for (int q = 0; q < P; q++) {
@@ -266,7 +307,13 @@ void halo_sim_cost_build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w
         }
         xsum_store(c, r, 2 * i + 1);
     }
-    /* fetch: ids to the owners, then their rows back */
+}
+
+/* The fetch's exchanges: ids to the owners, then their rows back. */
+static void build_fetch_xchg(halo_sim_cost *c, brec *r, const halo_sim_work *w)
+{
+    const halo_sim_profile *p = &c->pf;
+    int P = c->P, L = r->layers;
     xsum_reset(c);
     for (int q = 0; q < P; q++) {
         for (int k = 0; w[q].pull_rows != NULL && k < P; k++) {
@@ -289,30 +336,23 @@ void halo_sim_cost_build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w
     for (int q = 0; q < P; q++) {
         xrank *xr = &r->xr[(size_t)(2 * L + 1) * P + q];
         double rb = (double)w[q].row_bytes;
+        double got = rb > 0 ? c->s_tot_in[q] / rb : 0;
         /* the owner gathers the rows it serves piece by piece as they go (the receivers wait
            for it); the local rows and the scatter of staged replies are this rank's own */
-        xr->crit = (double)w[q].served_rows * rb / p->gather_bw +
+        xr->crit = halo_sim_cost_gather_s(p, (double)w[q].served_rows, rb) +
                    c->s_msg_out[q] * p->msg_overhead_s;
-        xr->own = ((double)w[q].local_rows * rb + c->s_tot_in[q]) / p->gather_bw +
+        xr->own = halo_sim_cost_gather_s(p, (double)w[q].local_rows + got, rb) +
                   c->s_msg_in[q] * p->msg_overhead_s;
     }
-    int ar = 2 * L + 2;
-    for (int q = 0; q < P; q++) {
-        xrank *xr = &r->xr[(size_t)ar * P + q];
-        memset(xr, 0, sizeof *xr);
-        xr->netem = c->ar_netem;
-    }
-    r->embed = 0;
-    for (int q = 0; q < P; q++) {
-        r->embed |= w[q].embed_rows != NULL;
-    }
-    if (!r->embed) {
-        return;
-    }
-    /* embeddings (runtime/embed): ids to the owners, rows back (the owner copies each row it
-       serves; the asker scatters what it received and copies its own rows), then one record
-       of 16 bytes + a row per gradient to the owners. Batched exchanges: each starts with the
-       count all-to-all. */
+}
+
+/* The embeddings' exchanges (runtime/embed): ids to the owners, rows back (the owner copies
+ * each row it serves; the asker scatters what it received and copies its own rows), then one
+ * record of 16 bytes + a row per gradient to the owners. Batched exchanges: each starts with
+ * the count all-to-all. */
+static void build_embed_xchg(halo_sim_cost *c, brec *r, const halo_sim_work *w, int ar)
+{
+    int P = c->P;
     xsum_reset(c);
     for (int q = 0; q < P; q++) {
         for (int k = 0; w[q].embed_rows != NULL && k < P; k++) {
@@ -331,8 +371,9 @@ void halo_sim_cost_build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w
         xrank *xr = &r->xr[(size_t)(ar + 2) * P + q];
         double rb = (double)w[q].row_bytes;
         double own_rows = w[q].embed_rows != NULL ? at(w[q].embed_rows, (size_t)q) : 0;
-        xr->crit = (double)w[q].embed_served * rb / p->gather_bw;
-        xr->own += (own_rows * rb + c->s_tot_in[q]) / p->gather_bw;
+        double got = rb > 0 ? c->s_tot_in[q] / rb : 0;
+        xr->crit = halo_sim_cost_gather_s(&c->pf, (double)w[q].embed_served, rb);
+        xr->own += halo_sim_cost_gather_s(&c->pf, own_rows + got, rb);
     }
     xsum_reset(c);
     for (int q = 0; q < P; q++) {
@@ -344,6 +385,28 @@ void halo_sim_cost_build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w
     xsum_store(c, r, ar + 3);
 }
 
+void halo_sim_cost_build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w)
+{
+    int P = c->P, L = r->layers;
+    for (int q = 0; q < P; q++) {
+        build_rank(c, &r->rw[q], &w[q], q, L);
+    }
+    build_sample_xchg(c, r, w);
+    build_fetch_xchg(c, r, w);
+    int ar = 2 * L + 2;
+    for (int q = 0; q < P; q++) {
+        xrank *xr = &r->xr[(size_t)ar * P + q];
+        memset(xr, 0, sizeof *xr);
+        xr->netem = c->ar_netem;
+    }
+    r->embed = 0;
+    for (int q = 0; q < P; q++) {
+        r->embed |= w[q].embed_rows != NULL;
+    }
+    if (r->embed) {
+        build_embed_xchg(c, r, w, ar);
+    }
+}
 
 /* ---------------------------------------------------------------- setup */
 
@@ -388,19 +451,37 @@ int halo_sim_cost_check_opts(const halo_sim_cost_opts *o)
     return 0;
 }
 
+/* The model's domain for threads and cores: calibrate measures each constant on one thread
+ * with a core to itself; beyond one runnable thread per core the engine shares the cores
+ * fairly (plus oversub_penalty for processes), which was not measured: say so in one line. */
+static void threads_notice(const halo_sim_cost *c)
+{
+    const halo_sim_profile *p = &c->pf;
+    int per_rank = c->depth > 0 ? 2 + c->S : 1; /* trainer, fetch thread, samplers */
+    long threads = (long)p->trainers * per_rank;
+    if (threads > p->cores) {
+        halo_notice("sim: %ld busy threads per machine (%d trainer%s x %d) on %d cores: outside "
+                    "what halo calibrate measured (a core per thread); the times assume the "
+                    "cores are shared fairly", threads, p->trainers, p->trainers == 1 ? "" : "s",
+                    per_rank, p->cores);
+    }
+}
+
 void halo_sim_cost_setup(halo_sim_cost *c)
 {
+    threads_notice(c);
     const halo_sim_cost_opts *o = &c->o;
     const halo_sim_profile *p = &c->pf;
     int P = c->P, M = c->M, T = c->T;
     /* the count all-to-all: log2(P) rounds of one latency */
     c->t_counts = P > 1 ? ceil(log2((double)P)) * (M > 1 ? p->net_lat_s : p->shm_lat_s) : 0;
     double B = (double)o->grad_floats * sizeof(float);
-    c->ar_d1 = T > 1 ? (T - 1) * (p->shm_lat_s + p->allreduce_lat_s) +
+    double arl = fitf(p->fit_allreduce) * p->allreduce_lat_s;
+    c->ar_d1 = T > 1 ? (T - 1) * (p->shm_lat_s + arl) +
                            (double)(T - 1) / T * B / p->shm_bw
                      : 0;
     c->ar_bytes = M > 1 ? 2.0 * (M - 1) / M * B / T : 0;
-    c->ar_lat = M > 1 ? 2.0 * (M - 1) * (p->net_lat_s + p->allreduce_lat_s) : 0;
+    c->ar_lat = M > 1 ? 2.0 * (M - 1) * (p->net_lat_s + arl) : 0;
     if (c->netem && P > 1) {
         double steps = 2.0 * (P - 1);
         c->ar_netem = steps * p->netem_lat_s +
