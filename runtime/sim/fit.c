@@ -252,7 +252,15 @@ static void fit_apply(const fit_round *fr, int round, bool last, halo_sim_profil
             continue;
         }
         double nf = *f * exp(fr->lr[k] / fr->n);
-        *f = nf < FIT_MIN ? FIT_MIN : nf > FIT_MAX ? FIT_MAX : nf;
+        if ((nf < FIT_MIN || nf > FIT_MAX) && out != NULL) {
+            fprintf(out, "fit: %s wants a factor of %.3g, held at %g: the runs and the "
+                    "micro-benchmarks disagree by more than 2x (a loaded machine, or work the "
+                    "model misses)\n", fit_name[k], nf, nf < FIT_MIN ? FIT_MIN : FIT_MAX);
+        }
+        nf = nf < FIT_MIN ? FIT_MIN : nf > FIT_MAX ? FIT_MAX : nf;
+        char buf[32];
+        snprintf(buf, sizeof buf, "%.4g", nf); /* no more digits than the figures hold */
+        *f = strtod(buf, NULL);
     }
 }
 
