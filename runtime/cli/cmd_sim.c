@@ -10,12 +10,130 @@
 #include "pipe/timeline.h"
 #include "sim/sim.h"
 #include "sim/validate.h"
+#include "sweep/validate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The directory of policies beside the halo binary (bin/halo -> policies), else "policies". */
+static void policy_dir_default(char *buf, size_t size)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    snprintf(buf, size, "policies");
+    if (n > 0 && !halo_is_dir("policies")) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            snprintf(buf, size, "%s/../policies", exe);
+        }
+    }
+}
+
+/* `halo sim validate`: configurations drawn from a space, measured and simulated. */
+static int cmd_sim_validate(int argc, char **argv)
+{
+    halo_validate_opts o = {.seed = 1, .configs = 20, .max_busy = 0.25, .max_spread = 0.25,
+                            .timeout = 300};
+    int64_t seed = 1;
+    const char *work = NULL, *policies = NULL;
+    o.profile = "experiments/clusters/this-machine.lua";
+    o.out_dir = "reports";
+    const halo_opt opts[] = {
+        {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of the draw (default 1)"},
+        {"configs", 'n', HALO_OPT_INT, &o.configs, "N", "configurations drawn (default 20)"},
+        {"space", 0, HALO_OPT_STRING, &o.space, "FILE",
+         "space file (Lua) over the default space (docs/sim.md)"},
+        {"profile", 'p', HALO_OPT_STRING, &o.profile, "FILE",
+         "cluster profile of halo sim (default experiments/clusters/this-machine.lua)"},
+        {"cluster-hosts", 0, HALO_OPT_STRING, &o.cluster_hosts, "DIR",
+         "measure on the namespace cluster of scripts/cluster.sh up (its directory)"},
+        {"out", 'o', HALO_OPT_STRING, &o.out_dir, "DIR",
+         "sim_vs_measured.{csv,gp,png,svg,meta.json} (default reports)"},
+        {"work", 0, HALO_OPT_STRING, &work, "DIR",
+         "graphs, partitions, measured runs and logs (default OUT/.cache/validate)"},
+        {"policies", 0, HALO_OPT_STRING, &policies, "DIR",
+         "where the default space finds the shipped policies (default policies)"},
+        {"force", 0, HALO_OPT_FLAG, &o.force, NULL,
+         "measure and report on a loaded machine (the result says UNFIT)"},
+        {"remeasure", 0, HALO_OPT_FLAG, &o.remeasure, NULL,
+         "measure again even where the work directory holds the run"},
+        {"markdown", 0, HALO_OPT_FLAG, &o.markdown, NULL, "print the tables as markdown"},
+        {"record", 0, HALO_OPT_FLAG, &o.record, NULL,
+         "write the result into the profile's validation entry"},
+        {"max-median", 0, HALO_OPT_DOUBLE, &o.max_median, "PCT",
+         "exit 5 when the epoch's median |error| is above PCT"},
+        {"max-worst", 0, HALO_OPT_DOUBLE, &o.max_worst, "PCT",
+         "exit 5 when the epoch's worst |error| is above PCT"},
+        {"max-stage", 0, HALO_OPT_DOUBLE, &o.max_stage, "PCT",
+         "exit 5 when a stage's median |error| is above PCT"},
+        {"max-busy", 0, HALO_OPT_DOUBLE, &o.max_busy, "X",
+         "unfit when other work uses more than X of the cores (default 0.25)"},
+        {"max-spread", 0, HALO_OPT_DOUBLE, &o.max_spread, "X",
+         "unfit when a run's timed epochs spread more than X of their median (default 0.25)"},
+        {"timeout", 0, HALO_OPT_DOUBLE, &o.timeout, "SEC", "seconds per command (default 300)"},
+        {NULL, 0, 0, NULL, NULL, NULL},
+    };
+    const halo_cmd_help help = {
+        "halo sim validate [--seed S] [--configs N] [--space FILE] [--profile FILE] "
+        "[--cluster-hosts DIR] [--out DIR] [--force] [--markdown] [--record]",
+        "Draws N configurations from a space (graph family and size, ranks, layers, fanouts,\n"
+        "hidden width, batch, every shipped policy with its parameters, pipeline depth,\n"
+        "sampler threads, netem) with the seed, runs each with mpirun halo train and with\n"
+        "halo sim, and prints per configuration the epoch and per-stage errors and whether\n"
+        "the counts are equal, then the median and worst |error| of each. A machine too\n"
+        "loaded to measure is said so and the result marked UNFIT. Exit: 0 valid, 1 error,\n"
+        "2 usage, 3 counts differ, 4 unfit (without --force), 5 beyond a --max-* bound\n"
+        "(docs/sim.md, \"halo sim validate\").",
+    };
+    char *pos[argc > 0 ? argc : 1];
+    int npos;
+    int rc = halo_cli_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc >= 0) {
+        return rc;
+    }
+    if (npos != 0 || o.configs < 1 || o.configs > 10000 || seed < 0 || o.timeout <= 0 ||
+        !(o.max_busy > 0) || !(o.max_spread > 0)) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim validate: no positional arguments; "
+                                         "--configs 1..10000, --seed >= 0, --timeout, "
+                                         "--max-busy and --max-spread > 0"));
+    }
+    o.seed = (uint64_t)seed;
+    char wbuf[4200], pbuf[4200], exe[4096], cmd[4096];
+    if (work == NULL) {
+        snprintf(wbuf, sizeof wbuf, "%s/.cache/validate", o.out_dir);
+        work = wbuf;
+    }
+    o.work_dir = work;
+    if (policies == NULL) {
+        policy_dir_default(pbuf, sizeof pbuf);
+        policies = pbuf;
+    }
+    o.policy_dir = policies;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        return halo_cli_fail(halo_errorf(HALO_EIO, "sim validate: cannot find the halo binary "
+                                         "(/proc/self/exe)"));
+    }
+    exe[n] = '\0';
+    o.exe = exe;
+    size_t len = (size_t)snprintf(cmd, sizeof cmd, "halo sim");
+    for (int i = 0; i < argc && len < sizeof cmd; i++) {
+        len += (size_t)snprintf(cmd + len, sizeof cmd - len, " %s", argv[i]);
+    }
+    o.command = cmd;
+    rc = halo_validate_run(&o);
+    return rc < 0 ? halo_cli_fail(rc) : rc;
+}
 
 int halo_cmd_sim(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "validate") == 0) {
+        return cmd_sim_validate(argc - 1, argv + 1);
+    }
     halo_sim_opts o;
     halo_sim_opts_default(&o);
     const char *policy = NULL, *fanouts = NULL, *metrics = NULL, *timeline = NULL;
