@@ -5,6 +5,7 @@
 #include "core/args.h"
 #include "core/err.h"
 #include "core/fs.h"
+#include "core/json.h"
 #include "core/log.h"
 #include "core/netem.h"
 #include "pipe/timeline.h"
@@ -12,6 +13,7 @@
 #include "sim/validate.h"
 #include "sweep/validate.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +35,56 @@ static void policy_dir_default(char *buf, size_t size)
     }
 }
 
+/* Appends the profile's last validation to the metrics file as a "validation" record, so that
+ * a figure made from the file can name the profile and its measured error. */
+static int append_validation(const char *metrics, const char *profile,
+                             const halo_sim_validation *v)
+{
+    FILE *f = fopen(metrics, "a");
+    if (f == NULL) {
+        return halo_errorf(HALO_EIO, "%s: cannot append: %s", metrics, strerror(errno));
+    }
+    halo_jw w;
+    halo_jw_init(&w, false);
+    halo_jw_obj_begin(&w);
+    halo_jw_key(&w, "type");
+    halo_jw_str(&w, "validation");
+    halo_jw_key(&w, "mode");
+    halo_jw_str(&w, "sim");
+    halo_jw_key(&w, "profile");
+    halo_jw_str(&w, profile);
+    halo_jw_key(&w, "validated");
+    halo_jw_bool(&w, v->present);
+    if (v->present) {
+        halo_jw_key(&w, "seed");
+        halo_jw_i64(&w, v->seed);
+        halo_jw_key(&w, "configs");
+        halo_jw_i64(&w, v->configs);
+        halo_jw_key(&w, "median_pct");
+        halo_jw_f64(&w, v->median_pct);
+        halo_jw_key(&w, "worst_pct");
+        halo_jw_f64(&w, v->worst_pct);
+        halo_jw_key(&w, "stage_median_pct");
+        halo_jw_f64(&w, v->stage_median_pct);
+        halo_jw_key(&w, "fit");
+        halo_jw_bool(&w, v->fit);
+        halo_jw_key(&w, "date");
+        halo_jw_str(&w, v->date);
+    }
+    halo_jw_obj_end(&w);
+    int ok = fprintf(f, "%s\n", w.sb.buf) > 0;
+    halo_jw_free(&w);
+    if (fclose(f) != 0 || !ok) {
+        return halo_errorf(HALO_EIO, "%s: cannot append: %s", metrics, strerror(errno));
+    }
+    return 0;
+}
+
 /* `halo sim validate`: configurations drawn from a space, measured and simulated. */
 static int cmd_sim_validate(int argc, char **argv)
 {
-    halo_validate_opts o = {.seed = 1, .configs = 20, .max_busy = 0.25, .max_spread = 0.25,
+    halo_validate_opts o = {.seed = 1, .configs = 20, .max_load = 1,
+                            .max_busy = 0.25, .max_spread = 0.25,
                             .timeout = 300};
     int64_t seed = 1;
     const char *work = NULL, *policies = NULL;
@@ -70,11 +118,16 @@ static int cmd_sim_validate(int argc, char **argv)
          "exit 5 when the epoch's worst |error| is above PCT"},
         {"max-stage", 0, HALO_OPT_DOUBLE, &o.max_stage, "PCT",
          "exit 5 when a stage's median |error| is above PCT"},
+        {"max-load", 0, HALO_OPT_DOUBLE, &o.max_load, "X",
+         "unfit when the load average at the start is above X times the cores (default 1)"},
         {"max-busy", 0, HALO_OPT_DOUBLE, &o.max_busy, "X",
          "unfit when other work uses more than X of the cores (default 0.25)"},
         {"max-spread", 0, HALO_OPT_DOUBLE, &o.max_spread, "X",
          "unfit when a run's timed epochs spread more than X of their median (default 0.25)"},
         {"timeout", 0, HALO_OPT_DOUBLE, &o.timeout, "SEC", "seconds per command (default 300)"},
+        {"priority", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.priority, "N",
+         "run the measured runs under nice -n N (-20..19; below 0 needs root: ahead of other "
+         "work on a shared machine)"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
@@ -96,10 +149,12 @@ static int cmd_sim_validate(int argc, char **argv)
         return rc;
     }
     if (npos != 0 || o.configs < 1 || o.configs > 10000 || seed < 0 || o.timeout <= 0 ||
-        !(o.max_busy > 0) || !(o.max_spread > 0)) {
+        o.priority < -20 || o.priority > 19 ||
+        !(o.max_load > 0) || !(o.max_busy > 0) || !(o.max_spread > 0)) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim validate: no positional arguments; "
-                                         "--configs 1..10000, --seed >= 0, --timeout, "
-                                         "--max-busy and --max-spread > 0"));
+                                         "--configs 1..10000, --seed >= 0, --priority -20..19, "
+                                         "--timeout, "
+                                         "--max-load, --max-busy and --max-spread > 0"));
     }
     o.seed = (uint64_t)seed;
     char wbuf[4200], pbuf[4200], exe[4096], cmd[4096];
@@ -233,8 +288,10 @@ int halo_cmd_sim(int argc, char **argv)
         }
     }
     halo_sim_profile prof;
+    halo_sim_validation val;
     if (cluster != NULL) {
         rc = halo_sim_profile_load(cluster, &prof);
+        rc = rc < 0 ? rc : halo_sim_validation_load(cluster, &val);
         if (rc < 0) {
             return halo_cli_fail(rc);
         }
@@ -283,6 +340,12 @@ int halo_cmd_sim(int argc, char **argv)
            looked > 0 ? (double)t->cache_hits / (double)looked : 0.0,
            (double)t->bytes_remote / 1e6, (long long)t->messages);
     if (o.profile != NULL) {
+        char vtext[400];
+        halo_sim_validation_text(&val, vtext, sizeof vtext);
+        rc = metrics != NULL ? append_validation(metrics, prof.name, &val) : 0;
+        if (rc < 0) {
+            return halo_cli_fail(rc);
+        }
         double n = (double)res.ranks * res.epochs;
         printf("halo sim: profile %s (%d machines x %d trainers): mean epoch %.4f s; per rank "
                "and epoch: sample %.4f, fetch %.4f, copy %.4f, compute %.4f, allreduce %.4f, "
@@ -290,6 +353,7 @@ int halo_cmd_sim(int argc, char **argv)
                prof.name, prof.machines, prof.trainers, res.mean_epoch_s, t->sample_s / n,
                t->fetch_s / n, t->copy_s / n, t->compute_s / n, t->allreduce_s / n,
                t->wait_s / n);
+        printf("halo sim: profile %s %s\n", prof.name, vtext);
     }
     printf("halo sim: peak RSS %.1f MiB\n", (double)res.peak_rss / 1048576.0);
     if (against != NULL) {

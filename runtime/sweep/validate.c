@@ -331,7 +331,14 @@ static void train_cmd(const vrun *v, const halo_vconfig *c, const char *pdir, ha
     char np[16], tmo[32], ppr[48];
     snprintf(np, sizeof np, "%d", c->ranks);
     snprintf(tmo, sizeof tmo, "%.0f", v->o->timeout);
-    char mpirun[1100];
+    char mpirun[1100], nice[16];
+    if (v->o->priority != 0) {
+        /* ahead of (or behind) other work on a shared machine; ranks inherit it */
+        snprintf(nice, sizeof nice, "%d", v->o->priority);
+        halo_sweep_cmd_add(cmd, "nice");
+        halo_sweep_cmd_add(cmd, "-n");
+        halo_sweep_cmd_add(cmd, nice);
+    }
     snprintf(mpirun, sizeof mpirun, "%s/mpirun", v->cl->dir);
     halo_sweep_cmd_add(cmd, v->cl->hosts > 0 ? mpirun : "mpirun");
     cmd->mpi = true;
@@ -373,7 +380,7 @@ static int measure(const vrun *v, const char *pdir, halo_vresult *r, char *metri
     halo_sweep_cmd cmd;
     halo_sweep_cmd_init(&cmd);
     train_cmd(v, &r->c, pdir, &cmd);
-    key_of(&cmd, 1, v->cl->hosts > 0 ? v->cl->dir : "", r->key);
+    key_of(&cmd, v->o->priority != 0 ? 4 : 1, v->cl->hosts > 0 ? v->cl->dir : "", r->key);
     char base[4200], busyf[4300], log[4300], tmp[4300];
     snprintf(base, sizeof base, "%s/runs/%s", v->o->work_dir, r->key);
     snprintf(metrics, size, "%s.run.jsonl", base);
@@ -533,16 +540,16 @@ static int cluster_profile(const halo_validate_opts *o, const vcluster *cl, char
 
 /* ---- the run ---- */
 
-/* The load check before the first run: the load average against the cores, and the cores
- * other work keeps busy over one second. */
+/* The load check before the first run: the 1-minute load average against the cores (it also
+ * counts work that has just ended), and the cores other work keeps busy over one second. */
 static bool quiet_at_start(const halo_validate_opts *o, int cores, halo_vsummary *s)
 {
     s->load_start = loadavg1();
     s->busy_start = busy_cores(1.0, cores);
-    if (s->load_start > cores || s->busy_start > o->max_busy * cores) {
+    if (s->load_start > o->max_load * cores || s->busy_start > o->max_busy * cores) {
         snprintf(s->why, sizeof s->why, "machine too loaded to measure: load average %.2f on %d "
-                 "cores, other work using %.2f cores (limit %.2f)", s->load_start, cores,
-                 s->busy_start, o->max_busy * cores);
+                 "cores (limit %.2f), other work using %.2f cores (limit %.2f)", s->load_start,
+                 cores, o->max_load * cores, s->busy_start, o->max_busy * cores);
         return false;
     }
     return true;

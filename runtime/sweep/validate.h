@@ -124,9 +124,12 @@ typedef struct halo_validate_opts {
     double max_median;         /* bound on the epoch's median |error| in % (<= 0: none) */
     double max_worst;          /* bound on the epoch's worst |error| in % (<= 0: none) */
     double max_stage;          /* bound on each stage's median |error| in % (<= 0: none) */
+    double max_load;           /* a load average above this share of the cores at the start:
+                                  unfit */
     double max_busy;           /* other work above this share of the cores: unfit */
     double max_spread;         /* timed epochs spread above this share of their median: unfit */
     double timeout;            /* seconds per command */
+    int priority;              /* nice value of the measured runs (0: as this process) */
 } halo_validate_opts;
 
 /* The outcome of one configuration. */
