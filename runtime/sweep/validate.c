@@ -207,7 +207,7 @@ static int cached_graph(const vrun *v, const halo_vconfig *c, char *gdir, size_t
 {
     const halo_vgraph *g = &v->sp->graphs[c->graph];
     char num[64], feat[32];
-    snprintf(num, sizeof num, "%.17g", c->size);
+    halo_sweep_fmt_num(c->size, num, sizeof num);
     snprintf(feat, sizeof feat, "%d", c->feat_dim);
     halo_sweep_cmd cmd;
     halo_sweep_cmd_init(&cmd);
@@ -307,7 +307,9 @@ static void add_shared(const vrun *v, const halo_vconfig *c, halo_sweep_cmd *cmd
     halo_sweep_cmd_add(cmd, "--policy");
     halo_sweep_cmd_add(cmd, p->file);
     for (int k = 0; k < p->nparams; k++) {
-        snprintf(buf, sizeof buf, "%s=%.17g", p->param[k], c->pval[k]);
+        char num[64];
+        halo_sweep_fmt_num(c->pval[k], num, sizeof num);
+        snprintf(buf, sizeof buf, "%s=%s", p->param[k], num);
         halo_sweep_cmd_add(cmd, "--set");
         halo_sweep_cmd_add(cmd, buf);
     }
