@@ -405,7 +405,9 @@ static int unknown_keys(const halo_json *obj, const char *sec, const char *path)
 {
     for (size_t i = 0; obj->type == HALO_JSON_OBJECT && i < obj->len; i++) {
         const char *k = obj->keys[i];
-        bool known = sec == NULL && (strcmp(k, "name") == 0 || strcmp(k, F_GRAPH) == 0);
+        /* validation: the entry of `halo sim validate --record` (sim/validate.h) */
+        bool known = sec == NULL && (strcmp(k, "name") == 0 || strcmp(k, "validation") == 0 ||
+                                     strcmp(k, F_GRAPH) == 0);
         known = known || (sec != NULL && strcmp(sec, "device") == 0 && strcmp(k, F_GEMM) == 0);
         for (int s = 0; sec == NULL && sections[s] != NULL && !known; s++) {
             known = strcmp(k, sections[s]) == 0;
