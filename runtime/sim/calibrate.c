@@ -16,6 +16,7 @@
 #include "store/store.h"
 
 #include <cblas.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -735,8 +736,14 @@ int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_si
         halo_notice("calibrate --graph %s: part 0 has no feature table of its own (typed or "
                     "topology-only): the gather keeps the generic constants", pdir);
     }
+    char abs[PATH_MAX];
+    const char *rec = realpath(pdir, abs) != NULL ? abs : pdir; /* halo sim compares it */
+    if (rc == 0 && strlen(rec) >= sizeof p->graph) {
+        rc = halo_errorf(HALO_EUSAGE, "calibrate --graph %s: the path is longer than %zu bytes, "
+                         "too long to record in the profile", pdir, sizeof p->graph - 1);
+    }
     if (rc == 0) {
-        snprintf(p->graph, sizeof p->graph, "%s", pdir);
+        memcpy(p->graph, rec, strlen(rec) + 1);
     }
     halo_free(dst);
     halo_free(keys);
