@@ -10,6 +10,7 @@
 #include "core/timer.h"
 #include "graph/graph.h"
 #include "model/model.h"
+#include "model/ops.h"
 #include "part/part.h"
 #include "policy/policy.h"
 #include "sample/sample.h"
@@ -419,7 +420,8 @@ static int run_gemm(void *arg)
     return 0;
 }
 
-/* Mean aggregation of sampled neighbour rows (DGL's mean over a block's CSR). */
+/* Mean aggregation of sampled neighbour rows over a block's CSR, by the model's own CPU
+ * kernel (model/ops.h agg_mean, one thread). */
 typedef struct agg_job {
     int64_t ndst;           /* destinations */
     const int64_t *indptr;  /* [ndst+1] */
@@ -427,28 +429,14 @@ typedef struct agg_job {
     const float *h;         /* [nsrc * dim] */
     float *out;             /* [ndst * dim] */
     int dim;                /* row width */
+    halo_ops_ctx *ctx;      /* one-thread CPU kernels */
 } agg_job;
 
 static int run_agg(void *arg)
 {
     agg_job *j = arg;
-    const int d = j->dim;
-    for (int64_t i = 0; i < j->ndst; i++) {
-        float *o = j->out + i * d;
-        memset(o, 0, (size_t)d * sizeof *o);
-        int64_t e0 = j->indptr[i], e1 = j->indptr[i + 1];
-        for (int64_t e = e0; e < e1; e++) {
-            const float *r = j->h + (int64_t)j->indices[e] * d;
-            for (int x = 0; x < d; x++) {
-                o[x] += r[x];
-            }
-        }
-        float inv = e1 > e0 ? 1.0f / (float)(e1 - e0) : 0.0f;
-        for (int x = 0; x < d; x++) {
-            o[x] *= inv;
-        }
-    }
-    return 0;
+    return halo_ops_cpu.agg_mean(j->ctx, (int32_t)j->ndst, j->indptr, j->indices, j->dim, j->h,
+                                 j->dim, j->out, j->dim, 0);
 }
 
 int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw,
@@ -486,9 +474,11 @@ int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, dou
         indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)nsrc);
     }
     float *out = HALO_ALLOC(float, ndst *dim);
-    agg_job aj = {ndst, indptr, indices, h, out, dim};
+    halo_ops_config oc = {.threads = 1, .gpu = -1};
+    agg_job aj = {ndst, indptr, indices, h, out, dim, NULL};
     double tg = 0, ta = 0, ta16 = 0;
     int rc = 0;
+    HALO_TRY(halo_ops_cpu.open(&oc, &aj.ctx));
     HALO_TRY(best_time(run_gemm, &g, o->seconds / 3, &tg));
     HALO_TRY(best_time(run_agg, &aj, o->seconds / 3, &ta));
     aj.dim = 16; /* the same edges over 16-float rows: the per-edge part */
@@ -499,6 +489,9 @@ int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, dou
     *agg_bw = sig4(bw);
     *agg_edge_s = sig4(per);
 fail:
+    if (aj.ctx != NULL) {
+        halo_ops_cpu.close(aj.ctx);
+    }
     halo_free(out);
     halo_free(indices);
     halo_free(indptr);
