@@ -502,6 +502,50 @@ fail:
     return rc;
 }
 
+/* ---- elementwise passes ---- */
+
+/* bias + ReLU + dropout over a rows x cols matrix, the model's own CPU kernel. */
+typedef struct elem_job {
+    halo_ops_ctx *ctx;  /* one-thread CPU kernels */
+    float *x;           /* [rows * cols] */
+    const float *b;     /* [cols] */
+    int64_t rows;       /* rows */
+    int cols;           /* columns */
+    int32_t *gid;       /* [rows] ids for the dropout */
+    uint64_t step;      /* step counter */
+} elem_job;
+
+static int run_elem(void *arg)
+{
+    elem_job *j = arg;
+    halo_ops_dropout d = {.p = 0.5f, .seed = 1, .step = j->step++, .layer = 0, .gid = j->gid};
+    return halo_ops_cpu.bias_act(j->ctx, j->x, j->rows, j->cols, j->cols, j->b, 1, &d);
+}
+
+int halo_sim_calib_elem(const halo_sim_calib_opts *o, double *elem_s)
+{
+    halo_ops_config oc = {.threads = 1, .gpu = -1};
+    elem_job j = {NULL, NULL, NULL, 4096, 64, NULL, 0};
+    HALO_CHECK(halo_ops_cpu.open(&oc, &j.ctx));
+    j.x = HALO_NEW(float, j.rows * j.cols);
+    float *b = HALO_NEW(float, j.cols);
+    j.b = b;
+    j.gid = HALO_NEW(int32_t, j.rows);
+    for (int64_t i = 0; i < j.rows; i++) {
+        j.gid[i] = (int32_t)i;
+    }
+    double t = 0;
+    int rc = best_time(run_elem, &j, o->seconds / 2, &t);
+    if (rc == 0) {
+        *elem_s = sig4(t / (double)(j.rows * j.cols));
+    }
+    halo_ops_cpu.close(j.ctx);
+    halo_free(j.x);
+    halo_free(b);
+    halo_free(j.gid);
+    return rc;
+}
+
 /* ---- GEMM rate by shape ---- */
 
 /* The grid of the table: rows, in and out of a layer's GEMMs (hidden 16..256, feature widths
@@ -785,10 +829,11 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
                   "+ %.4g GB/s (%.1f s)",
                   p->gemm_flops / 1e9, p->agg_edge_s * 1e9, p->agg_bw / 1e9, halo_now() - t0);
     }
+    HALO_CHECK(halo_sim_calib_elem(o, &p->elem_s));
     HALO_CHECK(halo_sim_calib_gemm_table(o, p));
     if (o->progress) {
-        halo_info("calibrate: GEMM table %dx%dx%d shapes, %.4g to %.4g GFLOP/s (%.1f s)",
-                  p->gemm_nr, p->gemm_ni, p->gemm_no, p->gemm_rate[0][0][0] / 1e9,
+        halo_info("calibrate: elementwise %.4g ns per element; GEMM table %dx%dx%d shapes, %.4g "
+                  "to %.4g GFLOP/s (%.1f s)", p->elem_s * 1e9, p->gemm_nr, p->gemm_ni, p->gemm_no, p->gemm_rate[0][0][0] / 1e9,
                   p->gemm_rate[p->gemm_nr - 1][p->gemm_ni - 1][p->gemm_no - 1] / 1e9,
                   halo_now() - t0);
     }

@@ -35,6 +35,9 @@ int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s);
  * rows read. */
 int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw,
                            double *agg_edge_s);
+/* Seconds per element of the model's bias + ReLU + dropout kernel (model/ops.h bias_act) over a
+ * 4096 x 64 matrix, one thread: the elementwise passes of a layer. */
+int halo_sim_calib_elem(const halo_sim_calib_opts *o, double *elem_s);
 /* The GEMM rate table of p (one thread): a layer's forward, dW and dX GEMMs at every (rows,
  * in, out) of a 3 x 4 x 4 grid (rows 64..4096, in 16..1024, out 4..256). */
 int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p);

@@ -109,7 +109,16 @@ static double rgcn_layer_s(const halo_sim_profile *p, const halo_sim_work *w, in
         flops += 4.0 * R * bases * in * out;
     }
     double rate = halo_sim_profile_gemm_rate(p, nd, in, out);
-    return flops / rate + halo_sim_cost_agg_s(p, (double)w->num_edges[l] * (1.0 + dx), in);
+    return flops / rate + halo_sim_cost_agg_s(p, (double)w->num_edges[l] * (1.0 + dx), in) +
+           p->elem_s * nd * (2.0 * out + in * (1.0 + dx));
+}
+
+double halo_sim_cost_elems(const halo_sim_work *w, int l, int in_dim, int hidden, int classes)
+{
+    double in = layer_dim(l, w->layers, in_dim, hidden, classes);
+    double out = layer_dim(l + 1, w->layers, in_dim, hidden, classes);
+    double dx = l > 0 ? 1.0 : 0.0;
+    return (double)w->num_dst[l] * (2.0 * out + in * (1.0 + dx));
 }
 
 double halo_sim_cost_fb_s(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
@@ -124,7 +133,8 @@ double halo_sim_cost_fb_s(const halo_sim_profile *p, const halo_sim_work *w, int
         }
         layer_shape s = shape_of(w, l, in_dim, hidden, classes);
         sum += s.flops / halo_sim_profile_gemm_rate(p, s.rows, s.in, s.out) +
-               halo_sim_cost_agg_s(p, s.passes, s.width);
+               halo_sim_cost_agg_s(p, s.passes, s.width) +
+               p->elem_s * halo_sim_cost_elems(w, l, in_dim, hidden, classes);
     }
     return fitf(p->fit_compute) * sum;
 }

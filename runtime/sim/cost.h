@@ -135,8 +135,13 @@ double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double lookups, doub
 /* Aggregating `passes` edge rows of `width` floats: passes * (agg_edge_s + 4 width / agg_bw)
  * (no fit factor: a part of the compute). */
 double halo_sim_cost_agg_s(const halo_sim_profile *p, double passes, double width);
+/* Elements of layer l's elementwise passes (model.c): bias + ReLU + dropout of its nd x out
+ * output and their backward (2 nd out), the copy of its nd x in input rows into [h_dst | mean]
+ * and, above layer 0, of their gradient back (nd in (1 + dx)). */
+double halo_sim_cost_elems(const halo_sim_work *w, int l, int in_dim, int hidden, int classes);
 /* Forward + backward of one step: per layer its GEMMs' flops at the table's rate for the
- * layer's (rows, in, out) shape, plus its aggregation; RGCN (relations > 0) likewise. */
+ * layer's (rows, in, out) shape, plus its aggregation and elem_s per element of its
+ * elementwise passes; RGCN (relations > 0) likewise. */
 double halo_sim_cost_fb_s(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
                           int hidden, int classes, int relations, int bases);
 

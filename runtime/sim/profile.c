@@ -119,6 +119,8 @@ static const pfield fields[] = {
      "sparse aggregation (mean of neighbour rows), bytes of rows read"},
     {"device", "agg_edge_ns", "agg_edge_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(agg_edge_s),
      "per aggregated edge besides its row's bytes (0: bytes only)"},
+    {"device", "elem_ns", "elem_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(elem_s),
+     "per element of a layer's elementwise passes (bias, ReLU, dropout, copies; 0: none)"},
     {"device", "step_overhead_us", "step_overhead_s", K_NUM, U_US, R_NONNEG, N_ALWAYS,
      OFF(step_overhead_s), "fixed time per training step (launches, loss, optimiser)"},
     {"device", "adam_GBps", "adam_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(adam_bw),

@@ -65,6 +65,9 @@ typedef struct halo_sim_profile {
     double agg_bw;             /* bytes/s of the sparse aggregation (GPU: one GPU; CPU: core) */
     double agg_edge_s;         /* seconds per aggregated edge besides its row's bytes (0 in
                                   older profiles: bytes / agg_bw only) */
+    double elem_s;             /* seconds per element of a layer's elementwise passes (bias,
+                                  ReLU, dropout, their backward, row copies; 0 in older
+                                  profiles: part of step_overhead_s only) */
     /* GEMM rate by shape: flop/s of a layer's three GEMMs (forward, dW, dX) at `rows` rows,
        `in` inputs and `out` outputs, on a grid, interpolated in log space and clamped at its
        edges; gemm_nr == 0 (older profiles, datasheet GPUs): gemm_flops at every shape */

@@ -53,7 +53,8 @@ check "... and marks the links as not measured" grep -q "NOT MEASURED (--no-mpi)
 check "the GEMM table has its 3 x 4 x 4 shapes" bash -c "
     [ \$(grep -cE '^ +\{[0-9]+, [0-9]+, [0-9]+, [0-9.e+]+\},' '$T/here.lua') -eq 48 ]"
 check "gathers and aggregation have a per-row and a per-edge part" bash -c "
-    grep -qE '^ *gather_row_ns = ' '$T/here.lua' && grep -qE '^ *agg_edge_ns = ' '$T/here.lua'"
+    grep -qE '^ *gather_row_ns = ' '$T/here.lua' && grep -qE '^ *agg_edge_ns = ' '$T/here.lua' &&
+    grep -qE '^ *elem_ns = ' '$T/here.lua'"
 check "the fit factors start at 1" bash -c "
     grep -qE '^ *sample = 1,' '$T/here.lua' && grep -qE '^ *compute = 1,' '$T/here.lua'"
 check "the sampling constants are said to be generic" grep -q "generic; --graph PDIR" "$T/here.lua"

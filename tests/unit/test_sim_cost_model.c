@@ -186,6 +186,23 @@ static void compute_uses_the_layer_shape(void **state)
     assert_close(halo_sim_cost_fb_s(&p, &w, 8, 16, 32, 0, 0), 204.8e-6 + 32e-6);
 }
 
+static void elementwise_passes_are_per_element(void **state)
+{
+    (void)state;
+    halo_sim_profile p = round_profile();
+    halo_sim_work w = one_layer(100, 400, 1000);
+    /* layer 0 of in 32, out 8: bias/ReLU/dropout and backward 2 x 100 x 8, the input copy
+       100 x 32 (no dX at layer 0): 4800 elements */
+    assert_close(halo_sim_cost_elems(&w, 0, 32, 16, 8), 4800);
+    p.elem_s = 2e-9;
+    assert_close(halo_sim_cost_fb_s(&p, &w, 32, 16, 8, 0, 0), 576e-6 + 9.6e-6);
+    /* above layer 0 the input gradient is copied back too: two layers, layer 1 of in 16 (the
+       hidden width), out 8, 50 destinations: 50 x (2 x 8 + 16 x 2) = 2400 */
+    w.layers = 2;
+    w.num_dst[1] = 50;
+    assert_close(halo_sim_cost_elems(&w, 1, 32, 16, 8), 2400);
+}
+
 static void rgcn_uses_the_same_table(void **state)
 {
     (void)state;
@@ -317,6 +334,7 @@ int main(void)
         cmocka_unit_test(aggregation_is_per_edge_and_per_float),
         cmocka_unit_test(gemm_rate_interpolates_seconds_per_flop_in_log_space),
         cmocka_unit_test(compute_uses_the_layer_shape),
+        cmocka_unit_test(elementwise_passes_are_per_element),
         cmocka_unit_test(rgcn_uses_the_same_table),
         cmocka_unit_test(old_profiles_load_with_defaults),
         cmocka_unit_test(gemm_table_loads_and_round_trips),
