@@ -14,6 +14,7 @@
 #include "part/part.h"
 #include "policy/policy.h"
 #include "sample/sample.h"
+#include "sim/cost.h"
 #include "store/store.h"
 
 #include <cblas.h>
@@ -690,6 +691,54 @@ fail:
     return rc;
 }
 
+/* ---- a check of the compute model against a real step ---- */
+
+int halo_sim_calib_check_compute(const halo_sim_calib_opts *o, const halo_sim_profile *p,
+                                 int hidden, double *measured_s, double *model_s)
+{
+    int64_t nodes = o->quick ? (int64_t)1 << 15 : (int64_t)1 << 17;
+    halo_graph *g = random_graph(nodes);
+    halo_sampler *s = halo_sampler_new();
+    halo_minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    halo_model *m = NULL;
+    float *feat = NULL;
+    int32_t seeds[256], labels[256];
+    for (int i = 0; i < 256; i++) {
+        seeds[i] = (int32_t)scatter(i, nodes);
+        labels[i] = i % 16;
+    }
+    int fanouts[2] = {10, 25};
+    halo_sample_key k = {1, 0, 0};
+    double t = 0;
+    int rc = 0;
+    HALO_TRY(halo_sample_graph(s, g, fanouts, 2, &k, seeds, 256, &mb));
+    feat = HALO_NEW(float, (int64_t)mb.num_input * 128);
+    HALO_TRY(cpu_model(128, hidden, 16, &m));
+    model_job j = {m, &mb, feat, labels, 0};
+    HALO_TRY(best_time(run_step, &j, o->seconds, &t));
+    halo_sim_work w;
+    memset(&w, 0, sizeof w);
+    w.layers = mb.layers;
+    for (int l = 0; l < mb.layers; l++) {
+        w.num_dst[l] = mb.blocks[l].num_dst;
+        w.num_src[l] = mb.blocks[l].num_src;
+        w.num_edges[l] = mb.blocks[l].num_edges;
+    }
+    size_t params = 0;
+    halo_model_params(m, &params);
+    *measured_s = t;
+    *model_s = halo_sim_cost_fb_s(p, &w, 128, hidden, 16, 0, 0) / p->fit_compute +
+               p->step_overhead_s + (double)params * 28.0 / p->adam_bw;
+fail:
+    halo_model_free(m);
+    halo_free(feat);
+    halo_sample_free(&mb);
+    halo_sampler_free(s);
+    halo_graph_free(g);
+    return rc;
+}
+
 /* ---- the user's graph ---- */
 
 /* A frontier of up to `want` distinct owned nodes of part pt: training nodes and the local
@@ -841,6 +890,14 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
     if (o->progress) {
         halo_info("calibrate: training step overhead %.4g us, Adam %.4g GB/s (%.1f s)",
                   p->step_overhead_s * 1e6, p->adam_bw / 1e9, halo_now() - t0);
+    }
+    for (int i = 0; i < 2 && o->progress; i++) {
+        int hidden = i == 0 ? 16 : 256;
+        double meas = 0, model = 0;
+        HALO_CHECK(halo_sim_calib_check_compute(o, p, hidden, &meas, &model));
+        halo_info("calibrate: check: a GraphSAGE step (256 seeds, fanouts 10,25, 128 -> %d -> "
+                  "16) took %.4g ms, the model says %.4g ms (%+.1f%%)", hidden, meas * 1e3,
+                  model * 1e3, 100.0 * (model - meas) / meas);
     }
     return 0;
 }

@@ -51,6 +51,13 @@ int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_si
  * and Adam on a one-seed batch) and bytes/s of Adam over a large parameter buffer. */
 int halo_sim_calib_model(const halo_sim_calib_opts *o, double *step_overhead_s, double *adam_bw);
 
+/* A check of the compute model, each side measured now: the best time of a real one-thread
+ * GraphSAGE step (forward, backward, Adam; 128 inputs, `hidden`, 16 classes) on a batch of 256
+ * seeds sampled at fanouts 10,25 from a random graph, and what p's cost functions say for the
+ * same blocks (fit factor left out). */
+int halo_sim_calib_check_compute(const halo_sim_calib_opts *o, const halo_sim_profile *p,
+                                 int hidden, double *measured_s, double *model_s);
+
 /* All of the above into p (cpu and device fields, hook_s), with cores from
  * sysconf(_SC_NPROCESSORS_ONLN), device cpu, one machine, one trainer. Link fields untouched. */
 int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p);
