@@ -18,6 +18,7 @@
 #include "store/store.h"
 
 #include <cblas.h>
+#include <pthread.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -182,6 +183,83 @@ int halo_sim_calib_sample(const halo_sim_calib_opts *o, double *edge_s, double *
     halo_free(dst);
     halo_free(rows);
     halo_sampler_free(j.s);
+    halo_graph_free(g);
+    return rc;
+}
+
+/* ---- threads sharing the cores ---- */
+
+/* One thread of the sharing measurement: `passes` sampling passes on its own frontier. */
+typedef struct share_arg {
+    sample_job j; /* its job (own sampler and buffers) */
+    int passes;   /* passes */
+    int rc;       /* result */
+} share_arg;
+
+static void *share_thread(void *arg)
+{
+    share_arg *a = arg;
+    for (int i = 0; i < a->passes && a->rc == 0; i++) {
+        a->rc = run_sample(&a->j);
+    }
+    return NULL;
+}
+
+/* Wall seconds of k threads running their passes at once (the best of 3 tries). */
+static double share_time(share_arg *a, int k)
+{
+    double best = 1e30;
+    for (int t = 0; t < 3; t++) {
+        pthread_t th[16];
+        double t0 = halo_now();
+        int started = 0;
+        for (int i = 0; i < k; i++) {
+            started += pthread_create(&th[i], NULL, share_thread, &a[i]) == 0;
+        }
+        for (int i = 0; i < started; i++) {
+            pthread_join(th[i], NULL);
+        }
+        double d = halo_now() - t0;
+        best = started == k && d < best ? d : best;
+    }
+    return best;
+}
+
+int halo_sim_calib_share(const halo_sim_calib_opts *o, int cores, double *eff, int *threads)
+{
+    int k = 2 * cores < 16 ? 2 * cores : 16;
+    int64_t nodes = (int64_t)1 << 16, n = 4096;
+    halo_graph *g = random_graph(nodes);
+    share_arg a[16];
+    memset(a, 0, sizeof a);
+    int64_t *rows = HALO_ALLOC(int64_t, n * k);
+    int32_t *dst = HALO_ALLOC(int32_t, n * k);
+    for (int i = 0; i < k; i++) {
+        for (int64_t r = 0; r < n; r++) {
+            rows[i * n + r] = scatter(r + i * n, nodes);
+            dst[i * n + r] = (int32_t)rows[i * n + r];
+        }
+        a[i].j = (sample_job){.indptr = g->indptr, .indices = g->indices, .s = halo_sampler_new(),
+                              .rows = rows + i * n, .keys = rows + i * n, .dst = dst + i * n,
+                              .n = n, .fanout = 10};
+        a[i].j.off = HALO_ALLOC(int64_t, n + 1);
+        a[i].j.nbrs = HALO_ALLOC(int32_t, n * 10);
+        a[i].passes = o->quick ? 20 : 60;
+    }
+    double t1 = share_time(a, 1), tk = share_time(a, k);
+    int rc = 0;
+    for (int i = 0; i < k; i++) {
+        rc = rc < 0 ? rc : a[i].rc;
+        halo_sampler_free(a[i].j.s);
+        halo_free(a[i].j.off);
+        halo_free(a[i].j.nbrs);
+    }
+    /* fair sharing would take k / cores times one thread's time */
+    double e = t1 * k / (cores < k ? cores : k) / tk;
+    *eff = sig4(e > 1 ? 1 : e < 0.1 ? 0.1 : e);
+    *threads = k;
+    halo_free(dst);
+    halo_free(rows);
     halo_graph_free(g);
     return rc;
 }
@@ -854,6 +932,13 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
                   "source node (%.1f s)",
                   p->sample_edge_s * 1e9, p->sample_node_s * 1e9, p->block_node_s * 1e9,
                   halo_now() - t0);
+    }
+    int sk = 0;
+    HALO_CHECK(halo_sim_calib_share(o, p->cores, &p->share_eff, &sk));
+    p->share_threads = sk;
+    if (o->progress) {
+        halo_info("calibrate: %d sampling threads on %d cores run at %.3g of a fair share each "
+                  "(%.1f s)", sk, p->cores, p->share_eff, halo_now() - t0);
     }
     HALO_CHECK(halo_sim_calib_copy(o, &p->gather_bw, &p->gather_row_s, &p->memcpy_bw));
     if (o->progress) {

@@ -22,6 +22,10 @@ typedef struct halo_sim_calib_opts {
  * for the two costs), and per source node of halo_sample_block_build. */
 int halo_sim_calib_sample(const halo_sim_calib_opts *o, double *edge_s, double *node_s,
                           double *block_node_s);
+/* How k = 2 x cores threads (at most 16) share the cores: each samples its own frontier of a
+ * random graph; eff = (the time of one alone x k / cores) / (the time of all k at once), in
+ * 0.1..1 (1: a fair split of the cores, nothing lost to switches and shared caches). */
+int halo_sim_calib_share(const halo_sim_calib_opts *o, int cores, double *eff, int *threads);
 /* halo_store_gather of random 64-byte and 512-byte rows from a 128 MiB table, split into
  * seconds per row and bytes/s; and bytes/s of memcpy. */
 int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double *gather_row_s,

@@ -462,18 +462,19 @@ int halo_sim_cost_check_opts(const halo_sim_cost_opts *o)
 }
 
 /* The model's domain for threads and cores: calibrate measures each constant on one thread
- * with a core to itself; beyond one runnable thread per core the engine shares the cores
- * fairly (plus oversub_penalty for processes), which was not measured: say so in one line. */
+ * with a core to itself, and the sharing of the cores (share_eff) with share_threads threads;
+ * beyond that the engine's sharing is an extrapolation: say so in one line. */
 static void threads_notice(const halo_sim_cost *c)
 {
     const halo_sim_profile *p = &c->pf;
     int per_rank = c->depth > 0 ? 2 + c->S : 1; /* trainer, fetch thread, samplers */
     long threads = (long)p->trainers * per_rank;
-    if (threads > p->cores) {
+    if (threads > p->cores && threads > p->share_threads) {
         halo_notice("sim: %ld busy threads per machine (%d trainer%s x %d) on %d cores: outside "
-                    "what halo calibrate measured (a core per thread); the times assume the "
-                    "cores are shared fairly", threads, p->trainers, p->trainers == 1 ? "" : "s",
-                    per_rank, p->cores);
+                    "what halo calibrate measured (%s); the times are an estimate", threads,
+                    p->trainers, p->trainers == 1 ? "" : "s", per_rank, p->cores,
+                    p->share_threads > 0 ? "sharing up to cpu.share_threads threads"
+                                         : "a core per thread");
     }
 }
 

@@ -169,7 +169,8 @@ static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
     double excess = c->pf.trainers > c->pf.cores
                         ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
                         : 0.0;
-    double share = m->running > c->pf.cores ? (double)c->pf.cores / m->running : 1.0;
+    double eff = c->pf.share_eff > 0 ? c->pf.share_eff : 1.0; /* measured, else fair */
+    double share = m->running > c->pf.cores ? (double)c->pf.cores / m->running * eff : 1.0;
     return share / (1.0 + c->pf.oversub_penalty * excess);
 }
 

@@ -85,6 +85,10 @@ static const pfield fields[] = {
      "per policy hook call (cache_batch), fixed part"},
     {"cpu", "oversub_penalty", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_penalty),
      "slow-down per trainer process beyond the cores, relative to the cores (0 = none)"},
+    {"cpu", "share_eff", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(share_eff),
+     "with more busy threads than cores, the share of a fair split they get (0: not measured)"},
+    {"cpu", "share_threads", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(share_threads),
+     "threads share_eff was measured with (0: not measured)"},
     {"network", "shm_lat_us", "shm_lat_s", K_NUM, U_US, R_NONNEG, N_ALWAYS, OFF(shm_lat_s),
      "latency of a message between ranks of one machine"},
     {"network", "shm_GBps", "shm_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(shm_bw),
@@ -632,6 +636,12 @@ int halo_sim_profile_check(const halo_sim_profile *p, const char *where)
                                    x, u[0] ? " " : "", u, f->doc);
             }
         }
+    }
+    if (p->share_eff > 1 || p->share_threads != floor(p->share_threads)) {
+        return halo_errorf(HALO_EINPUT, "%s: field cpu.share_%s: %g, expected %s", w,
+                           p->share_eff > 1 ? "eff" : "threads",
+                           p->share_eff > 1 ? p->share_eff : p->share_threads,
+                           p->share_eff > 1 ? "0..1" : "a whole number");
     }
     const double fit[] = {p->fit_sample, p->fit_fetch, p->fit_compute, p->fit_allreduce};
     for (int i = 0; i < 4; i++) {

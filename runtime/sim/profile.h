@@ -43,6 +43,10 @@ typedef struct halo_sim_profile {
     double oversub_penalty;    /* with t trainers (processes) on c < t cores, CPU work runs
                                   1 + oversub_penalty * (t - c) / c times slower than its share
                                   (switches between processes, caches refilled); 0 = none */
+    double share_eff;          /* with more busy threads than cores, each advances at cores /
+                                  threads x share_eff of a core (switches, shared caches):
+                                  measured with share_threads threads; 0 = not measured (1) */
+    double share_threads;      /* threads per machine share_eff was measured with (0: none) */
     /* links */
     double shm_lat_s;          /* one message between ranks of one machine, latency */
     double shm_bw;             /* bytes/s between ranks of one machine (per flow) */

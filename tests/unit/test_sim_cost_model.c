@@ -215,6 +215,50 @@ static void rgcn_uses_the_same_table(void **state)
     assert_close(halo_sim_cost_fb_s(&p, &w, 8, 16, 4, 2, 3), 39.168e-6 + 32e-6);
 }
 
+/* ---- cores shared by more threads than cores ---- */
+
+/* Two ranks on one core, each computing 80000 flop at 1 MFLOP/s (0.08 core-seconds; one
+ * layer of 100 destinations, no edges, 10 -> 10): the epoch's compute of each rank. */
+static double shared_compute_s(double share_eff)
+{
+    halo_sim_profile p;
+    memset(&p, 0, sizeof p);
+    snprintf(p.name, sizeof p.name, "share");
+    p.machines = 1;
+    p.trainers = 2;
+    p.cores = 1;
+    p.nics = 1;
+    p.gather_bw = p.memcpy_bw = p.shm_bw = p.nic_bw = p.agg_bw = p.adam_bw = 1e18;
+    p.gemm_flops = 1e6;
+    p.share_eff = share_eff;
+    halo_sim_work w[2];
+    for (int r = 0; r < 2; r++) {
+        w[r] = one_layer(100, 100, 0);
+    }
+    halo_sim_cost_opts o = {.profile = &p, .ranks = 2, .depth = 0, .sampler_threads = 1,
+                            .in_dim = 10, .hidden = 10, .classes = 10};
+    halo_sim_cost *c = NULL;
+    assert_int_equal(halo_sim_cost_new(&o, &c), 0);
+    halo_sim_cost_epoch_begin(c, 0);
+    assert_int_equal(halo_sim_cost_batch(c, 0, w), 0);
+    halo_epoch_stats st[2];
+    memset(st, 0, sizeof st);
+    halo_sim_cost_epoch_end(c, st);
+    halo_sim_cost_free(c);
+    return st[0].compute_s;
+}
+
+static void threads_beyond_the_cores_get_the_measured_share(void **state)
+{
+    (void)state;
+    /* agg-first (no edges: 400 x 2 x 10 x 10 both ways, not cheaper lin-first): 4 x 100 x 10
+       x 10 x 2 = 80000 flop = 0.08 s alone; two at once on one core: each at 1/2, 0.16 s */
+    assert_close(shared_compute_s(0), 0.16);
+    assert_close(shared_compute_s(1), 0.16);
+    /* measured: they get half of a fair share each, 1/4 of the core: 0.32 s */
+    assert_close(shared_compute_s(0.5), 0.32);
+}
+
 /* ---- profile files ---- */
 
 static char scratch[512];
@@ -336,6 +380,7 @@ int main(void)
         cmocka_unit_test(compute_uses_the_layer_shape),
         cmocka_unit_test(elementwise_passes_are_per_element),
         cmocka_unit_test(rgcn_uses_the_same_table),
+        cmocka_unit_test(threads_beyond_the_cores_get_the_measured_share),
         cmocka_unit_test(old_profiles_load_with_defaults),
         cmocka_unit_test(gemm_table_loads_and_round_trips),
         cmocka_unit_test(bad_tables_and_factors_are_refused),
