@@ -4,6 +4,7 @@
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/json.h"
+#include "core/log.h"
 #include "core/mem.h"
 #include "core/netem.h"
 #include "sim/validate.h"
@@ -166,7 +167,10 @@ static int fit_ratios(const halo_sim_recorded *rec, const char *metrics, halo_si
     o.profile = p;
     o.metrics = tmp;
     halo_sim_result res;
+    int lvl = halo_log_level();
+    halo_log_set_level(HALO_LOG_QUIET); /* the replay's notices, once per run and round: noise */
     int rc = halo_sim_run(&o, &res);
+    halo_log_set_level(lvl);
     halo_sim_comparison c;
     if (rc == 0) {
         rc = halo_sim_compare_files(metrics, tmp, &c);
