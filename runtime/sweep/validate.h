@@ -119,6 +119,7 @@ typedef struct halo_validate_opts {
     const char *command;       /* the command line (for meta.json) */
     bool force;                /* report a loaded machine's measurements anyway */
     bool remeasure;            /* ignore measured runs cached in the work directory */
+    bool dry_run;              /* print the configurations and commands, run nothing */
     bool markdown;             /* print the table as markdown */
     bool record;               /* write the result into the profile's validation entry */
     double max_median;         /* bound on the epoch's median |error| in % (<= 0: none) */

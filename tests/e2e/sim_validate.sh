@@ -57,6 +57,39 @@ n=$(grep -cE '^\| [1-3] \| sbm-1500/f32 \| 2 \| 2 \|' "$T/run2")
 [ "$n" -eq 3 ] && ok "--markdown prints the table as markdown" || not_ok "--markdown prints the table as markdown ($n rows)"
 check "... and the summary" grep -qE '^\| epoch \| 3 \| [0-9.]+% \| [0-9.]+% \(#[1-3]\) \|$' "$T/run2"
 
+# the cached measured runs are what the comparison reads: a count changed in one of them is
+# caught (exit 3), the row names the field
+run=$(ls "$W"/runs/*.run.jsonl | head -n 1)
+cp "$run" "$T/run.bak"
+sed -i '0,/"sampled_edges":\([0-9]*\)/s//"sampled_edges":1\1/' "$run"
+"${V[@]}" --profile "$T/p.lua" --out "$T/o2b" --force >"$T/run2b" 2>&1
+rc=$?
+[ $rc -eq 3 ] && ok "a count that differs exits 3" || not_ok "a count that differs exits 3 (exit $rc)"
+check "... the row says DIFFER and which field" grep -qE "DIFFER: epoch 0 rank 0 sampled_edges: measured 1[0-9]+, simulated [0-9]+" "$T/run2b"
+check "... and the summary counts it" grep -q "^counts: equal in 2 of 3 configurations" "$T/run2b"
+cp "$T/run.bak" "$run"
+
+# the draw: --dry-run runs nothing; another seed draws other configurations; the default space
+# has every shipped policy
+"${V[@]}" --profile "$T/p.lua" --out "$T/o0" --dry-run --configs 8 >"$T/dry3" 2>&1
+"${V[@]}" --profile "$T/p.lua" --out "$T/o0" --dry-run --configs 8 --seed 4 >"$T/dry4" 2>&1
+check "--dry-run prints the configurations and writes nothing" bash -c "
+    [ \$(grep -c 'mpirun .*halo train ' '$T/dry3') -eq 8 ] && [ ! -e '$T/o0' ]"
+check "another seed draws other configurations" bash -c "! diff -q '$T/dry3' '$T/dry4' >/dev/null"
+"$HALO" sim validate --dry-run --configs 300 --profile "$T/p.lua" --out "$T/o0" >"$T/dry" 2>&1
+missing=""
+for f in policies/*.lua; do
+    n=$(basename "$f" .lua)
+    [ "$n" = cachelib ] && continue # a library of the cache policies, not a policy
+    grep -q -- "--policy $f " "$T/dry" || missing="$missing $n"
+done
+[ -z "$missing" ] && ok "the default space draws every shipped policy" || not_ok "the default space draws every shipped policy (missing:$missing)"
+check "... ranks 2 up to twice the cores" bash -c "
+    [ \$(grep -oE ' -np [0-9]+ ' '$T/dry' | sort -u | wc -l) -eq $((2 * $(nproc) - 1)) ]"
+check "... 2 and 3 layers, netem on and off" bash -c "
+    grep -qE -- '--fanouts [0-9]+,[0-9]+ ' '$T/dry' && grep -qE -- '--fanouts [0-9]+,[0-9]+,[0-9]+ ' '$T/dry' &&
+    grep -q -- '--netem ' '$T/dry' && grep -c -- '--netem ' '$T/dry' | grep -qv '^300$'"
+
 # 3. load detection: a zero tolerance for the spread of epochs makes any machine unfit
 "${V[@]}" --profile "$T/p.lua" --out "$T/o3" --max-spread 1e-9 --max-busy 100 --max-load 1000 >"$T/run3" 2>&1
 rc=$?
