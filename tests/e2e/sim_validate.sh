@@ -136,6 +136,33 @@ check_fails "a missing policy file" "policy file nope.lua not found" \
     "${V[@]}" --profile "$T/p.lua" --out "$T/o5" --space "$T/bad4.lua"
 check "... and nothing is written for them" test ! -e "$T/o5/sim_vs_measured.csv"
 
+check_fails "--cluster-hosts that is not a cluster" "--cluster-hosts $T: no env file" \
+    "${V[@]}" --profile "$T/p.lua" --out "$T/o5" --cluster-hosts "$T"
+
+# the namespace cluster of scripts/cluster.sh (root and ip netns; else skipped): 2 hosts on
+# shaped links, one configuration, the measured ranks on both hosts, the counts equal
+trap '[ -f "$T/cluster/env" ] && scripts/cluster.sh down --dir "$T/cluster" >/dev/null 2>&1' EXIT
+C=$(scripts/cluster.sh up 2 --rate 1gbit --prefix hsv$$ --subnet 10.253.$(($$ % 200)) --dir "$T/cluster" 2>"$T/up.err")
+rc=$?
+if [ $rc -eq 0 ]; then
+    "${V[@]}" --profile "$T/p.lua" --out "$T/oc" --force --configs 1 --cluster-hosts "$C" \
+        --work "$T/workc" >"$T/runc" 2>&1
+    rc=$?
+    scripts/cluster.sh down --dir "$C" >/dev/null 2>&1
+    [ $rc -eq 0 ] || [ $rc -eq 5 ] && ok "validate on a 2-host namespace cluster (exit $rc)" ||
+        { not_ok "validate on a 2-host namespace cluster (exit $rc)"; sed 's/^/# /' "$T/runc" | tail -n 8; }
+    check "... runs mpirun through the cluster's wrapper, one rank per host" \
+        grep -q "$C/mpirun .* -np 2 --map-by ppr:1:node " "$T"/workc/runs/*.log
+    check "... simulates 2 machines at the links' rate" bash -c "
+        grep -q -- '--machines 2 --trainers 1' '$T'/workc/runs/*.sim.log &&
+        grep -qE '^ *nic_GBps = 0.125,' '$T/workc/cluster-profile.lua'"
+    check "... with equal counts" grep -q "^counts: equal in 1 of 1 configurations" "$T/runc"
+else
+    why=$(head -n 1 "$T/up.err")
+    [ $rc -eq 77 ] && ok "validate on a namespace cluster # SKIP $why" ||
+        not_ok "scripts/cluster.sh up 2 (exit $rc: $why)"
+fi
+
 # 6. the errors: within a loose bound with this machine's profile; the sampler's cost doubled
 #    is caught. Only on a machine quiet enough to measure (the validator says so).
 awk '/sample_edge_ns =|sample_node_ns =/ { match($0, /= [0-9.e+-]+/); v = substr($0, RSTART + 2, RLENGTH - 2);
