@@ -31,6 +31,8 @@ typedef struct vrun {
     const halo_vspace *sp;       /* the space */
     const vcluster *cl;          /* the cluster (hosts 0: this host) */
     const char *profile;         /* the profile halo sim uses */
+    halo_vsummary *sum;          /* the load figures go here */
+    bool *checked;               /* the load was checked before the first measured run */
 } vrun;
 
 /* ---- load ---- */
@@ -361,6 +363,23 @@ static void train_cmd(const vrun *v, const halo_vconfig *c, const char *pdir, ha
     add_shared(v, c, cmd);
 }
 
+/* The load check before the first measured run (none when every run is in the work
+ * directory): the 1-minute load average against the cores (it also counts work that has just
+ * ended), and the cores other work keeps busy over one second. */
+static bool quiet_at_start(const halo_validate_opts *o, int cores, halo_vsummary *s)
+{
+    s->checked = true;
+    s->load_start = loadavg1();
+    s->busy_start = busy_cores(1.0, cores);
+    if (s->load_start > o->max_load * cores || s->busy_start > o->max_busy * cores) {
+        snprintf(s->why, sizeof s->why, "machine too loaded to measure: load average %.2f on %d "
+                 "cores (limit %.2f), other work using %.2f cores (limit %.2f)", s->load_start,
+                 cores, o->max_load * cores, s->busy_start, o->max_busy * cores);
+        return false;
+    }
+    return true;
+}
+
 /* Reads the busy figure cached beside a measured run (-1 when absent). */
 static double read_busy(const char *path)
 {
@@ -392,8 +411,16 @@ static int measure(const vrun *v, const char *pdir, halo_vresult *r, char *metri
     int rc = 0;
     r->busy = read_busy(busyf);
     r->cached = !v->o->remeasure && halo_path_exists(metrics) && r->busy >= 0;
+    int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (!r->cached && !*v->checked) {
+        *v->checked = true;
+        if (!quiet_at_start(v->o, cores, v->sum) && !v->o->force) {
+            halo_sweep_cmd_free(&cmd);
+            return 1; /* stop: nothing more is measured */
+        }
+    }
     if (!r->cached) {
-        r->busy = busy_cores(0.5, (int)sysconf(_SC_NPROCESSORS_ONLN));
+        r->busy = busy_cores(0.5, cores);
         halo_sweep_cmd_add(&cmd, "--metrics");
         halo_sweep_cmd_add(&cmd, tmp);
         unlink(log);
@@ -482,7 +509,10 @@ static int one_config(const vrun *v, int i, halo_vresult *r)
         dry_print(v, r, pdir);
         return 0;
     }
-    HALO_CHECK(measure(v, pdir, r, run, sizeof run));
+    int m = measure(v, pdir, r, run, sizeof run);
+    if (m != 0) {
+        return m;
+    }
     HALO_CHECK(simulate(v, pdir, r, sim, sizeof sim));
     int rc = halo_sim_compare_files(run, sim, &r->cmp);
     return rc < 0 ? halo_error_prefix(rc, "sim validate: configuration %d", i) : 0;
@@ -563,21 +593,6 @@ static int cluster_profile(const halo_validate_opts *o, const vcluster *cl, char
 }
 
 /* ---- the run ---- */
-
-/* The load check before the first run: the 1-minute load average against the cores (it also
- * counts work that has just ended), and the cores other work keeps busy over one second. */
-static bool quiet_at_start(const halo_validate_opts *o, int cores, halo_vsummary *s)
-{
-    s->load_start = loadavg1();
-    s->busy_start = busy_cores(1.0, cores);
-    if (s->load_start > o->max_load * cores || s->busy_start > o->max_busy * cores) {
-        snprintf(s->why, sizeof s->why, "machine too loaded to measure: load average %.2f on %d "
-                 "cores (limit %.2f), other work using %.2f cores (limit %.2f)", s->load_start,
-                 cores, o->max_load * cores, s->busy_start, o->max_busy * cores);
-        return false;
-    }
-    return true;
-}
 
 /* Marks s unfit when a run was disturbed (other work before it, or epochs that spread). */
 static void check_runs(const halo_validate_opts *o, const halo_vresult *r, int n, int cores,
@@ -681,14 +696,10 @@ int halo_validate_run(const halo_validate_opts *o)
            "each (epoch 0 not timed), measured %s\n", (unsigned long long)o->seed, o->configs,
            o->space ? o->space : "the default space", p.name, o->profile, sp->epochs,
            cl.hosts > 0 ? "on the namespace cluster" : "on this host");
-    if (!o->dry_run && !quiet_at_start(o, cores, &s) && !o->force) {
-        printf("halo sim validate: %s; nothing measured (--force measures anyway)\n", s.why);
-        halo_free(sp);
-        return HALO_VALIDATE_UNFIT;
-    }
     halo_sweep_signals();
     halo_vresult *r = HALO_NEW(halo_vresult, (size_t)o->configs);
-    vrun v = {.o = o, .sp = sp, .cl = &cl, .profile = prof};
+    bool checked = false;
+    vrun v = {.o = o, .sp = sp, .cl = &cl, .profile = prof, .sum = &s, .checked = &checked};
     if (!o->dry_run) {
         halo_vresult_header(stdout, o->markdown);
     }
@@ -698,6 +709,13 @@ int halo_validate_run(const halo_validate_opts *o)
             halo_vresult_row(sp, &r[i], stdout, o->markdown);
             fflush(stdout);
         }
+    }
+    if (rc == 1) {
+        printf("halo sim validate: %s; nothing more measured (--force measures anyway)\n",
+               s.why);
+        halo_free(r);
+        halo_free(sp);
+        return HALO_VALIDATE_UNFIT;
     }
     if (rc == 0 && o->dry_run) {
         halo_free(r);
