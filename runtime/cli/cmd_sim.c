@@ -110,6 +110,8 @@ static int cmd_sim_validate(int argc, char **argv)
         {"remeasure", 0, HALO_OPT_FLAG, &o.remeasure, NULL,
          "measure again even where the work directory holds the run"},
         {"markdown", 0, HALO_OPT_FLAG, &o.markdown, NULL, "print the tables as markdown"},
+        {"dry-run", 0, HALO_OPT_FLAG, &o.dry_run, NULL,
+         "print the configurations drawn and their commands; run nothing"},
         {"record", 0, HALO_OPT_FLAG, &o.record, NULL,
          "write the result into the profile's validation entry"},
         {"max-median", 0, HALO_OPT_DOUBLE, &o.max_median, "PCT",

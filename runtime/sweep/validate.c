@@ -31,6 +31,8 @@ typedef struct vrun {
     const halo_vspace *sp;       /* the space */
     const vcluster *cl;          /* the cluster (hosts 0: this host) */
     const char *profile;         /* the profile halo sim uses */
+    halo_vsummary *sum;          /* the load figures go here */
+    bool *checked;               /* the load was checked before the first measured run */
 } vrun;
 
 /* ---- load ---- */
@@ -240,7 +242,7 @@ static int cached_graph(const vrun *v, const halo_vconfig *c, char *gdir, size_t
     snprintf(gdir, size, "%s/graphs/g-%s", v->o->work_dir, gkey);
     snprintf(tmp, sizeof tmp, "%.4000s.tmp-%d", gdir, (int)getpid());
     snprintf(log, sizeof log, "%.4000s.log", gdir);
-    if (rc == 0 && !halo_is_dir(gdir)) {
+    if (rc == 0 && !halo_is_dir(gdir) && !v->o->dry_run) {
         if (g->kind == HALO_VGRAPH_EDGES) {
             rc = build_edges(v, g->path, c->feat_dim, tmp, gdir, log);
         } else {
@@ -272,7 +274,7 @@ static int cached_part(const vrun *v, const char *gdir, const char *gkey, int pa
     snprintf(tmp, sizeof tmp, "%.4000s.tmp-%d", pdir, (int)getpid());
     snprintf(log, sizeof log, "%.4000s.log", pdir);
     int rc = 0;
-    if (!halo_is_dir(pdir)) {
+    if (!halo_is_dir(pdir) && !v->o->dry_run) {
         halo_sweep_cmd_add(&cmd, "-o");
         halo_sweep_cmd_add(&cmd, tmp);
         rc = build_dir(v, &cmd, tmp, pdir, log);
@@ -361,6 +363,23 @@ static void train_cmd(const vrun *v, const halo_vconfig *c, const char *pdir, ha
     add_shared(v, c, cmd);
 }
 
+/* The load check before the first measured run (none when every run is in the work
+ * directory): the 1-minute load average against the cores (it also counts work that has just
+ * ended), and the cores other work keeps busy over one second. */
+static bool quiet_at_start(const halo_validate_opts *o, int cores, halo_vsummary *s)
+{
+    s->checked = true;
+    s->load_start = loadavg1();
+    s->busy_start = busy_cores(1.0, cores);
+    if (s->load_start > o->max_load * cores || s->busy_start > o->max_busy * cores) {
+        snprintf(s->why, sizeof s->why, "machine too loaded to measure: load average %.2f on %d "
+                 "cores (limit %.2f), other work using %.2f cores (limit %.2f)", s->load_start,
+                 cores, o->max_load * cores, s->busy_start, o->max_busy * cores);
+        return false;
+    }
+    return true;
+}
+
 /* Reads the busy figure cached beside a measured run (-1 when absent). */
 static double read_busy(const char *path)
 {
@@ -392,8 +411,16 @@ static int measure(const vrun *v, const char *pdir, halo_vresult *r, char *metri
     int rc = 0;
     r->busy = read_busy(busyf);
     r->cached = !v->o->remeasure && halo_path_exists(metrics) && r->busy >= 0;
+    int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (!r->cached && !*v->checked) {
+        *v->checked = true;
+        if (!quiet_at_start(v->o, cores, v->sum) && !v->o->force) {
+            halo_sweep_cmd_free(&cmd);
+            return 1; /* stop: nothing more is measured */
+        }
+    }
     if (!r->cached) {
-        r->busy = busy_cores(0.5, (int)sysconf(_SC_NPROCESSORS_ONLN));
+        r->busy = busy_cores(0.5, cores);
         halo_sweep_cmd_add(&cmd, "--metrics");
         halo_sweep_cmd_add(&cmd, tmp);
         unlink(log);
@@ -447,6 +474,24 @@ static int simulate(const vrun *v, const char *pdir, const halo_vresult *r, char
     return rc;
 }
 
+/* --dry-run: the configuration and the command that would measure it. */
+static void dry_print(const vrun *v, halo_vresult *r, const char *pdir)
+{
+    char graph[96], pol[128];
+    halo_vconfig_graph_label(v->sp, &r->c, graph, sizeof graph);
+    halo_vconfig_policy_label(v->sp, &r->c, pol, sizeof pol);
+    halo_sweep_cmd cmd;
+    halo_sweep_cmd_init(&cmd);
+    train_cmd(v, &r->c, pdir, &cmd);
+    halo_sb sb;
+    halo_sb_init(&sb);
+    halo_sweep_cmd_text(&cmd, &sb);
+    printf("%3d %s, %d ranks, policy %s\n    %s\n", r->c.index, graph, r->c.ranks, pol,
+           sb.buf);
+    halo_sb_free(&sb);
+    halo_sweep_cmd_free(&cmd);
+}
+
 /* Draws, builds, measures, simulates and compares configuration i. */
 static int one_config(const vrun *v, int i, halo_vresult *r)
 {
@@ -460,7 +505,14 @@ static int one_config(const vrun *v, int i, halo_vresult *r)
     char gdir[4200], gkey[17], pdir[4200], run[4400], sim[4400];
     HALO_CHECK(cached_graph(v, &r->c, gdir, sizeof gdir, gkey));
     HALO_CHECK(cached_part(v, gdir, gkey, r->c.ranks, pdir, sizeof pdir));
-    HALO_CHECK(measure(v, pdir, r, run, sizeof run));
+    if (v->o->dry_run) {
+        dry_print(v, r, pdir);
+        return 0;
+    }
+    int m = measure(v, pdir, r, run, sizeof run);
+    if (m != 0) {
+        return m;
+    }
     HALO_CHECK(simulate(v, pdir, r, sim, sizeof sim));
     int rc = halo_sim_compare_files(run, sim, &r->cmp);
     return rc < 0 ? halo_error_prefix(rc, "sim validate: configuration %d", i) : 0;
@@ -542,21 +594,6 @@ static int cluster_profile(const halo_validate_opts *o, const vcluster *cl, char
 
 /* ---- the run ---- */
 
-/* The load check before the first run: the 1-minute load average against the cores (it also
- * counts work that has just ended), and the cores other work keeps busy over one second. */
-static bool quiet_at_start(const halo_validate_opts *o, int cores, halo_vsummary *s)
-{
-    s->load_start = loadavg1();
-    s->busy_start = busy_cores(1.0, cores);
-    if (s->load_start > o->max_load * cores || s->busy_start > o->max_busy * cores) {
-        snprintf(s->why, sizeof s->why, "machine too loaded to measure: load average %.2f on %d "
-                 "cores (limit %.2f), other work using %.2f cores (limit %.2f)", s->load_start,
-                 cores, o->max_load * cores, s->busy_start, o->max_busy * cores);
-        return false;
-    }
-    return true;
-}
-
 /* Marks s unfit when a run was disturbed (other work before it, or epochs that spread). */
 static void check_runs(const halo_validate_opts *o, const halo_vresult *r, int n, int cores,
                        halo_vsummary *s)
@@ -623,16 +660,20 @@ static int prepare(const halo_validate_opts *o, halo_vspace *sp, vcluster *cl, c
     HALO_CHECK(halo_sim_profile_load(o->profile, p));
     char dir[4200];
     const char *sub[] = {"graphs", "parts", "runs"};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 3 && !o->dry_run; k++) {
         snprintf(dir, sizeof dir, "%s/%s", o->work_dir, sub[k]);
         HALO_CHECK(halo_mkdir_p(dir));
     }
-    HALO_CHECK(halo_mkdir_p(o->out_dir));
+    if (!o->dry_run) {
+        HALO_CHECK(halo_mkdir_p(o->out_dir));
+    }
     memset(cl, 0, sizeof *cl);
     snprintf(prof, size, "%s", o->profile);
     if (o->cluster_hosts != NULL) {
         HALO_CHECK(cluster_read(o->cluster_hosts, cl));
-        HALO_CHECK(cluster_profile(o, cl, prof, size));
+        if (!o->dry_run) {
+            HALO_CHECK(cluster_profile(o, cl, prof, size));
+        }
     }
     return 0;
 }
@@ -655,21 +696,31 @@ int halo_validate_run(const halo_validate_opts *o)
            "each (epoch 0 not timed), measured %s\n", (unsigned long long)o->seed, o->configs,
            o->space ? o->space : "the default space", p.name, o->profile, sp->epochs,
            cl.hosts > 0 ? "on the namespace cluster" : "on this host");
-    if (!quiet_at_start(o, cores, &s) && !o->force) {
-        printf("halo sim validate: %s; nothing measured (--force measures anyway)\n", s.why);
-        halo_free(sp);
-        return HALO_VALIDATE_UNFIT;
-    }
     halo_sweep_signals();
     halo_vresult *r = HALO_NEW(halo_vresult, (size_t)o->configs);
-    vrun v = {.o = o, .sp = sp, .cl = &cl, .profile = prof};
-    halo_vresult_header(stdout, o->markdown);
+    bool checked = false;
+    vrun v = {.o = o, .sp = sp, .cl = &cl, .profile = prof, .sum = &s, .checked = &checked};
+    if (!o->dry_run) {
+        halo_vresult_header(stdout, o->markdown);
+    }
     for (int i = 0; i < o->configs && rc == 0; i++) {
         rc = one_config(&v, i + 1, &r[i]);
-        if (rc == 0) {
+        if (rc == 0 && !o->dry_run) {
             halo_vresult_row(sp, &r[i], stdout, o->markdown);
             fflush(stdout);
         }
+    }
+    if (rc == 1) {
+        printf("halo sim validate: %s; nothing more measured (--force measures anyway)\n",
+               s.why);
+        halo_free(r);
+        halo_free(sp);
+        return HALO_VALIDATE_UNFIT;
+    }
+    if (rc == 0 && o->dry_run) {
+        halo_free(r);
+        halo_free(sp);
+        return 0;
     }
     if (rc == 0) {
         halo_vsummary_make(r, o->configs, &s);

@@ -119,11 +119,13 @@ typedef struct halo_validate_opts {
     const char *command;       /* the command line (for meta.json) */
     bool force;                /* report a loaded machine's measurements anyway */
     bool remeasure;            /* ignore measured runs cached in the work directory */
+    bool dry_run;              /* print the configurations and commands, run nothing */
     bool markdown;             /* print the table as markdown */
     bool record;               /* write the result into the profile's validation entry */
     double max_median;         /* bound on the epoch's median |error| in % (<= 0: none) */
     double max_worst;          /* bound on the epoch's worst |error| in % (<= 0: none) */
-    double max_stage;          /* bound on each stage's median |error| in % (<= 0: none) */
+    double max_stage;          /* bound on each work stage's median |error| in % (<= 0:
+                                  none) */
     double max_load;           /* a load average above this share of the cores at the start:
                                   unfit */
     double max_busy;           /* other work above this share of the cores: unfit */
@@ -150,9 +152,12 @@ typedef struct halo_vsummary {
     double median[HALO_SIM_T_N];  /* median |error| per stage, % */
     double worst[HALO_SIM_T_N];   /* worst |error| per stage, % */
     int worst_at[HALO_SIM_T_N];   /* the configuration (1-based) of the worst */
-    double stage_median_max;      /* the largest stage median (stages only, not the epoch) */
-    double load_start;            /* 1-minute load average at the start */
-    double busy_start;            /* cores other work used at the start */
+    double stage_median_max;      /* the largest median of a work stage (sample, fetch, copy,
+                                     compute, allreduce; not the epoch, not wait) */
+    bool checked;                 /* the load was checked before the first measured run
+                                     (false: every run came from the work directory) */
+    double load_start;            /* 1-minute load average then */
+    double busy_start;            /* cores other work used then */
     double busy_max;              /* the most cores other work used before a measured run */
     int busy_at;                  /* the configuration of busy_max */
     double spread_max;            /* the largest epoch spread of a measured run */

@@ -65,7 +65,9 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
         s->median[k] = m == 0 ? 0
                        : m % 2 ? fabs(v[m / 2])
                                : (fabs(v[m / 2 - 1]) + fabs(v[m / 2])) / 2;
-        if (k != HALO_SIM_T_EPOCH && m > 0 && s->median[k] > s->stage_median_max) {
+        /* the work stages; wait is what is left of the epoch when they are done */
+        if (k != HALO_SIM_T_EPOCH && k != HALO_SIM_T_WAIT && m > 0 &&
+            s->median[k] > s->stage_median_max) {
             s->stage_median_max = s->median[k];
         }
     }
@@ -155,11 +157,15 @@ void halo_vsummary_print(const halo_vsummary *s, FILE *out, bool markdown)
     }
     fprintf(out, "%scounts: equal in %d of %d configurations\n", markdown ? "\n" : "",
             s->counts_equal, s->n);
-    if (s->fit) {
-        fprintf(out, "machine: quiet enough to measure (load average %.2f at the start, other "
-                "work at most %.2f cores before a run, epoch spread at most %.0f%%)\n",
+    if (s->fit && s->checked) {
+        fprintf(out, "machine: quiet enough to measure (load average %.2f before the first "
+                "run, other work at most %.2f cores before a run, epoch spread at most %.0f%%)\n",
                 s->load_start, s->busy_max > s->busy_start ? s->busy_max : s->busy_start,
                 100 * s->spread_max);
+    } else if (s->fit) {
+        fprintf(out, "machine: quiet enough to measure (every run from the work directory: "
+                "other work at most %.2f cores before a run, epoch spread at most %.0f%%)\n",
+                s->busy_max, 100 * s->spread_max);
     } else {
         fprintf(out, "UNFIT: %s: the errors above are not a validation\n", s->why);
     }

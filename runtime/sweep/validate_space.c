@@ -75,7 +75,7 @@ static int add_policy(halo_vspace *s, const char *file, const char *where)
 int halo_vspace_default(halo_vspace *s, int cores, const char *policy_dir)
 {
     memset(s, 0, sizeof *s);
-    s->epochs = 4;
+    s->epochs = 5;
     halo_vgraph *g = s->graphs;
     g[0].kind = HALO_VGRAPH_SBM;
     CHOICES(&g[0].size, 2000, 4000, 8000);

@@ -57,14 +57,52 @@ n=$(grep -cE '^\| [1-3] \| sbm-1500/f32 \| 2 \| 2 \|' "$T/run2")
 [ "$n" -eq 3 ] && ok "--markdown prints the table as markdown" || not_ok "--markdown prints the table as markdown ($n rows)"
 check "... and the summary" grep -qE '^\| epoch \| 3 \| [0-9.]+% \| [0-9.]+% \(#[1-3]\) \|$' "$T/run2"
 
+# the cached measured runs are what the comparison reads: a count changed in one of them is
+# caught (exit 3), the row names the field
+key=$(awk -F, '$1 == 2 { print $NF }' "$T/o1/sim_vs_measured.csv")
+same=$(awk -F, -v k="$key" 'NR > 1 && $NF == k' "$T/o1/sim_vs_measured.csv" | wc -l)
+run=$W/runs/$key.run.jsonl
+cp "$run" "$T/run.bak"
+sed -i '0,/"sampled_edges":\([0-9]*\)/s//"sampled_edges":1\1/' "$run"
+"${V[@]}" --profile "$T/p.lua" --out "$T/o2b" --force >"$T/run2b" 2>&1
+rc=$?
+[ $rc -eq 3 ] && ok "a count that differs exits 3" || not_ok "a count that differs exits 3 (exit $rc)"
+check "... the row says DIFFER and which field" grep -qE "DIFFER: epoch 0 rank 0 sampled_edges: measured 1[0-9]+, simulated [0-9]+" "$T/run2b"
+check "... and the summary counts it" grep -q "^counts: equal in $((3 - same)) of 3 configurations" "$T/run2b"
+cp "$T/run.bak" "$run"
+
+# the draw: --dry-run runs nothing; another seed draws other configurations; the default space
+# has every shipped policy
+"${V[@]}" --profile "$T/p.lua" --out "$T/o0" --dry-run --configs 8 >"$T/dry3" 2>&1
+"${V[@]}" --profile "$T/p.lua" --out "$T/o0" --dry-run --configs 8 --seed 4 >"$T/dry4" 2>&1
+check "--dry-run prints the configurations and writes nothing" bash -c "
+    [ \$(grep -c 'mpirun .*halo train ' '$T/dry3') -eq 8 ] && [ ! -e '$T/o0' ]"
+check "another seed draws other configurations" bash -c "
+    ! diff -q <(tail -n +2 '$T/dry3') <(tail -n +2 '$T/dry4') >/dev/null"
+"$HALO" sim validate --dry-run --configs 300 --profile "$T/p.lua" --out "$T/o0" >"$T/dry" 2>&1
+missing=""
+for f in policies/*.lua; do
+    n=$(basename "$f" .lua)
+    [ "$n" = cachelib ] && continue # a library of the cache policies, not a policy
+    grep -q -- "--policy $f " "$T/dry" || missing="$missing $n"
+done
+[ -z "$missing" ] && ok "the default space draws every shipped policy" || not_ok "the default space draws every shipped policy (missing:$missing)"
+check "... ranks 2 up to twice the cores" bash -c "
+    [ \$(grep -oE ' -np [0-9]+ ' '$T/dry' | sort -u | wc -l) -eq $((2 * $(nproc) - 1)) ]"
+check "... 2 and 3 layers, netem on and off" bash -c "
+    grep -qE -- '--fanouts [0-9]+,[0-9]+ ' '$T/dry' && grep -qE -- '--fanouts [0-9]+,[0-9]+,[0-9]+ ' '$T/dry' &&
+    grep -q -- '--netem ' '$T/dry' && grep -c -- '--netem ' '$T/dry' | grep -qv '^300$'"
+
 # 3. load detection: a zero tolerance for the spread of epochs makes any machine unfit
 "${V[@]}" --profile "$T/p.lua" --out "$T/o3" --max-spread 1e-9 --max-busy 100 --max-load 1000 >"$T/run3" 2>&1
 rc=$?
 [ $rc -eq 4 ] && ok "an unfit measurement exits 4" || not_ok "an unfit measurement exits 4 (exit $rc)"
 check "... with one line saying why" grep -qE "^UNFIT: machine too loaded to measure: .*epoch times spread [0-9]+% in configuration [1-3] \(limit 0%\)" "$T/run3"
-"${V[@]}" --profile "$T/p.lua" --out "$T/o3" --max-busy 1e-9 --max-load 1000 --configs 1 >"$T/run3b" 2>&1
+"${V[@]}" --profile "$T/p.lua" --out "$T/o3" --max-busy 1e-9 --max-load 1000 --configs 1 \
+    --work "$T/work-busy" >"$T/run3b" 2>&1
 rc=$?
-if [ $rc -eq 4 ] && grep -qE "nothing measured" "$T/run3b"; then ok "a busy machine is refused before measuring"
+if [ $rc -eq 4 ] && grep -qE "nothing more measured" "$T/run3b" && ! ls "$T"/work-busy/runs/*.run.jsonl >/dev/null 2>&1; then
+    ok "a busy machine is refused before measuring"
 elif grep -q "other work using 0.00 cores" "$T/run3b"; then ok "a busy machine is refused before measuring # SKIP no other work ran"
 else not_ok "a busy machine is refused before measuring (exit $rc)"; sed 's/^/# /' "$T/run3b" | tail -n 5; fi
 
@@ -99,6 +137,33 @@ printf 'return { policies = { { file = "nope.lua" } } }\n' >"$T/bad4.lua"
 check_fails "a missing policy file" "policy file nope.lua not found" \
     "${V[@]}" --profile "$T/p.lua" --out "$T/o5" --space "$T/bad4.lua"
 check "... and nothing is written for them" test ! -e "$T/o5/sim_vs_measured.csv"
+
+check_fails "--cluster-hosts that is not a cluster" "--cluster-hosts $T: no env file" \
+    "${V[@]}" --profile "$T/p.lua" --out "$T/o5" --cluster-hosts "$T"
+
+# the namespace cluster of scripts/cluster.sh (root and ip netns; else skipped): 2 hosts on
+# shaped links, one configuration, the measured ranks on both hosts, the counts equal
+trap '[ -f "$T/cluster/env" ] && scripts/cluster.sh down --dir "$T/cluster" >/dev/null 2>&1' EXIT
+C=$(scripts/cluster.sh up 2 --rate 1gbit --prefix hsv$$ --subnet 10.253.$(($$ % 200)) --dir "$T/cluster" 2>"$T/up.err")
+rc=$?
+if [ $rc -eq 0 ]; then
+    "${V[@]}" --profile "$T/p.lua" --out "$T/oc" --force --configs 1 --cluster-hosts "$C" \
+        --work "$T/workc" >"$T/runc" 2>&1
+    rc=$?
+    scripts/cluster.sh down --dir "$C" >/dev/null 2>&1
+    [ $rc -eq 0 ] || [ $rc -eq 5 ] && ok "validate on a 2-host namespace cluster (exit $rc)" ||
+        { not_ok "validate on a 2-host namespace cluster (exit $rc)"; sed 's/^/# /' "$T/runc" | tail -n 8; }
+    check "... runs mpirun through the cluster's wrapper, one rank per host" \
+        grep -q "$C/mpirun .* -np 2 --map-by ppr:1:node " "$T"/workc/runs/*.log
+    check "... simulates 2 machines at the links' rate" bash -c "
+        grep -q -- '--machines 2 --trainers 1' '$T'/workc/runs/*.sim.log &&
+        grep -qE '^ *nic_GBps = 0.125,' '$T/workc/cluster-profile.lua'"
+    check "... with equal counts" grep -q "^counts: equal in 1 of 1 configurations" "$T/runc"
+else
+    why=$(head -n 1 "$T/up.err")
+    [ $rc -eq 77 ] && ok "validate on a namespace cluster # SKIP $why" ||
+        not_ok "scripts/cluster.sh up 2 (exit $rc: $why)"
+fi
 
 # 6. the errors: within a loose bound with this machine's profile; the sampler's cost doubled
 #    is caught. Only on a machine quiet enough to measure (the validator says so).
