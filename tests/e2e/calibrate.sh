@@ -77,6 +77,25 @@ check "halo sim with the --graph profile on that partition" \
 cp "$T/err" "$T/sim2.err"
 check "... says nothing about its constants" bash -c "
     test -f '$T/sim2.err' && ! grep -q 'sampling and gather constants' '$T/sim2.err'"
+# --from-metrics: bounded per-stage factors; the measured constants stay as measured
+check "a measured run to fit to" mpirun --oversubscribe --timeout 120 -np 2 "$HALO" train "$T/p" \
+    --epochs 2 --batch 100 --eval none --no-table --depth 0 --metrics "$T/run.jsonl"
+check "calibrate --from-metrics fits the profile to it" \
+    "$HALO" calibrate --from-metrics "$T/run.jsonl" --base "$T/graph.lua" --rounds 2 -o "$T/fit.lua"
+cp "$T/err" "$T/fit.err"
+check "... and logs its rounds" grep -q "^fit round 2 over 1 run" "$T/fit.err"
+check "... keeps the measured constants" bash -c "
+    [ \"\$(grep -E '^ *(sample_edge_ns|gather_GBps|gemm_TFLOPs|agg_GBps) = ' '$T/graph.lua')\" = \
+      \"\$(grep -E '^ *(sample_edge_ns|gather_GBps|gemm_TFLOPs|agg_GBps) = ' '$T/fit.lua')\" ]"
+check "... and writes every fit factor within 0.5..2" awk '
+    /^    fit = \{/ { in_fit = 1; next } in_fit && /^    \}/ { in_fit = 0 }
+    in_fit && /^ *(sample|fetch|compute|allreduce) = / {
+        v = $3; sub(/,$/, "", v); if (v + 0 < 0.5 || v + 0 > 2) bad = 1; n++ }
+    END { exit (bad || n != 4) }' "$T/fit.lua"
+echo "not metrics" >"$T/notes"
+check_fails "a metrics file that is not one is an error" "notes" \
+    "$HALO" calibrate --from-metrics "$T/notes" --base "$T/graph.lua" -o "$T/fit2.lua"
+[ "$(wc -l <"$T/err")" -eq 1 ] && ok "... of one line" || not_ok "... of one line"
 check_fails "--graph on a missing partition is an error" "nope" \
     "$HALO" calibrate --quick --graph "$T/nope" --base "$T/here.lua" -o "$T/g2.lua"
 [ "$(wc -l <"$T/err")" -eq 1 ] && ok "... of one line" || not_ok "... of one line"
