@@ -597,6 +597,39 @@ int halo_sim_profile_load(const char *path, halo_sim_profile *out)
 
 /* ---- check ---- */
 
+/* The checks of the per-stage model's fields beyond each field's own: share_eff in 0..1 and a
+ * whole share_threads, the fit factors in their bounds, every GEMM table rate > 0. */
+static int check_model_fields(const halo_sim_profile *p, const char *w)
+{
+    if (p->share_eff > 1 || p->share_threads != floor(p->share_threads)) {
+        return halo_errorf(HALO_EINPUT, "%s: field cpu.share_%s: %g, expected %s", w,
+                           p->share_eff > 1 ? "eff" : "threads",
+                           p->share_eff > 1 ? p->share_eff : p->share_threads,
+                           p->share_eff > 1 ? "0..1" : "a whole number");
+    }
+    const double fit[] = {p->fit_sample, p->fit_fetch, p->fit_compute, p->fit_allreduce};
+    for (int i = 0; i < 4; i++) {
+        if (!(fit[i] >= 0.5 && fit[i] <= 2)) {
+            return halo_errorf(HALO_EINPUT, "%s: field fit.%s: %g, expected 0.5..2 (a bounded "
+                               "scale of halo calibrate --from-metrics; 1 = not fitted)", w,
+                               (const char *const[]){"sample", "fetch", "compute", "allreduce"}[i],
+                               fit[i]);
+        }
+    }
+    for (int a = 0; a < p->gemm_nr; a++) {
+        for (int b = 0; b < p->gemm_ni; b++) {
+            for (int c = 0; c < p->gemm_no; c++) {
+                if (!(p->gemm_rate[a][b][c] > 0) || !isfinite(p->gemm_rate[a][b][c])) {
+                    return halo_errorf(HALO_EINPUT, "%s: field device.gemm_table: the rate at "
+                                       "{%g, %g, %g} is not > 0", w, p->gemm_rows[a],
+                                       p->gemm_in[b], p->gemm_out[c]);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
 int halo_sim_profile_check(const halo_sim_profile *p, const char *where)
 {
     const char *w = where != NULL && where[0] ? where : "profile";
@@ -637,32 +670,7 @@ int halo_sim_profile_check(const halo_sim_profile *p, const char *where)
             }
         }
     }
-    if (p->share_eff > 1 || p->share_threads != floor(p->share_threads)) {
-        return halo_errorf(HALO_EINPUT, "%s: field cpu.share_%s: %g, expected %s", w,
-                           p->share_eff > 1 ? "eff" : "threads",
-                           p->share_eff > 1 ? p->share_eff : p->share_threads,
-                           p->share_eff > 1 ? "0..1" : "a whole number");
-    }
-    const double fit[] = {p->fit_sample, p->fit_fetch, p->fit_compute, p->fit_allreduce};
-    for (int i = 0; i < 4; i++) {
-        if (!(fit[i] >= 0.5 && fit[i] <= 2)) {
-            return halo_errorf(HALO_EINPUT, "%s: field fit.%s: %g, expected 0.5..2 (a bounded "
-                               "scale of halo calibrate --from-metrics; 1 = not fitted)", w,
-                               (const char *const[]){"sample", "fetch", "compute", "allreduce"}[i],
-                               fit[i]);
-        }
-    }
-    for (int a = 0; a < p->gemm_nr; a++) {
-        for (int b = 0; b < p->gemm_ni; b++) {
-            for (int c = 0; c < p->gemm_no; c++) {
-                if (!(p->gemm_rate[a][b][c] > 0) || !isfinite(p->gemm_rate[a][b][c])) {
-                    return halo_errorf(HALO_EINPUT, "%s: field device.gemm_table: the rate at "
-                                       "{%g, %g, %g} is not > 0", w, p->gemm_rows[a],
-                                       p->gemm_in[b], p->gemm_out[c]);
-                }
-            }
-        }
-    }
+    HALO_CHECK(check_model_fields(p, w));
     if ((int64_t)p->machines * p->trainers > INT_MAX) {
         return halo_errorf(HALO_EINPUT,
                            "%s: field trainers: machines x trainers = %lld ranks, more than %d", w,
