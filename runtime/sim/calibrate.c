@@ -918,10 +918,30 @@ int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_si
 
 /* ---- everything ---- */
 
+/* The 1-minute load average (-1 when unknown). */
+static double load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double l = -1;
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &l) != 1) {
+            l = -1;
+        }
+        fclose(f);
+    }
+    return l;
+}
+
 int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     p->cores = cores > 0 ? (int)cores : 1;
+    double load = load_average();
+    if (load > p->cores) { /* the fastest repetitions still share caches and memory */
+        halo_notice("calibrate: load average %.1f on %d cores: other work shares this machine, "
+                    "the figures will be slower and noisier than the machine alone", load,
+                    p->cores);
+    }
     p->machines = 1;
     p->trainers = 1;
     p->device = HALO_SIM_DEVICE_CPU;
