@@ -11,6 +11,10 @@
 --   [pcie]    PCI-SIG, PCI Express 3.0: 8 GT/s per lane, 128b/130b, 15.75 GB/s per direction x16.
 --   estimate  no public figure; a value of the order `halo calibrate` measures on a recent x86
 --             server core, or a stated share of a peak. Re-measure on the machine when you can.
+--   GPU constants (pcie, device): datasheet figures and shares of them, NOT measured: no GPU
+--             was available to `halo calibrate`. There is no device.gemm_table, so gemm_TFLOPs
+--             holds at every (rows, in, out) shape; small layers (few classes, hidden 16) will
+--             run below it on a real GPU. Replace them by a calibration on the GPU when you can.
 return {
     name = "aws-p3dn",
     machines = 16, -- default job size (an assumption of this file)
@@ -44,7 +48,7 @@ return {
         lat_us = 10, -- estimate: launch and DMA set-up of one host-to-device copy
         pinned = true, -- halo stages rows in pinned memory on GPU
     },
-    device = {
+    device = { -- datasheet figures, not measured (see the header)
         kind = "gpu",
         gemm_TFLOPs = 10, -- estimate: ~65% of the V100's 15.7 FP32 TFLOPS [v100] on 2000x256x256
         agg_GBps = 550, -- estimate: ~60% of 900 GB/s HBM2 [v100] for gathers of neighbour rows

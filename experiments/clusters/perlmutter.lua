@@ -14,6 +14,10 @@
 --   [pcie]    PCI-SIG, PCI Express 4.0: 16 GT/s per lane, 128b/130b, 31.5 GB/s per direction x16.
 --   estimate  no public figure; a value of the order `halo calibrate` measures on a recent x86
 --             server core, or a stated share of a peak. Re-measure on the machine when you can.
+--   GPU constants (pcie, device): datasheet figures and shares of them, NOT measured: no GPU
+--             was available to `halo calibrate`. There is no device.gemm_table, so gemm_TFLOPs
+--             holds at every (rows, in, out) shape; small layers (few classes, hidden 16) will
+--             run below it on a real GPU. Replace them by a calibration on the GPU when you can.
 return {
     name = "perlmutter",
     machines = 16, -- default job size (an assumption of this file, not a property of the system)
@@ -47,7 +51,7 @@ return {
         lat_us = 10, -- estimate: launch and DMA set-up of one host-to-device copy
         pinned = true, -- halo stages rows in pinned memory on GPU (halo_model_input_buffer)
     },
-    device = {
+    device = { -- datasheet figures, not measured (see the header)
         kind = "gpu",
         gemm_TFLOPs = 12, -- estimate: ~60% of the A100's 19.5 FP32 TFLOPS [a100] on 2000x256x256
         agg_GBps = 900, -- estimate: ~60% of 1,555 GB/s HBM2 [a100] for gathers of neighbour rows

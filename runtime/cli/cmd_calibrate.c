@@ -378,7 +378,8 @@ static int fit_main(const char *from, const char *basef, int rounds, const char 
     char comment[9000];
     snprintf(comment, sizeof comment,
              "%s fitted by `halo calibrate --from-metrics %s --base %s --rounds %d`: the\n"
-             "stage constants were scaled so that halo sim reproduces that measured run; one\n"
+             "per-stage fit factors (section fit, bounded to 0.5..2) were set so that halo sim\n"
+             "reproduces those measured runs; the measured constants are unchanged; one\n"
              "machine of %d trainers as it ran (override with halo sim --machines/--trainers).",
              p.name, from, basef, rounds, p.trainers);
     size_t nl = strlen(p.name);
@@ -393,9 +394,38 @@ static int fit_main(const char *from, const char *basef, int rounds, const char 
     return 0;
 }
 
+/* halo calibrate --graph PDIR --base B -o OUT: B with its graph-dependent constants measured
+ * on the partition PDIR (sampling, block building, gathers of its rows). */
+static int graph_main(const char *graph, const char *basef, bool quick, const char *out)
+{
+    halo_sim_profile p;
+    int rc = halo_sim_profile_load(basef, &p);
+    halo_sim_calib_opts co = {.seconds = quick ? 0.5 : 5.0, .quick = quick, .progress = true};
+    double t0 = halo_now();
+    rc = rc < 0 ? rc : halo_sim_calib_graph(&co, graph, &p);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    halo_info("calibrate: on %s: sampler %.4g ns per edge, %.4g ns per node, block %.4g ns per "
+              "source node, gather %.4g GB/s (%.1f s)", graph, p.sample_edge_s * 1e9,
+              p.sample_node_s * 1e9, p.block_node_s * 1e9, p.gather_bw / 1e9, halo_now() - t0);
+    char comment[9000];
+    snprintf(comment, sizeof comment,
+             "%s with its sampling, block and gather constants measured on the partition\n"
+             "%s by `halo calibrate --graph %s --base %s%s`.",
+             p.name, graph, graph, basef, quick ? " --quick" : "");
+    rc = halo_sim_profile_write(out, &p, comment);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    printf("%s: profile %s measured on %s\n", out, p.name, graph);
+    return 0;
+}
+
 int halo_cmd_calibrate(int argc, char **argv)
 {
     const char *out = NULL, *name = NULL, *probe = NULL, *from = NULL, *basef = NULL;
+    const char *graph = NULL;
     int rounds = 4;
     bool quick = false, no_mpi = false;
     const halo_opt opts[] = {
@@ -409,21 +439,31 @@ int halo_cmd_calibrate(int argc, char **argv)
         {"base", 0, HALO_OPT_STRING, &basef, "PROFILE.lua",
          "with --from-metrics: the profile to start from (e.g. written by halo calibrate)"},
         {"rounds", 0, HALO_OPT_INT, &rounds, "N", "with --from-metrics: fitting rounds (4)"},
+        {"graph", 0, HALO_OPT_STRING, &graph, "PDIR",
+         "measure sampling, block building and row gathers on part 0 of this partition (the\n"
+         "graph-dependent constants); with --base, only those, on that profile"},
         {"probe-mpi", 0, HALO_OPT_STRING, &probe, "FILE",
          "internal: the two-rank ping-pong run under mpirun; writes its figures to FILE"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
-        "halo calibrate -o PROFILE.lua [--quick] [--no-mpi]\n"
+        "halo calibrate -o PROFILE.lua [--quick] [--no-mpi] [--graph PDIR]\n"
+        "       halo calibrate --graph PDIR --base PROFILE.lua -o PROFILE2.lua [--quick]\n"
         "       halo calibrate --from-metrics M.jsonl --base PROFILE.lua -o FITTED.lua",
         "Measures this machine on one core (sampler, row gathers, copies, cache lookups, policy\n"
         "hooks, sgemm, aggregation, training-step overhead, Adam) and the MPI links between two\n"
         "local ranks (mpirun -np 2 over shared memory, then over TCP), and writes a cluster\n"
         "profile for halo sim: one machine, one trainer, device cpu (docs/profiles.md). Needs\n"
         "mpirun on PATH unless --no-mpi is given. Progress goes to stderr.\n"
-        "With --from-metrics, replays the measured run in the simulator (its summary record\n"
-        "names the partition and flags) and scales each stage's constants of --base by\n"
-        "measured / simulated time, --rounds times, so that the model reproduces that run.",
+        "Compute is measured as a table of GEMM rates over the (rows, in, out) shapes of a\n"
+        "layer. --graph PDIR measures the graph-dependent constants (sampling per edge and per\n"
+        "node, block building, gathers of the partition's own rows) on part 0 of PDIR; without\n"
+        "it they come from a random uniform graph and halo sim says so.\n"
+        "With --from-metrics, replays the measured runs in the simulator (their summary records\n"
+        "name the partition and flags) and sets the profile's per-stage fit factors (sample,\n"
+        "fetch, compute, allreduce; bounded to 0.5..2) from each stage's measured / simulated\n"
+        "time, --rounds times; a stage the runs do not identify (under 5% of their epoch, or\n"
+        "runs that disagree) keeps its factor.",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;
@@ -442,6 +482,9 @@ int halo_cmd_calibrate(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: -o PROFILE.lua is required"));
     }
     rc = check_out(out);
+    if (rc == 0 && graph != NULL && basef != NULL && from == NULL) {
+        return graph_main(graph, basef, quick, out);
+    }
     if (rc == 0 && (from != NULL || basef != NULL)) {
         return fit_main(from, basef, rounds, out);
     }
@@ -456,10 +499,19 @@ int halo_cmd_calibrate(int argc, char **argv)
     double t0 = halo_now();
     halo_sim_profile p;
     memset(&p, 0, sizeof p);
+    halo_sim_profile_defaults(&p);
     halo_sim_calib_opts co = {.seconds = quick ? 0.5 : 5.0, .quick = quick, .progress = true};
     halo_info("calibrate: measuring this machine%s (one core at a time)",
               quick ? " (--quick)" : "");
     rc = halo_sim_calibrate_host(&co, &p);
+    if (rc == 0 && graph != NULL) {
+        rc = halo_sim_calib_graph(&co, graph, &p);
+        if (rc == 0) {
+            halo_info("calibrate: on %s: sampler %.4g ns per edge, %.4g ns per node, gather "
+                      "%.4g GB/s", graph, p.sample_edge_s * 1e9, p.sample_node_s * 1e9,
+                      p.gather_bw / 1e9);
+        }
+    }
     if (rc == 0 && !no_mpi) {
         rc = measure_links(mpirun, quick, &p);
     } else if (rc == 0) {
@@ -496,8 +548,12 @@ int halo_cmd_calibrate(int argc, char **argv)
              "CPU and device figures: one core (one thread), device cpu; halo sim scales\n"
              "machines and trainers. network.shm_*: 2 local ranks over MPI shared memory;\n"
              "network.net_lat_us / nic_GBps: 2 local ranks over MPI TCP (--mca btl tcp,self),\n"
-             "a stand-in for a NIC on a one-machine profile.%s",
+             "a stand-in for a NIC on a one-machine profile.%s%s",
              quick ? " --quick" : "", host, cpu, p.cores, when,
+             graph != NULL ? "\nSampling, block and gather constants: measured on part 0 of "
+                             "the partition named in `graph`."
+                           : "\nSampling, block and gather constants: a random uniform graph "
+                             "(generic; --graph PDIR measures them on yours).",
              no_mpi ? "\nNOT MEASURED (--no-mpi): every network field is a default "
                       "(1 us / 10 GB/s shm, 20 us / 1.25 GB/s net)."
                     : "");

@@ -5,17 +5,192 @@
 #include "core/args.h"
 #include "core/err.h"
 #include "core/fs.h"
+#include "core/json.h"
 #include "core/log.h"
 #include "core/netem.h"
 #include "pipe/timeline.h"
 #include "sim/sim.h"
 #include "sim/validate.h"
+#include "sweep/validate.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The directory of policies beside the halo binary (bin/halo -> policies), else "policies". */
+static void policy_dir_default(char *buf, size_t size)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    snprintf(buf, size, "policies");
+    if (n > 0 && !halo_is_dir("policies")) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            snprintf(buf, size, "%s/../policies", exe);
+        }
+    }
+}
+
+/* Appends the profile's last validation to the metrics file as a "validation" record, so that
+ * a figure made from the file can name the profile and its measured error. */
+static int append_validation(const char *metrics, const char *profile,
+                             const halo_sim_validation *v)
+{
+    FILE *f = fopen(metrics, "a");
+    if (f == NULL) {
+        return halo_errorf(HALO_EIO, "%s: cannot append: %s", metrics, strerror(errno));
+    }
+    halo_jw w;
+    halo_jw_init(&w, false);
+    halo_jw_obj_begin(&w);
+    halo_jw_key(&w, "type");
+    halo_jw_str(&w, "validation");
+    halo_jw_key(&w, "mode");
+    halo_jw_str(&w, "sim");
+    halo_jw_key(&w, "profile");
+    halo_jw_str(&w, profile);
+    halo_jw_key(&w, "validated");
+    halo_jw_bool(&w, v->present);
+    if (v->present) {
+        halo_jw_key(&w, "seed");
+        halo_jw_i64(&w, v->seed);
+        halo_jw_key(&w, "configs");
+        halo_jw_i64(&w, v->configs);
+        halo_jw_key(&w, "median_pct");
+        halo_jw_f64(&w, v->median_pct);
+        halo_jw_key(&w, "worst_pct");
+        halo_jw_f64(&w, v->worst_pct);
+        halo_jw_key(&w, "stage_median_pct");
+        halo_jw_f64(&w, v->stage_median_pct);
+        halo_jw_key(&w, "fit");
+        halo_jw_bool(&w, v->fit);
+        halo_jw_key(&w, "date");
+        halo_jw_str(&w, v->date);
+    }
+    halo_jw_obj_end(&w);
+    int ok = fprintf(f, "%s\n", w.sb.buf) > 0;
+    halo_jw_free(&w);
+    if (fclose(f) != 0 || !ok) {
+        return halo_errorf(HALO_EIO, "%s: cannot append: %s", metrics, strerror(errno));
+    }
+    return 0;
+}
+
+/* `halo sim validate`: configurations drawn from a space, measured and simulated. */
+static int cmd_sim_validate(int argc, char **argv)
+{
+    halo_validate_opts o = {.seed = 1, .configs = 20, .max_load = 1,
+                            .max_busy = 0.25, .max_spread = 0.25,
+                            .timeout = 300};
+    int64_t seed = 1;
+    const char *work = NULL, *policies = NULL;
+    o.profile = "experiments/clusters/this-machine.lua";
+    o.out_dir = "reports";
+    const halo_opt opts[] = {
+        {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of the draw (default 1)"},
+        {"configs", 'n', HALO_OPT_INT, &o.configs, "N", "configurations drawn (default 20)"},
+        {"space", 0, HALO_OPT_STRING, &o.space, "FILE",
+         "space file (Lua) over the default space (docs/sim.md)"},
+        {"profile", 'p', HALO_OPT_STRING, &o.profile, "FILE",
+         "cluster profile of halo sim (default experiments/clusters/this-machine.lua)"},
+        {"cluster-hosts", 0, HALO_OPT_STRING, &o.cluster_hosts, "DIR",
+         "measure on the namespace cluster of scripts/cluster.sh up (its directory)"},
+        {"out", 'o', HALO_OPT_STRING, &o.out_dir, "DIR",
+         "sim_vs_measured.{csv,gp,png,svg,meta.json} (default reports)"},
+        {"work", 0, HALO_OPT_STRING, &work, "DIR",
+         "graphs, partitions, measured runs and logs (default OUT/.cache/validate)"},
+        {"policies", 0, HALO_OPT_STRING, &policies, "DIR",
+         "where the default space finds the shipped policies (default policies)"},
+        {"force", 0, HALO_OPT_FLAG, &o.force, NULL,
+         "measure and report on a loaded machine (the result says UNFIT)"},
+        {"remeasure", 0, HALO_OPT_FLAG, &o.remeasure, NULL,
+         "measure again even where the work directory holds the run"},
+        {"markdown", 0, HALO_OPT_FLAG, &o.markdown, NULL, "print the tables as markdown"},
+        {"dry-run", 0, HALO_OPT_FLAG, &o.dry_run, NULL,
+         "print the configurations drawn and their commands; run nothing"},
+        {"record", 0, HALO_OPT_FLAG, &o.record, NULL,
+         "write the result into the profile's validation entry"},
+        {"max-median", 0, HALO_OPT_DOUBLE, &o.max_median, "PCT",
+         "exit 5 when the epoch's median |error| is above PCT"},
+        {"max-worst", 0, HALO_OPT_DOUBLE, &o.max_worst, "PCT",
+         "exit 5 when the epoch's worst |error| is above PCT"},
+        {"max-stage", 0, HALO_OPT_DOUBLE, &o.max_stage, "PCT",
+         "exit 5 when a stage's median |error| is above PCT"},
+        {"max-load", 0, HALO_OPT_DOUBLE, &o.max_load, "X",
+         "unfit when the load average at the start is above X times the cores (default 1)"},
+        {"max-busy", 0, HALO_OPT_DOUBLE, &o.max_busy, "X",
+         "unfit when other work uses more than X of the cores (default 0.25)"},
+        {"max-spread", 0, HALO_OPT_DOUBLE, &o.max_spread, "X",
+         "unfit when a run's timed epochs spread more than X of their median (default 0.25)"},
+        {"timeout", 0, HALO_OPT_DOUBLE, &o.timeout, "SEC", "seconds per command (default 300)"},
+        {"priority", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.priority, "N",
+         "run the measured runs under nice -n N (-20..19; below 0 needs root: ahead of other "
+         "work on a shared machine)"},
+        {NULL, 0, 0, NULL, NULL, NULL},
+    };
+    const halo_cmd_help help = {
+        "halo sim validate [--seed S] [--configs N] [--space FILE] [--profile FILE] "
+        "[--cluster-hosts DIR] [--out DIR] [--force] [--markdown] [--record]",
+        "Draws N configurations from a space (graph family and size, ranks, layers, fanouts,\n"
+        "hidden width, batch, every shipped policy with its parameters, pipeline depth,\n"
+        "sampler threads, netem) with the seed, runs each with mpirun halo train and with\n"
+        "halo sim, and prints per configuration the epoch and per-stage errors and whether\n"
+        "the counts are equal, then the median and worst |error| of each. A machine too\n"
+        "loaded to measure is said so and the result marked UNFIT. Exit: 0 valid, 1 error,\n"
+        "2 usage, 3 counts differ, 4 unfit (without --force), 5 beyond a --max-* bound\n"
+        "(docs/sim.md, \"halo sim validate\").",
+    };
+    char *pos[argc > 0 ? argc : 1];
+    int npos;
+    int rc = halo_cli_parse(&help, opts, argc, argv, pos, &npos);
+    if (rc >= 0) {
+        return rc;
+    }
+    if (npos != 0 || o.configs < 1 || o.configs > 10000 || seed < 0 || o.timeout <= 0 ||
+        o.priority < -20 || o.priority > 19 ||
+        !(o.max_load > 0) || !(o.max_busy > 0) || !(o.max_spread > 0)) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim validate: no positional arguments; "
+                                         "--configs 1..10000, --seed >= 0, --priority -20..19, "
+                                         "--timeout, "
+                                         "--max-load, --max-busy and --max-spread > 0"));
+    }
+    o.seed = (uint64_t)seed;
+    char wbuf[4200], pbuf[4200], exe[4096], cmd[4096];
+    if (work == NULL) {
+        snprintf(wbuf, sizeof wbuf, "%s/.cache/validate", o.out_dir);
+        work = wbuf;
+    }
+    o.work_dir = work;
+    if (policies == NULL) {
+        policy_dir_default(pbuf, sizeof pbuf);
+        policies = pbuf;
+    }
+    o.policy_dir = policies;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        return halo_cli_fail(halo_errorf(HALO_EIO, "sim validate: cannot find the halo binary "
+                                         "(/proc/self/exe)"));
+    }
+    exe[n] = '\0';
+    o.exe = exe;
+    size_t len = (size_t)snprintf(cmd, sizeof cmd, "halo sim");
+    for (int i = 0; i < argc && len < sizeof cmd; i++) {
+        len += (size_t)snprintf(cmd + len, sizeof cmd - len, " %s", argv[i]);
+    }
+    o.command = cmd;
+    rc = halo_validate_run(&o);
+    return rc < 0 ? halo_cli_fail(rc) : rc;
+}
 
 int halo_cmd_sim(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "validate") == 0) {
+        return cmd_sim_validate(argc - 1, argv + 1);
+    }
     halo_sim_opts o;
     halo_sim_opts_default(&o);
     const char *policy = NULL, *fanouts = NULL, *metrics = NULL, *timeline = NULL;
@@ -115,8 +290,10 @@ int halo_cmd_sim(int argc, char **argv)
         }
     }
     halo_sim_profile prof;
+    halo_sim_validation val;
     if (cluster != NULL) {
         rc = halo_sim_profile_load(cluster, &prof);
+        rc = rc < 0 ? rc : halo_sim_validation_load(cluster, &val);
         if (rc < 0) {
             return halo_cli_fail(rc);
         }
@@ -136,6 +313,7 @@ int halo_cmd_sim(int argc, char **argv)
             prof.netem_bw = ne.bw_bits / 8.0;
         }
         o.profile = &prof;
+        halo_sim_profile_graph_notice(&prof, pos[0]); /* generic or another graph's constants */
     } else if (netem != NULL || machines > 0 || trainers > 0 || timeline != NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim: --netem, --machines, --trainers "
                                          "and --timeline need --cluster"));
@@ -165,6 +343,12 @@ int halo_cmd_sim(int argc, char **argv)
            looked > 0 ? (double)t->cache_hits / (double)looked : 0.0,
            (double)t->bytes_remote / 1e6, (long long)t->messages);
     if (o.profile != NULL) {
+        char vtext[400];
+        halo_sim_validation_text(&val, vtext, sizeof vtext);
+        rc = metrics != NULL ? append_validation(metrics, prof.name, &val) : 0;
+        if (rc < 0) {
+            return halo_cli_fail(rc);
+        }
         double n = (double)res.ranks * res.epochs;
         printf("halo sim: profile %s (%d machines x %d trainers): mean epoch %.4f s; per rank "
                "and epoch: sample %.4f, fetch %.4f, copy %.4f, compute %.4f, allreduce %.4f, "
@@ -172,6 +356,7 @@ int halo_cmd_sim(int argc, char **argv)
                prof.name, prof.machines, prof.trainers, res.mean_epoch_s, t->sample_s / n,
                t->fetch_s / n, t->copy_s / n, t->compute_s / n, t->allreduce_s / n,
                t->wait_s / n);
+        printf("halo sim: profile %s %s\n", prof.name, vtext);
     }
     printf("halo sim: peak RSS %.1f MiB\n", (double)res.peak_rss / 1048576.0);
     if (against != NULL) {

@@ -10,11 +10,16 @@
 #include "core/timer.h"
 #include "graph/graph.h"
 #include "model/model.h"
+#include "model/ops.h"
+#include "part/part.h"
 #include "policy/policy.h"
 #include "sample/sample.h"
+#include "sim/cost.h"
 #include "store/store.h"
 
 #include <cblas.h>
+#include <pthread.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,9 +93,11 @@ static halo_graph *random_graph(int64_t n)
 
 /* One sampling pass over a frontier: offsets and draws (the per-node and per-edge work). */
 typedef struct sample_job {
-    const halo_graph *g; /* graph */
+    const int64_t *indptr;  /* CSR of the graph (or of a part's owned nodes) */
+    const int32_t *indices; /* in-neighbours (global ids) */
+    const int64_t *keys;    /* [n] the frontier's global ids (RNG keys) */
     halo_sampler *s;     /* scratch */
-    const int64_t *rows; /* [n] frontier rows (= keys) */
+    const int64_t *rows; /* [n] frontier rows of the CSR */
     const int32_t *dst;  /* [n] the same as int32 (distinct), for block_build */
     int64_t n;           /* frontier nodes */
     int fanout;          /* fanout */
@@ -105,8 +112,8 @@ static int run_sample(void *arg)
 {
     sample_job *j = arg;
     halo_sample_key k = {1, 0, j->batch++};
-    j->edges = halo_sample_rows_offsets(j->g->indptr, j->rows, j->n, j->fanout, j->off);
-    halo_sample_rows(j->s, j->g->indptr, j->g->indices, j->rows, j->rows, j->n, j->fanout, &k, 0,
+    j->edges = halo_sample_rows_offsets(j->indptr, j->rows, j->n, j->fanout, j->off);
+    halo_sample_rows(j->s, j->indptr, j->indices, j->rows, j->keys, j->n, j->fanout, &k, 0,
                      j->off, j->nbrs);
     return 0;
 }
@@ -122,47 +129,137 @@ static int run_block(void *arg)
     return 0;
 }
 
+/* Sampling rates on a CSR and a frontier of n distinct rows (keys = global ids, dst the same
+ * as int32): halo_sample_rows at fanouts 1 and 10, solved for the cost per frontier node and
+ * per drawn edge, and halo_sample_block_build per source node. */
+static int sample_rates(const halo_sim_calib_opts *o, sample_job *j, double *edge_s,
+                        double *node_s, double *block_node_s)
+{
+    int64_t n = j->n;
+    j->off = HALO_ALLOC(int64_t, n + 1);
+    j->nbrs = HALO_ALLOC(int32_t, n * 10);
+    double t1 = 0, t10 = 0, tb = 0;
+    int64_t e1 = 0, e10 = 0;
+    int rc = 0;
+    j->fanout = 1;
+    HALO_TRY(best_time(run_sample, j, o->seconds / 3, &t1));
+    e1 = j->edges;
+    j->fanout = 10;
+    HALO_TRY(best_time(run_sample, j, o->seconds / 3, &t10));
+    e10 = j->edges;
+    HALO_TRY(best_time(run_block, j, o->seconds / 3, &tb));
+    /* t = n * node + edges * edge at two fanouts; clamp noise to a small positive share */
+    double e = e10 > e1 ? (t10 - t1) / (double)(e10 - e1) : t10 / (double)(e10 > 0 ? e10 : 1);
+    double floor_e = 0.05 * t10 / (double)(e10 > 0 ? e10 : 1);
+    e = e > floor_e ? e : floor_e;
+    double nd = (t1 - (double)e1 * e) / (double)n;
+    nd = nd > 0.05 * t1 / (double)n ? nd : 0.05 * t1 / (double)n;
+    *edge_s = sig4(e);
+    *node_s = sig4(nd);
+    *block_node_s = sig4(tb / (double)(j->src > 0 ? j->src : 1));
+fail:
+    halo_free(j->nbrs);
+    halo_free(j->off);
+    j->nbrs = NULL;
+    j->off = NULL;
+    return rc;
+}
+
 int halo_sim_calib_sample(const halo_sim_calib_opts *o, double *edge_s, double *node_s,
                           double *block_node_s)
 {
     int64_t nodes = o->quick ? (int64_t)1 << 18 : (int64_t)1 << 20;
     int64_t n = o->quick ? 32768 : 131072;
     halo_graph *g = random_graph(nodes);
-    sample_job j = {.g = g, .s = halo_sampler_new(), .n = n};
     int64_t *rows = HALO_ALLOC(int64_t, n);
     int32_t *dst = HALO_ALLOC(int32_t, n);
     for (int64_t i = 0; i < n; i++) {
         rows[i] = scatter(i, nodes);
         dst[i] = (int32_t)rows[i];
     }
-    j.rows = rows;
-    j.dst = dst;
-    j.off = HALO_ALLOC(int64_t, n + 1);
-    j.nbrs = HALO_ALLOC(int32_t, n * 10);
-    double t1 = 0, t10 = 0, tb = 0;
-    int64_t e1 = 0, e10 = 0;
-    int rc = 0;
-    j.fanout = 1;
-    HALO_TRY(best_time(run_sample, &j, o->seconds / 3, &t1));
-    e1 = j.edges;
-    j.fanout = 10;
-    HALO_TRY(best_time(run_sample, &j, o->seconds / 3, &t10));
-    e10 = j.edges;
-    HALO_TRY(best_time(run_block, &j, o->seconds / 3, &tb));
-    /* t = n * node + edges * edge at two fanouts; clamp noise to a small positive share */
-    double e = e10 > e1 ? (t10 - t1) / (double)(e10 - e1) : t10 / (double)e10;
-    e = e > 0.05 * t10 / (double)e10 ? e : 0.05 * t10 / (double)e10;
-    double nd = (t1 - (double)e1 * e) / (double)n;
-    nd = nd > 0.05 * t1 / (double)n ? nd : 0.05 * t1 / (double)n;
-    *edge_s = sig4(e);
-    *node_s = sig4(nd);
-    *block_node_s = sig4(tb / (double)(j.src > 0 ? j.src : 1));
-fail:
-    halo_free(j.nbrs);
-    halo_free(j.off);
+    sample_job j = {.indptr = g->indptr, .indices = g->indices, .s = halo_sampler_new(),
+                    .rows = rows, .keys = rows, .dst = dst, .n = n};
+    int rc = sample_rates(o, &j, edge_s, node_s, block_node_s);
     halo_free(dst);
     halo_free(rows);
     halo_sampler_free(j.s);
+    halo_graph_free(g);
+    return rc;
+}
+
+/* ---- threads sharing the cores ---- */
+
+/* One thread of the sharing measurement: `passes` sampling passes on its own frontier. */
+typedef struct share_arg {
+    sample_job j; /* its job (own sampler and buffers) */
+    int passes;   /* passes */
+    int rc;       /* result */
+} share_arg;
+
+static void *share_thread(void *arg)
+{
+    share_arg *a = arg;
+    for (int i = 0; i < a->passes && a->rc == 0; i++) {
+        a->rc = run_sample(&a->j);
+    }
+    return NULL;
+}
+
+/* Wall seconds of k threads running their passes at once (the best of 3 tries). */
+static double share_time(share_arg *a, int k)
+{
+    double best = 1e30;
+    for (int t = 0; t < 3; t++) {
+        pthread_t th[16];
+        double t0 = halo_now();
+        int started = 0;
+        for (int i = 0; i < k; i++) {
+            started += pthread_create(&th[i], NULL, share_thread, &a[i]) == 0;
+        }
+        for (int i = 0; i < started; i++) {
+            pthread_join(th[i], NULL);
+        }
+        double d = halo_now() - t0;
+        best = started == k && d < best ? d : best;
+    }
+    return best;
+}
+
+int halo_sim_calib_share(const halo_sim_calib_opts *o, int cores, double *eff, int *threads)
+{
+    int k = 2 * cores < 16 ? 2 * cores : 16;
+    int64_t nodes = (int64_t)1 << 16, n = 4096;
+    halo_graph *g = random_graph(nodes);
+    share_arg a[16];
+    memset(a, 0, sizeof a);
+    int64_t *rows = HALO_ALLOC(int64_t, n * k);
+    int32_t *dst = HALO_ALLOC(int32_t, n * k);
+    for (int i = 0; i < k; i++) {
+        for (int64_t r = 0; r < n; r++) {
+            rows[i * n + r] = scatter(r + i * n, nodes);
+            dst[i * n + r] = (int32_t)rows[i * n + r];
+        }
+        a[i].j = (sample_job){.indptr = g->indptr, .indices = g->indices, .s = halo_sampler_new(),
+                              .rows = rows + i * n, .keys = rows + i * n, .dst = dst + i * n,
+                              .n = n, .fanout = 10};
+        a[i].j.off = HALO_ALLOC(int64_t, n + 1);
+        a[i].j.nbrs = HALO_ALLOC(int32_t, n * 10);
+        a[i].passes = o->quick ? 20 : 60;
+    }
+    double t1 = share_time(a, 1), tk = share_time(a, k);
+    int rc = 0;
+    for (int i = 0; i < k; i++) {
+        rc = rc < 0 ? rc : a[i].rc;
+        halo_sampler_free(a[i].j.s);
+        halo_free(a[i].j.off);
+        halo_free(a[i].j.nbrs);
+    }
+    /* fair sharing would take k / cores times one thread's time */
+    double e = t1 * k / (cores < k ? cores : k) / tk;
+    *eff = sig4(e > 1 ? 1 : e < 0.1 ? 0.1 : e);
+    *threads = k;
+    halo_free(dst);
+    halo_free(rows);
     halo_graph_free(g);
     return rc;
 }
@@ -171,17 +268,18 @@ fail:
 
 /* A gather or a copy. */
 typedef struct copy_job {
-    const float *table; /* [rows * 128] */
+    const float *table; /* [rows * dim] */
     const int32_t *ids; /* [n] random rows */
     int64_t n;          /* rows gathered */
-    float *out;         /* [n * 128] */
+    int dim;            /* floats per row */
+    float *out;         /* [n * dim] */
     size_t bytes;       /* memcpy size */
 } copy_job;
 
 static int run_gather(void *arg)
 {
     copy_job *j = arg;
-    halo_store_gather(j->table, 0, 128, j->ids, j->n, j->out);
+    halo_store_gather(j->table, 0, j->dim, j->ids, j->n, j->out);
     return 0;
 }
 
@@ -192,28 +290,58 @@ static int run_memcpy(void *arg)
     return 0;
 }
 
-int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double *memcpy_bw)
+/* Splits the times t1, t2 of `count` items of b1 < b2 bytes into seconds per item and bytes/s
+ * (t = count * (per + bytes / bw)); noise that makes the wider one no slower gives per = 0. */
+static void split_rate(double t1, double t2, double count, double b1, double b2, double *per,
+                       double *bw)
 {
-    const int64_t rows = (int64_t)128 << 20 >> 9; /* 128 MiB of 512-byte rows */
+    if (t2 > t1) {
+        *bw = (b2 - b1) * count / (t2 - t1);
+        double p = t1 / count - b1 / *bw;
+        *per = p > 0 ? p : 0;
+    } else {
+        *bw = b2 * count / t2;
+        *per = 0;
+    }
+}
+
+/* Gathers n random rows of dim floats from a table of `bytes` bytes: the best time. */
+static int gather_time(const halo_sim_calib_opts *o, copy_job *j, int64_t bytes, int dim,
+                       double *t)
+{
+    int64_t rows = bytes / ((int64_t)dim * 4);
+    halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca2, 0, (uint64_t)dim);
+    int32_t *ids = (int32_t *)j->ids;
+    for (int64_t i = 0; i < j->n; i++) {
+        ids[i] = (int32_t)halo_rng_below(&r, (uint64_t)rows);
+    }
+    j->dim = dim;
+    return best_time(run_gather, j, o->seconds / 3, t);
+}
+
+int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double *gather_row_s,
+                        double *memcpy_bw)
+{
+    const int64_t bytes = (int64_t)128 << 20; /* a table far larger than the caches */
     int64_t n = o->quick ? 65536 : 131072;
-    float *table = HALO_ALLOC(float, rows * 128);
-    for (int64_t i = 0; i < rows * 128; i++) {
+    float *table = HALO_ALLOC(float, bytes / 4);
+    for (int64_t i = 0; i < bytes / 4; i++) {
         table[i] = (float)(i & 1023);
     }
     int32_t *ids = HALO_ALLOC(int32_t, n);
-    halo_rng r;
-    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca2, 0, 0);
-    for (int64_t i = 0; i < n; i++) {
-        ids[i] = (int32_t)halo_rng_below(&r, (uint64_t)rows);
-    }
     float *out = HALO_ALLOC(float, n * 128);
     memset(out, 0, (size_t)n * 512);
-    copy_job j = {table, ids, n, out, (size_t)n * 512};
-    double tg = 0, tm = 0;
+    copy_job j = {table, ids, n, 128, out, (size_t)n * 512};
+    double t16 = 0, t128 = 0, tm = 0;
     int rc = 0;
-    HALO_TRY(best_time(run_gather, &j, o->seconds / 2, &tg));
-    HALO_TRY(best_time(run_memcpy, &j, o->seconds / 2, &tm));
-    *gather_bw = sig4((double)n * 512 / tg);
+    HALO_TRY(gather_time(o, &j, bytes, 16, &t16));
+    HALO_TRY(gather_time(o, &j, bytes, 128, &t128));
+    HALO_TRY(best_time(run_memcpy, &j, o->seconds / 3, &tm));
+    double per = 0, bw = 0;
+    split_rate(t16, t128, (double)n, 64, 512, &per, &bw);
+    *gather_bw = sig4(bw);
+    *gather_row_s = sig4(per);
     *memcpy_bw = sig4((double)j.bytes / tm);
 fail:
     halo_free(out);
@@ -371,7 +499,8 @@ static int run_gemm(void *arg)
     return 0;
 }
 
-/* Mean aggregation of sampled neighbour rows (DGL's mean over a block's CSR). */
+/* Mean aggregation of sampled neighbour rows over a block's CSR, by the model's own CPU
+ * kernel (model/ops.h agg_mean, one thread). */
 typedef struct agg_job {
     int64_t ndst;           /* destinations */
     const int64_t *indptr;  /* [ndst+1] */
@@ -379,31 +508,18 @@ typedef struct agg_job {
     const float *h;         /* [nsrc * dim] */
     float *out;             /* [ndst * dim] */
     int dim;                /* row width */
+    halo_ops_ctx *ctx;      /* one-thread CPU kernels */
 } agg_job;
 
 static int run_agg(void *arg)
 {
     agg_job *j = arg;
-    const int d = j->dim;
-    for (int64_t i = 0; i < j->ndst; i++) {
-        float *o = j->out + i * d;
-        memset(o, 0, (size_t)d * sizeof *o);
-        int64_t e0 = j->indptr[i], e1 = j->indptr[i + 1];
-        for (int64_t e = e0; e < e1; e++) {
-            const float *r = j->h + (int64_t)j->indices[e] * d;
-            for (int x = 0; x < d; x++) {
-                o[x] += r[x];
-            }
-        }
-        float inv = e1 > e0 ? 1.0f / (float)(e1 - e0) : 0.0f;
-        for (int x = 0; x < d; x++) {
-            o[x] *= inv;
-        }
-    }
-    return 0;
+    return halo_ops_cpu.agg_mean(j->ctx, (int32_t)j->ndst, j->indptr, j->indices, j->dim, j->h,
+                                 j->dim, j->out, j->dim, 0);
 }
 
-int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw)
+int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw,
+                           double *agg_edge_s)
 {
     openblas_set_num_threads(1);
     gemm_job g = {2000, 256, 256, NULL, NULL, NULL};
@@ -437,14 +553,24 @@ int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, dou
         indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)nsrc);
     }
     float *out = HALO_ALLOC(float, ndst *dim);
-    agg_job aj = {ndst, indptr, indices, h, out, dim};
-    double tg = 0, ta = 0;
+    halo_ops_config oc = {.threads = 1, .gpu = -1};
+    agg_job aj = {ndst, indptr, indices, h, out, dim, NULL};
+    double tg = 0, ta = 0, ta16 = 0;
     int rc = 0;
-    HALO_TRY(best_time(run_gemm, &g, o->seconds / 2, &tg));
-    HALO_TRY(best_time(run_agg, &aj, o->seconds / 2, &ta));
+    HALO_TRY(halo_ops_cpu.open(&oc, &aj.ctx));
+    HALO_TRY(best_time(run_gemm, &g, o->seconds / 3, &tg));
+    HALO_TRY(best_time(run_agg, &aj, o->seconds / 3, &ta));
+    aj.dim = 16; /* the same edges over 16-float rows: the per-edge part */
+    HALO_TRY(best_time(run_agg, &aj, o->seconds / 3, &ta16));
     *gemm_flops = sig4(2.0 * g.m * g.n * g.k / tg);
-    *agg_bw = sig4((double)(ndst * fan) * dim * sizeof(float) / ta);
+    double per = 0, bw = 0;
+    split_rate(ta16, ta, (double)(ndst * fan), 64, (double)dim * sizeof(float), &per, &bw);
+    *agg_bw = sig4(bw);
+    *agg_edge_s = sig4(per);
 fail:
+    if (aj.ctx != NULL) {
+        halo_ops_cpu.close(aj.ctx);
+    }
     halo_free(out);
     halo_free(indices);
     halo_free(indptr);
@@ -452,6 +578,121 @@ fail:
     halo_free(c);
     halo_free(b);
     halo_free(a);
+    return rc;
+}
+
+/* ---- elementwise passes ---- */
+
+/* bias + ReLU + dropout over a rows x cols matrix, the model's own CPU kernel. */
+typedef struct elem_job {
+    halo_ops_ctx *ctx;  /* one-thread CPU kernels */
+    float *x;           /* [rows * cols] */
+    const float *b;     /* [cols] */
+    int64_t rows;       /* rows */
+    int cols;           /* columns */
+    int32_t *gid;       /* [rows] ids for the dropout */
+    uint64_t step;      /* step counter */
+} elem_job;
+
+static int run_elem(void *arg)
+{
+    elem_job *j = arg;
+    halo_ops_dropout d = {.p = 0.5f, .seed = 1, .step = j->step++, .layer = 0, .gid = j->gid};
+    return halo_ops_cpu.bias_act(j->ctx, j->x, j->rows, j->cols, j->cols, j->b, 1, &d);
+}
+
+int halo_sim_calib_elem(const halo_sim_calib_opts *o, double *elem_s)
+{
+    halo_ops_config oc = {.threads = 1, .gpu = -1};
+    elem_job j = {NULL, NULL, NULL, 4096, 64, NULL, 0};
+    HALO_CHECK(halo_ops_cpu.open(&oc, &j.ctx));
+    j.x = HALO_NEW(float, j.rows * j.cols);
+    float *b = HALO_NEW(float, j.cols);
+    j.b = b;
+    j.gid = HALO_NEW(int32_t, j.rows);
+    for (int64_t i = 0; i < j.rows; i++) {
+        j.gid[i] = (int32_t)i;
+    }
+    double t = 0;
+    int rc = best_time(run_elem, &j, o->seconds / 2, &t);
+    if (rc == 0) {
+        *elem_s = sig4(t / (double)(j.rows * j.cols));
+    }
+    halo_ops_cpu.close(j.ctx);
+    halo_free(j.x);
+    halo_free(b);
+    halo_free(j.gid);
+    return rc;
+}
+
+/* ---- GEMM rate by shape ---- */
+
+/* The grid of the table: rows, in and out of a layer's GEMMs (hidden 16..256, feature widths
+ * up to 1024 (2 x 512 agg-first), outputs from a few classes to 256; rows from a top-layer
+ * batch to a bottom layer's sources, beyond which the rate no longer changes). */
+static const double grid_rows[] = {64, 512, 4096};
+static const double grid_in[] = {16, 64, 256, 1024};
+static const double grid_out[] = {4, 16, 64, 256};
+
+/* A layer's three GEMMs at (rows, in, out), as model.c runs them: forward Y = X W (rows x in
+ * by in x out), dW = X^T dY (in x rows by rows x out), dX = dY W^T (rows x out by out x in). */
+typedef struct layer_gemm_job {
+    int rows, in, out;         /* the shape */
+    float *x, *w, *dy, *y, *t; /* [rows*in], [in*out], [rows*out], [rows*out], [rows*in] */
+} layer_gemm_job;
+
+static int run_layer_gemm(void *arg)
+{
+    layer_gemm_job *j = arg;
+    int m = j->rows, k = j->in, n = j->out;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, j->x, k, j->w, n, 0.0f,
+                j->y, n);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, m, 1.0f, j->x, k, j->dy, n, 0.0f,
+                j->w, n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, n, 1.0f, j->dy, n, j->w, n, 0.0f,
+                j->t, k);
+    return 0;
+}
+
+int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p)
+{
+    openblas_set_num_threads(1);
+    const int nr = 3, ni = 4, no = 4;
+    size_t big = 4096 * 1024;
+    layer_gemm_job j = {0, 0, 0, HALO_ALLOC(float, big), HALO_ALLOC(float, 1024 * 256),
+                        HALO_ALLOC(float, 4096 * 256), HALO_ALLOC(float, 4096 * 256),
+                        HALO_ALLOC(float, big)};
+    for (size_t i = 0; i < big; i++) {
+        j.x[i] = (float)(i % 97) * 0.01f - 0.4f;
+    }
+    for (size_t i = 0; i < 4096 * 256; i++) {
+        j.dy[i] = (float)(i % 89) * 0.01f - 0.4f;
+    }
+    memset(j.w, 0, 1024 * 256 * sizeof(float));
+    int rc = 0;
+    p->gemm_nr = nr;
+    p->gemm_ni = ni;
+    p->gemm_no = no;
+    for (int a = 0; a < nr && rc == 0; a++) {
+        for (int b = 0; b < ni && rc == 0; b++) {
+            for (int c = 0; c < no && rc == 0; c++) {
+                j.rows = (int)grid_rows[a];
+                j.in = (int)grid_in[b];
+                j.out = (int)grid_out[c];
+                double t = 0;
+                rc = best_time(run_layer_gemm, &j, 4 * o->seconds / (nr * ni * no), &t);
+                p->gemm_rate[a][b][c] = sig4(6.0 * j.rows * j.in * j.out / t);
+            }
+        }
+    }
+    memcpy(p->gemm_rows, grid_rows, sizeof grid_rows);
+    memcpy(p->gemm_in, grid_in, sizeof grid_in);
+    memcpy(p->gemm_out, grid_out, sizeof grid_out);
+    halo_free(j.x);
+    halo_free(j.w);
+    halo_free(j.dy);
+    halo_free(j.y);
+    halo_free(j.t);
     return rc;
 }
 
@@ -528,12 +769,179 @@ fail:
     return rc;
 }
 
+/* ---- a check of the compute model against a real step ---- */
+
+int halo_sim_calib_check_compute(const halo_sim_calib_opts *o, const halo_sim_profile *p,
+                                 int hidden, double *measured_s, double *model_s)
+{
+    int64_t nodes = o->quick ? (int64_t)1 << 15 : (int64_t)1 << 17;
+    halo_graph *g = random_graph(nodes);
+    halo_sampler *s = halo_sampler_new();
+    halo_minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    halo_model *m = NULL;
+    float *feat = NULL;
+    int32_t seeds[256], labels[256];
+    for (int i = 0; i < 256; i++) {
+        seeds[i] = (int32_t)scatter(i, nodes);
+        labels[i] = i % 16;
+    }
+    int fanouts[2] = {10, 25};
+    halo_sample_key k = {1, 0, 0};
+    double t = 0;
+    int rc = 0;
+    HALO_TRY(halo_sample_graph(s, g, fanouts, 2, &k, seeds, 256, &mb));
+    feat = HALO_NEW(float, (int64_t)mb.num_input * 128);
+    HALO_TRY(cpu_model(128, hidden, 16, &m));
+    model_job j = {m, &mb, feat, labels, 0};
+    HALO_TRY(best_time(run_step, &j, o->seconds, &t));
+    halo_sim_work w;
+    memset(&w, 0, sizeof w);
+    w.layers = mb.layers;
+    for (int l = 0; l < mb.layers; l++) {
+        w.num_dst[l] = mb.blocks[l].num_dst;
+        w.num_src[l] = mb.blocks[l].num_src;
+        w.num_edges[l] = mb.blocks[l].num_edges;
+    }
+    size_t params = 0;
+    halo_model_params(m, &params);
+    *measured_s = t;
+    *model_s = halo_sim_cost_fb_s(p, &w, 128, hidden, 16, 0, 0) / p->fit_compute +
+               p->step_overhead_s + (double)params * 28.0 / p->adam_bw;
+fail:
+    halo_model_free(m);
+    halo_free(feat);
+    halo_sample_free(&mb);
+    halo_sampler_free(s);
+    halo_graph_free(g);
+    return rc;
+}
+
+/* ---- the user's graph ---- */
+
+/* A frontier of up to `want` distinct owned nodes of part pt: training nodes and the local
+ * ends of random edges, alternately (the seeds of a batch, then the neighbours the next layer
+ * samples: on a skewed graph those are the long adjacency lists). Returns its size. */
+static int64_t part_frontier(const halo_part *pt, int64_t want, int64_t *rows, int64_t *keys,
+                             int32_t *dst)
+{
+    halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca5, 0, 0);
+    uint8_t *mark = HALO_NEW(uint8_t, pt->nodes > 0 ? pt->nodes : 1);
+    int64_t n = 0;
+    for (int64_t tries = 0; n < want && tries < 8 * want && pt->nodes > 0; tries++) {
+        int64_t gid = -1;
+        if ((tries & 1) == 0 && pt->num_train > 0) {
+            gid = pt->train[halo_rng_below(&r, (uint64_t)pt->num_train)];
+        } else if (pt->edges > 0) {
+            gid = pt->indices[halo_rng_below(&r, (uint64_t)pt->edges)];
+        }
+        if (gid < pt->start || gid >= pt->end || mark[gid - pt->start]) {
+            continue;
+        }
+        mark[gid - pt->start] = 1;
+        rows[n] = gid - pt->start;
+        keys[n] = gid;
+        dst[n] = (int32_t)gid;
+        n++;
+    }
+    halo_free(mark);
+    return n;
+}
+
+/* The gather of part pt's own feature rows (random owned rows, its row bytes and working set):
+ * gather_bw such that rows cost gather_row_s + row_bytes / gather_bw each, as measured. */
+static int part_gather(const halo_sim_calib_opts *o, const halo_part *pt, halo_sim_profile *p)
+{
+    int64_t n = o->quick ? 32768 : 131072;
+    int32_t *ids = HALO_ALLOC(int32_t, n);
+    float *out = HALO_ALLOC(float, n * pt->feat_dim);
+    halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca6, 0, 0);
+    for (int64_t i = 0; i < n; i++) {
+        ids[i] = (int32_t)(pt->start + (int64_t)halo_rng_below(&r, (uint64_t)pt->nodes));
+    }
+    copy_job j = {pt->feat - pt->start * (int64_t)pt->feat_dim, ids, n, pt->feat_dim, out, 0};
+    double t = 0;
+    int rc = best_time(run_gather, &j, o->seconds / 3, &t);
+    if (rc == 0) {
+        double rb = (double)pt->feat_dim * sizeof(float), per = t / (double)n;
+        double bytes_s = per - p->gather_row_s > 0.2 * per ? per - p->gather_row_s : 0.2 * per;
+        p->gather_bw = sig4(rb / bytes_s);
+    }
+    halo_free(out);
+    halo_free(ids);
+    return rc;
+}
+
+int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_sim_profile *p)
+{
+    halo_part *pt = NULL;
+    HALO_CHECK(halo_part_load(pdir, 0, &pt));
+    int64_t want = o->quick ? 16384 : 65536;
+    int64_t *rows = HALO_ALLOC(int64_t, want);
+    int64_t *keys = HALO_ALLOC(int64_t, want);
+    int32_t *dst = HALO_ALLOC(int32_t, want);
+    int64_t n = part_frontier(pt, want, rows, keys, dst);
+    int rc = 0;
+    if (n < 64) {
+        rc = halo_errorf(HALO_EINPUT, "calibrate --graph %s: part 0 has %lld nodes to sample "
+                         "from, too few to measure (64 at least)", pdir, (long long)n);
+    }
+    if (rc == 0) {
+        sample_job j = {.indptr = pt->indptr, .indices = pt->indices, .s = halo_sampler_new(),
+                        .rows = rows, .keys = keys, .dst = dst, .n = n};
+        rc = sample_rates(o, &j, &p->sample_edge_s, &p->sample_node_s, &p->block_node_s);
+        halo_sampler_free(j.s);
+    }
+    if (rc == 0 && pt->feat != NULL && pt->ntypes == 0 && pt->feat_dim > 0 && pt->nodes > 0) {
+        rc = part_gather(o, pt, p);
+    } else if (rc == 0) {
+        halo_notice("calibrate --graph %s: part 0 has no feature table of its own (typed or "
+                    "topology-only): the gather keeps the generic constants", pdir);
+    }
+    char abs[PATH_MAX];
+    const char *rec = realpath(pdir, abs) != NULL ? abs : pdir; /* halo sim compares it */
+    if (rc == 0 && strlen(rec) >= sizeof p->graph) {
+        rc = halo_errorf(HALO_EUSAGE, "calibrate --graph %s: the path is longer than %zu bytes, "
+                         "too long to record in the profile", pdir, sizeof p->graph - 1);
+    }
+    if (rc == 0) {
+        memcpy(p->graph, rec, strlen(rec) + 1);
+    }
+    halo_free(dst);
+    halo_free(keys);
+    halo_free(rows);
+    halo_part_free(pt);
+    return rc;
+}
+
 /* ---- everything ---- */
+
+/* The 1-minute load average (-1 when unknown). */
+static double load_average(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    double l = -1;
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &l) != 1) {
+            l = -1;
+        }
+        fclose(f);
+    }
+    return l;
+}
 
 int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     p->cores = cores > 0 ? (int)cores : 1;
+    double load = load_average();
+    if (load > p->cores) { /* the fastest repetitions still share caches and memory */
+        halo_notice("calibrate: load average %.1f on %d cores: other work shares this machine, "
+                    "the figures will be slower and noisier than the machine alone", load,
+                    p->cores);
+    }
     p->machines = 1;
     p->trainers = 1;
     p->device = HALO_SIM_DEVICE_CPU;
@@ -545,10 +953,19 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
                   p->sample_edge_s * 1e9, p->sample_node_s * 1e9, p->block_node_s * 1e9,
                   halo_now() - t0);
     }
-    HALO_CHECK(halo_sim_calib_copy(o, &p->gather_bw, &p->memcpy_bw));
+    int sk = 0;
+    HALO_CHECK(halo_sim_calib_share(o, p->cores, &p->share_eff, &sk));
+    p->share_threads = sk;
     if (o->progress) {
-        halo_info("calibrate: gather of 512-byte rows %.4g GB/s, memcpy %.4g GB/s (%.1f s)",
-                  p->gather_bw / 1e9, p->memcpy_bw / 1e9, halo_now() - t0);
+        halo_info("calibrate: %d sampling threads on %d cores run at %.3g of a fair share each "
+                  "(%.1f s)", sk, p->cores, p->share_eff, halo_now() - t0);
+    }
+    HALO_CHECK(halo_sim_calib_copy(o, &p->gather_bw, &p->gather_row_s, &p->memcpy_bw));
+    if (o->progress) {
+        halo_info("calibrate: gather of random rows %.4g ns per row + %.4g GB/s, memcpy %.4g "
+                  "GB/s (%.1f s)",
+                  p->gather_row_s * 1e9, p->gather_bw / 1e9, p->memcpy_bw / 1e9,
+                  halo_now() - t0);
     }
     HALO_CHECK(halo_sim_calib_lookup(o, &p->lookup_node_s));
     if (o->progress) {
@@ -560,16 +977,32 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
         halo_info("calibrate: policy hook %.4g us per call (%.1f s)", p->hook_s * 1e6,
                   halo_now() - t0);
     }
-    HALO_CHECK(halo_sim_calib_compute(o, &p->gemm_flops, &p->agg_bw));
+    HALO_CHECK(halo_sim_calib_compute(o, &p->gemm_flops, &p->agg_bw, &p->agg_edge_s));
     if (o->progress) {
-        halo_info("calibrate: sgemm 2000x256x256 %.4g GFLOP/s, mean aggregation %.4g GB/s "
-                  "(%.1f s)",
-                  p->gemm_flops / 1e9, p->agg_bw / 1e9, halo_now() - t0);
+        halo_info("calibrate: sgemm 2000x256x256 %.4g GFLOP/s, mean aggregation %.4g ns per edge "
+                  "+ %.4g GB/s (%.1f s)",
+                  p->gemm_flops / 1e9, p->agg_edge_s * 1e9, p->agg_bw / 1e9, halo_now() - t0);
+    }
+    HALO_CHECK(halo_sim_calib_elem(o, &p->elem_s));
+    HALO_CHECK(halo_sim_calib_gemm_table(o, p));
+    if (o->progress) {
+        halo_info("calibrate: elementwise %.4g ns per element; GEMM table %dx%dx%d shapes, %.4g "
+                  "to %.4g GFLOP/s (%.1f s)", p->elem_s * 1e9, p->gemm_nr, p->gemm_ni, p->gemm_no, p->gemm_rate[0][0][0] / 1e9,
+                  p->gemm_rate[p->gemm_nr - 1][p->gemm_ni - 1][p->gemm_no - 1] / 1e9,
+                  halo_now() - t0);
     }
     HALO_CHECK(halo_sim_calib_model(o, &p->step_overhead_s, &p->adam_bw));
     if (o->progress) {
         halo_info("calibrate: training step overhead %.4g us, Adam %.4g GB/s (%.1f s)",
                   p->step_overhead_s * 1e6, p->adam_bw / 1e9, halo_now() - t0);
+    }
+    for (int i = 0; i < 2 && o->progress; i++) {
+        int hidden = i == 0 ? 16 : 256;
+        double meas = 0, model = 0;
+        HALO_CHECK(halo_sim_calib_check_compute(o, p, hidden, &meas, &model));
+        halo_info("calibrate: check: a GraphSAGE step (256 seeds, fanouts 10,25, 128 -> %d -> "
+                  "16) took %.4g ms, the model says %.4g ms (%+.1f%%)", hidden, meas * 1e3,
+                  model * 1e3, 100.0 * (model - meas) / meas);
     }
     return 0;
 }

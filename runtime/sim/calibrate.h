@@ -22,18 +22,45 @@ typedef struct halo_sim_calib_opts {
  * for the two costs), and per source node of halo_sample_block_build. */
 int halo_sim_calib_sample(const halo_sim_calib_opts *o, double *edge_s, double *node_s,
                           double *block_node_s);
-/* Bytes/s of halo_store_gather of random 512-byte rows from a 128 MiB table, and of memcpy. */
-int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double *memcpy_bw);
+/* How k = 2 x cores threads (at most 16) share the cores: each samples its own frontier of a
+ * random graph; eff = (the time of one alone x k / cores) / (the time of all k at once), in
+ * 0.1..1 (1: a fair split of the cores, nothing lost to switches and shared caches). */
+int halo_sim_calib_share(const halo_sim_calib_opts *o, int cores, double *eff, int *threads);
+/* halo_store_gather of random 64-byte and 512-byte rows from a 128 MiB table, split into
+ * seconds per row and bytes/s; and bytes/s of memcpy. */
+int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double *gather_row_s,
+                        double *memcpy_bw);
 /* Seconds per remote id of halo_cache_lookup (half of the ids in the halo set). */
 int halo_sim_calib_lookup(const halo_sim_calib_opts *o, double *lookup_s);
 /* Seconds per hook call of a trivial policy (halo_policy_fanout). */
 int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s);
-/* Flop/s of a 2000x256x256 cblas_sgemm on one thread, and bytes/s of a mean aggregation of
- * sampled neighbour rows (CSR, 128 floats per row, bytes of rows read). */
-int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw);
+/* Flop/s of a 2000x256x256 cblas_sgemm on one thread, and a mean aggregation of sampled
+ * neighbour rows (CSR, rows of 16 and of 128 floats) split into seconds per edge and bytes/s of
+ * rows read. */
+int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw,
+                           double *agg_edge_s);
+/* Seconds per element of the model's bias + ReLU + dropout kernel (model/ops.h bias_act) over a
+ * 4096 x 64 matrix, one thread: the elementwise passes of a layer. */
+int halo_sim_calib_elem(const halo_sim_calib_opts *o, double *elem_s);
+/* The GEMM rate table of p (one thread): a layer's forward, dW and dX GEMMs at every (rows,
+ * in, out) of a 3 x 4 x 4 grid (rows 64..4096, in 16..1024, out 4..256). */
+int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p);
+/* The graph-dependent constants on part 0 of the partition pdir (halo calibrate --graph):
+ * sampling per frontier node and per edge on a frontier of its training nodes and of the
+ * local ends of random edges (neighbours, as the next layer's frontier is: skewed graphs give
+ * long adjacency lists), block building, and the gather of its own feature rows (its row
+ * bytes and working set); sets p->graph to pdir. */
+int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_sim_profile *p);
 /* GraphSAGE on one thread (model/): the fixed seconds of a training step (forward, backward
  * and Adam on a one-seed batch) and bytes/s of Adam over a large parameter buffer. */
 int halo_sim_calib_model(const halo_sim_calib_opts *o, double *step_overhead_s, double *adam_bw);
+
+/* A check of the compute model, each side measured now: the best time of a real one-thread
+ * GraphSAGE step (forward, backward, Adam; 128 inputs, `hidden`, 16 classes) on a batch of 256
+ * seeds sampled at fanouts 10,25 from a random graph, and what p's cost functions say for the
+ * same blocks (fit factor left out). */
+int halo_sim_calib_check_compute(const halo_sim_calib_opts *o, const halo_sim_profile *p,
+                                 int hidden, double *measured_s, double *model_s);
 
 /* All of the above into p (cpu and device fields, hook_s), with cores from
  * sysconf(_SC_NPROCESSORS_ONLN), device cpu, one machine, one trainer. Link fields untouched. */

@@ -117,4 +117,32 @@ double halo_sim_cost_flops(const halo_sim_work *w, int in_dim, int hidden, int c
 double halo_sim_cost_flops_rgcn(const halo_sim_work *w, int in_dim, int hidden, int classes,
                                 int relations, int bases);
 
+/* The per-stage cost functions of the model (one core or one device, the profile's fit factor
+ * of the stage included; the engine spreads CPU work over threads and shares the cores). */
+/* Sampling `nodes` frontier nodes drawing `edges` edges: node * sample_node_s + edges *
+ * sample_edge_s. */
+double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double edges);
+/* Building a block of `src` source nodes and `edges` edges: src * block_node_s + the edges'
+ * 4-byte sources at memcpy_bw. */
+double halo_sim_cost_build_s(const halo_sim_profile *p, double src, double edges);
+/* Gathering `rows` feature rows of row_bytes each: rows * (gather_row_s + row_bytes /
+ * gather_bw). */
+double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row_bytes);
+/* The fetch's CPU work before its exchanges: cache lookups, policy hook calls, cache hits
+ * copied. */
+double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double lookups, double hooks,
+                                 double hits, double row_bytes);
+/* Aggregating `passes` edge rows of `width` floats: passes * (agg_edge_s + 4 width / agg_bw)
+ * (no fit factor: a part of the compute). */
+double halo_sim_cost_agg_s(const halo_sim_profile *p, double passes, double width);
+/* Elements of layer l's elementwise passes (model.c): bias + ReLU + dropout of its nd x out
+ * output and their backward (2 nd out), the copy of its nd x in input rows into [h_dst | mean]
+ * and, above layer 0, of their gradient back (nd in (1 + dx)). */
+double halo_sim_cost_elems(const halo_sim_work *w, int l, int in_dim, int hidden, int classes);
+/* Forward + backward of one step: per layer its GEMMs' flops at the table's rate for the
+ * layer's (rows, in, out) shape, plus its aggregation and elem_s per element of its
+ * elementwise passes; RGCN (relations > 0) likewise. */
+double halo_sim_cost_fb_s(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
+                          int hidden, int classes, int relations, int bases);
+
 #endif

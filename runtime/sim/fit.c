@@ -4,6 +4,7 @@
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/json.h"
+#include "core/log.h"
 #include "core/mem.h"
 #include "core/netem.h"
 #include "sim/validate.h"
@@ -125,21 +126,36 @@ void halo_sim_recorded_free(halo_sim_recorded *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Multiplies a time constant by r, divides a rate by it. */
-static void slower(double *time_s, double r)
-{
-    *time_s *= r;
-}
+/* The stages the fit scales, with their HALO_SIM_T_* and their names. */
+enum { FIT_SAMPLE, FIT_FETCH, FIT_COMPUTE, FIT_ALLREDUCE, FIT_N };
+static const int fit_stage[FIT_N] = {HALO_SIM_T_SAMPLE, HALO_SIM_T_FETCH, HALO_SIM_T_COMPUTE,
+                                     HALO_SIM_T_ALLREDUCE};
+static const char *const fit_name[FIT_N] = {"sample", "fetch", "compute", "allreduce"};
 
-static void slower_rate(double *rate, double r)
+/* A stage is identified by the runs when it is at least this share of every run's measured
+ * epoch and the runs' measured / simulated ratios agree within FIT_AGREE (max / min). */
+#define FIT_MIN_SHARE 0.05
+#define FIT_AGREE 1.5
+/* Bounds of a fit factor: the measured constants are trusted to within 2x. */
+#define FIT_MIN 0.5
+#define FIT_MAX 2.0
+
+/* The profile's fit factor of stage k. */
+static double *fit_factor(halo_sim_profile *p, int k)
 {
-    *rate /= r;
+    switch (k) {
+    case FIT_SAMPLE: return &p->fit_sample;
+    case FIT_FETCH: return &p->fit_fetch;
+    case FIT_COMPUTE: return &p->fit_compute;
+    default: return &p->fit_allreduce;
+    }
 }
 
 /* One round's measured / simulated ratio per stage for the run in `metrics` (recorded in rec):
- * ratio[k] = 1 where a stage is 0 on either side. */
+ * ratio[k] = 1 where a stage is 0 on either side; share[k] = the stage's measured seconds over
+ * the measured epoch. */
 static int fit_ratios(const halo_sim_recorded *rec, const char *metrics, halo_sim_profile *p,
-                      double *ratio, double *meas, double *simd)
+                      double *ratio, double *share, double *meas, double *simd)
 {
     p->machines = 1;
     p->trainers = rec->ranks;
@@ -151,7 +167,10 @@ static int fit_ratios(const halo_sim_recorded *rec, const char *metrics, halo_si
     o.profile = p;
     o.metrics = tmp;
     halo_sim_result res;
+    int lvl = halo_log_level();
+    halo_log_set_level(HALO_LOG_QUIET); /* the replay's notices, once per run and round: noise */
     int rc = halo_sim_run(&o, &res);
+    halo_log_set_level(lvl);
     halo_sim_comparison c;
     if (rc == 0) {
         rc = halo_sim_compare_files(metrics, tmp, &c);
@@ -162,35 +181,91 @@ static int fit_ratios(const halo_sim_recorded *rec, const char *metrics, halo_si
         return halo_errorf(HALO_EINPUT, "%s: the replay's counts differ from the run's (%s): not "
                            "the same partition or policy?", metrics, c.first_mismatch);
     }
+    double ep = c.measured[HALO_SIM_T_EPOCH];
     for (int k = 0; k < HALO_SIM_T_N; k++) {
         ratio[k] = c.simulated[k] > 0 && c.measured[k] > 0 ? c.measured[k] / c.simulated[k] : 1.0;
+        share[k] = ep > 0 ? c.measured[k] / ep : 0;
     }
-    *meas = c.measured[HALO_SIM_T_EPOCH];
+    *meas = ep;
     *simd = c.simulated[HALO_SIM_T_EPOCH];
     return 0;
 }
 
-/* Scales the stage constants of p by the per-stage ratios (measured / simulated). */
-static void fit_scale(halo_sim_profile *p, const double *ratio)
+/* What one round saw over the fitted runs, per stage. */
+typedef struct fit_round {
+    int n;                 /* runs */
+    double lr[FIT_N];      /* sum of log ratios */
+    double lo[FIT_N];      /* smallest ratio */
+    double hi[FIT_N];      /* largest ratio */
+    double share[FIT_N];   /* smallest share of the epoch */
+    double err;            /* worst |epoch error| */
+} fit_round;
+
+/* Simulates every run with over[i] == want and gathers their per-stage ratios into fr. */
+static int fit_observe(halo_sim_recorded *rec, const char **files, const int *over, int nrun,
+                       int want, halo_sim_profile *p, fit_round *fr)
 {
-    double r = ratio[HALO_SIM_T_SAMPLE];
-    slower(&p->sample_edge_s, r);
-    slower(&p->sample_node_s, r);
-    slower(&p->block_node_s, r);
-    r = ratio[HALO_SIM_T_FETCH];
-    slower_rate(&p->gather_bw, r);
-    slower_rate(&p->memcpy_bw, r);
-    slower(&p->lookup_node_s, r);
-    slower(&p->hook_s, r);
-    slower(&p->shm_lat_s, r);
-    slower_rate(&p->shm_bw, r);
-    slower(&p->msg_overhead_s, r);
-    r = ratio[HALO_SIM_T_COMPUTE];
-    slower_rate(&p->gemm_flops, r);
-    slower_rate(&p->agg_bw, r);
-    slower(&p->step_overhead_s, r);
-    slower_rate(&p->adam_bw, r);
-    slower(&p->allreduce_lat_s, ratio[HALO_SIM_T_ALLREDUCE]);
+    memset(fr, 0, sizeof *fr);
+    for (int k = 0; k < FIT_N; k++) {
+        fr->lo[k] = INFINITY;
+        fr->share[k] = INFINITY;
+    }
+    for (int i = 0; i < nrun; i++) {
+        if (over[i] != want) {
+            continue;
+        }
+        double ratio[HALO_SIM_T_N], share[HALO_SIM_T_N], m = 0, sd = 0;
+        HALO_CHECK(fit_ratios(&rec[i], files[i], p, ratio, share, &m, &sd));
+        for (int k = 0; k < FIT_N; k++) {
+            double r = ratio[fit_stage[k]];
+            fr->lr[k] += log(r);
+            fr->lo[k] = r < fr->lo[k] ? r : fr->lo[k];
+            fr->hi[k] = r > fr->hi[k] ? r : fr->hi[k];
+            double sh = share[fit_stage[k]];
+            fr->share[k] = sh < fr->share[k] ? sh : fr->share[k];
+        }
+        double e = m > 0 ? fabs(sd - m) / m : 0;
+        fr->err = e > fr->err ? e : fr->err;
+        fr->n++;
+    }
+    return 0;
+}
+
+/* Moves each identified stage's factor by the geometric mean of its ratios, within the bounds;
+ * logs the round, and the stages it refuses to move. */
+static void fit_apply(const fit_round *fr, int round, bool last, halo_sim_profile *p, FILE *out)
+{
+    if (out != NULL) {
+        fprintf(out, "fit round %d over %d run%s: worst epoch error %.1f%%; ratios", round, fr->n,
+                fr->n == 1 ? "" : "s", 100.0 * fr->err);
+        for (int k = 0; k < FIT_N; k++) {
+            fprintf(out, " %s %.3f", fit_name[k], exp(fr->lr[k] / (fr->n > 0 ? fr->n : 1)));
+        }
+        fputc('\n', out);
+    }
+    for (int k = 0; k < FIT_N && !last && fr->n > 0; k++) {
+        double *f = fit_factor(p, k);
+        bool shared = fr->share[k] >= FIT_MIN_SHARE;
+        bool agree = fr->hi[k] <= FIT_AGREE * fr->lo[k];
+        if (!shared || !agree) {
+            if (out != NULL && round == 0) {
+                fprintf(out, "fit: %s not identified by these runs (%s): its factor stays %.3f\n",
+                        fit_name[k], !shared ? "under 5% of an epoch" : "the runs disagree",
+                        *f);
+            }
+            continue;
+        }
+        double nf = *f * exp(fr->lr[k] / fr->n);
+        if ((nf < FIT_MIN || nf > FIT_MAX) && out != NULL) {
+            fprintf(out, "fit: %s wants a factor of %.3g, held at %g: the runs and the "
+                    "micro-benchmarks disagree by more than 2x (a loaded machine, or work the "
+                    "model misses)\n", fit_name[k], nf, nf < FIT_MIN ? FIT_MIN : FIT_MAX);
+        }
+        nf = nf < FIT_MIN ? FIT_MIN : nf > FIT_MAX ? FIT_MAX : nf;
+        char buf[32];
+        snprintf(buf, sizeof buf, "%.4g", nf); /* no more digits than the figures hold */
+        *f = strtod(buf, NULL);
+    }
 }
 
 /* Mean log of measured / simulated epoch time over the runs with over[i] == want. */
@@ -203,8 +278,8 @@ static int fit_epoch_lr(halo_sim_recorded *rec, const char **files, const int *o
         if (over[i] != want) {
             continue;
         }
-        double ratio[HALO_SIM_T_N], m = 0, sd = 0;
-        HALO_CHECK(fit_ratios(&rec[i], files[i], p, ratio, &m, &sd));
+        double ratio[HALO_SIM_T_N], share[HALO_SIM_T_N], m = 0, sd = 0;
+        HALO_CHECK(fit_ratios(&rec[i], files[i], p, ratio, share, &m, &sd));
         sum += log(ratio[HALO_SIM_T_EPOCH]);
         n++;
     }
@@ -240,38 +315,13 @@ int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *out
     if (rc == 0 && nrun == 0) {
         rc = halo_errorf(HALO_EUSAGE, "--from-metrics: no file given");
     }
-    /* 1. the stage constants, from the runs that have a core per process (all runs if none) */
+    /* 1. the stage factors, from the runs that have a core per process (all runs if none) */
     int base = nover < nrun ? 0 : 1;
     for (int round = 0; round <= rounds && rc == 0; round++) {
-        double lr[HALO_SIM_T_N] = {0}, err = 0;
-        int n = 0;
-        for (int i = 0; i < nrun && rc == 0; i++) {
-            if (over[i] != base) {
-                continue;
-            }
-            double ratio[HALO_SIM_T_N], m = 0, sd = 0;
-            rc = fit_ratios(&rec[i], files[i], p, ratio, &m, &sd);
-            for (int k = 0; rc == 0 && k < HALO_SIM_T_N; k++) {
-                lr[k] += log(ratio[k]);
-            }
-            err = rc == 0 && fabs(sd - m) / m > err ? fabs(sd - m) / m : err;
-            n++;
-        }
-        if (rc < 0) {
-            break;
-        }
-        double ratio[HALO_SIM_T_N];
-        for (int k = 0; k < HALO_SIM_T_N; k++) {
-            ratio[k] = exp(lr[k] / (n > 0 ? n : 1));
-        }
-        if (out != NULL) {
-            fprintf(out, "fit round %d over %d run%s: worst epoch error %.1f%%; ratios sample %.3f "
-                    "fetch %.3f compute %.3f allreduce %.3f\n", round, n, n == 1 ? "" : "s",
-                    100.0 * err, ratio[HALO_SIM_T_SAMPLE], ratio[HALO_SIM_T_FETCH],
-                    ratio[HALO_SIM_T_COMPUTE], ratio[HALO_SIM_T_ALLREDUCE]);
-        }
-        if (round < rounds) {
-            fit_scale(p, ratio);
+        fit_round fr;
+        rc = fit_observe(rec, files, over, nrun, base, p, &fr);
+        if (rc == 0) {
+            fit_apply(&fr, round, round == rounds, p, out);
         }
     }
     /* 2. the oversubscription penalty, from the runs with more processes than cores: the

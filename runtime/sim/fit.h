@@ -29,12 +29,14 @@ void halo_sim_recorded_free(halo_sim_recorded *r);
 
 /* Fits p (in place) to the measured runs in `metrics` (one file, or a comma-separated list
  * fitted together). First, from the runs with a core per trainer process (all runs when there
- * are none), `rounds` rounds of simulate, compare, scale: sampling constants by the sample-stage
- * ratio, gather/lookup/hook/link constants by the fetch ratio, GEMM/aggregation/step constants
- * by the compute ratio, the allreduce latency by the allreduce ratio, each ratio the geometric
- * mean over the runs. Then, from the runs with more trainers than cores, oversub_penalty by
- * bisection so that their epoch times match on average. p's machines, trainers and netem are
- * set to each run's in turn (one machine). Prints a line per round to out (may be NULL). */
+ * are none), `rounds` rounds of simulate, compare, scale: each stage's fit factor (p->fit_sample,
+ * fit_fetch, fit_compute, fit_allreduce) moves by the geometric mean over the runs of that
+ * stage's measured / simulated time, bounded to 0.5..2; a stage under 5% of some run's epoch,
+ * or whose ratios differ by more than 1.5x between the runs, is not identified and keeps its
+ * factor. The measured constants themselves are never changed. Then, from the runs with more
+ * trainers than cores, oversub_penalty by bisection so that their epoch times match on
+ * average. p's machines, trainers and netem are set to each run's in turn (one machine).
+ * Prints a line per round to out (may be NULL). */
 int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *log);
 
 #endif

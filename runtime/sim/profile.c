@@ -4,6 +4,7 @@
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/json.h"
+#include "core/log.h"
 #include "core/mem.h"
 #include "policy/policy.h"
 
@@ -74,6 +75,8 @@ static const pfield fields[] = {
      "per source node when building a block (dedup hash), one core"},
     {"cpu", "gather_GBps", "gather_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(gather_bw),
      "gather of random feature rows (local copy), one core"},
+    {"cpu", "gather_row_ns", "gather_row_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(gather_row_s),
+     "per gathered feature row besides its bytes (0: bytes only), one core"},
     {"cpu", "memcpy_GBps", "memcpy_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(memcpy_bw),
      "sequential copy, one core"},
     {"cpu", "lookup_node_ns", "lookup_node_s", K_NUM, U_NS, R_POS, N_ALWAYS, OFF(lookup_node_s),
@@ -82,6 +85,10 @@ static const pfield fields[] = {
      "per policy hook call (cache_batch), fixed part"},
     {"cpu", "oversub_penalty", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_penalty),
      "slow-down per trainer process beyond the cores, relative to the cores (0 = none)"},
+    {"cpu", "share_eff", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(share_eff),
+     "with more busy threads than cores, the share of a fair split they get (0: not measured)"},
+    {"cpu", "share_threads", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(share_threads),
+     "threads share_eff was measured with (0: not measured)"},
     {"network", "shm_lat_us", "shm_lat_s", K_NUM, U_US, R_NONNEG, N_ALWAYS, OFF(shm_lat_s),
      "latency of a message between ranks of one machine"},
     {"network", "shm_GBps", "shm_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(shm_bw),
@@ -114,15 +121,31 @@ static const pfield fields[] = {
      "GEMM rate of one trainer (gpu: one GPU; cpu: one core)"},
     {"device", "agg_GBps", "agg_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(agg_bw),
      "sparse aggregation (mean of neighbour rows), bytes of rows read"},
+    {"device", "agg_edge_ns", "agg_edge_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(agg_edge_s),
+     "per aggregated edge besides its row's bytes (0: bytes only)"},
+    {"device", "elem_ns", "elem_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(elem_s),
+     "per element of a layer's elementwise passes (bias, ReLU, dropout, copies; 0: none)"},
     {"device", "step_overhead_us", "step_overhead_s", K_NUM, U_US, R_NONNEG, N_ALWAYS,
      OFF(step_overhead_s), "fixed time per training step (launches, loss, optimiser)"},
     {"device", "adam_GBps", "adam_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(adam_bw),
      "the optimiser's pass over the parameters, bytes of parameters"},
+    {"fit", "sample", NULL, K_NUM, U_ONE, R_POS, N_NEVER, OFF(fit_sample),
+     "scale of the sampling stage's CPU time (halo calibrate --from-metrics; 1 = not fitted)"},
+    {"fit", "fetch", NULL, K_NUM, U_ONE, R_POS, N_NEVER, OFF(fit_fetch),
+     "scale of the fetch stage's CPU time (1 = not fitted)"},
+    {"fit", "compute", NULL, K_NUM, U_ONE, R_POS, N_NEVER, OFF(fit_compute),
+     "scale of the compute stage's time (1 = not fitted)"},
+    {"fit", "allreduce", NULL, K_NUM, U_ONE, R_POS, N_NEVER, OFF(fit_allreduce),
+     "scale of the allreduce's latency per ring step (1 = not fitted)"},
     {NULL, NULL, NULL, 0, 0, 0, 0, 0, NULL},
 };
 
 /* The sections in file order. */
-static const char *const sections[] = {"cpu", "network", "netem", "pcie", "device", NULL};
+static const char *const sections[] = {"cpu", "network", "netem", "pcie", "device", "fit", NULL};
+
+/* Fields that are not in the table above: a string at the top, the GEMM table in device. */
+#define F_GRAPH "graph"
+#define F_GEMM "gemm_table"
 
 /* ---- units ---- */
 
@@ -193,6 +216,176 @@ static const char *full_name(const pfield *f, char *buf, size_t size)
     return buf;
 }
 
+/* ---- the GEMM rate table ---- */
+
+static const char *json_type(const halo_json *v);
+
+/* Index of x on an increasing axis of *n points, inserting it in order; -1 when the axis is
+ * full. */
+static int axis_add(double *ax, int *n, double x)
+{
+    int i = 0;
+    while (i < *n && ax[i] < x) {
+        i++;
+    }
+    if (i < *n && ax[i] == x) {
+        return i;
+    }
+    if (*n == HALO_SIM_GEMM_AXIS) {
+        return -1;
+    }
+    memmove(ax + i + 1, ax + i, (size_t)(*n - i) * sizeof *ax);
+    ax[i] = x;
+    (*n)++;
+    return i;
+}
+
+/* Index of x on an axis (it is there). */
+static int axis_find(const double *ax, int n, double x)
+{
+    for (int i = 0; i < n; i++) {
+        if (ax[i] == x) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Checks one point {rows, in, out, GFLOPs} of the table; v[] gets its numbers. */
+static int gemm_point(const halo_json *it, size_t k, const char *path, double *v)
+{
+    if (it->type != HALO_JSON_ARRAY || it->len != 4) {
+        return halo_errorf(HALO_EINPUT, "%s: field device.gemm_table[%zu]: %s, expected "
+                           "{rows, in, out, GFLOPs}", path, k + 1, json_type(it));
+    }
+    for (int j = 0; j < 4; j++) {
+        const halo_json *x = it->items[j];
+        if (x->type != HALO_JSON_NUMBER || !isfinite(x->number) || !(x->number > 0) ||
+            (j < 3 && (x->number != floor(x->number) || x->number > 1e9))) {
+            return halo_errorf(HALO_EINPUT, "%s: field device.gemm_table[%zu]: entry %d is not %s",
+                               path, k + 1, j + 1,
+                               j < 3 ? "a whole number >= 1" : "a rate > 0 in GFLOP/s");
+        }
+        v[j] = x->number;
+    }
+    return 0;
+}
+
+/* Reads device.gemm_table (absent: no table): a full grid of {rows, in, out, GFLOPs} points,
+ * at most HALO_SIM_GEMM_AXIS values on each axis. */
+static int gemm_table_read(const halo_json *dev, const char *path, halo_sim_profile *p)
+{
+    const halo_json *t = dev != NULL && dev->type == HALO_JSON_OBJECT ? halo_json_get(dev, F_GEMM)
+                                                                      : NULL;
+    if (t == NULL) {
+        return 0;
+    }
+    if (t->type != HALO_JSON_ARRAY || t->len == 0) {
+        return halo_errorf(HALO_EINPUT, "%s: field device.gemm_table: %s, expected a list of "
+                           "{rows, in, out, GFLOPs}", path, json_type(t));
+    }
+    double v[4];
+    for (size_t k = 0; k < t->len; k++) {
+        HALO_CHECK(gemm_point(t->items[k], k, path, v));
+        if (axis_add(p->gemm_rows, &p->gemm_nr, v[0]) < 0 ||
+            axis_add(p->gemm_in, &p->gemm_ni, v[1]) < 0 ||
+            axis_add(p->gemm_out, &p->gemm_no, v[2]) < 0) {
+            return halo_errorf(HALO_EINPUT, "%s: field device.gemm_table: more than %d values on "
+                               "an axis", path, HALO_SIM_GEMM_AXIS);
+        }
+    }
+    for (size_t k = 0; k < t->len; k++) {
+        gemm_point(t->items[k], k, path, v);
+        int a = axis_find(p->gemm_rows, p->gemm_nr, v[0]);
+        int b = axis_find(p->gemm_in, p->gemm_ni, v[1]);
+        int c = axis_find(p->gemm_out, p->gemm_no, v[2]);
+        if (p->gemm_rate[a][b][c] > 0) {
+            return halo_errorf(HALO_EINPUT, "%s: field device.gemm_table: the point {%g, %g, %g} "
+                               "is given twice", path, v[0], v[1], v[2]);
+        }
+        p->gemm_rate[a][b][c] = from_unit(U_GBPS, v[3]); /* 10^9, as GB/s */
+    }
+    if ((size_t)p->gemm_nr * p->gemm_ni * p->gemm_no != t->len) {
+        return halo_errorf(HALO_EINPUT, "%s: field device.gemm_table: %zu points, not the full "
+                           "grid of %d rows x %d in x %d out values (regenerate it with halo "
+                           "calibrate)", path, t->len, p->gemm_nr, p->gemm_ni, p->gemm_no);
+    }
+    return 0;
+}
+
+/* Position of x on an axis of n increasing points, in log space: the point i at or below it
+ * and the weight f of point i + 1 (0 outside the axis: clamped to its ends). */
+static void axis_pos(const double *ax, int n, double x, int *i, double *f)
+{
+    *i = 0;
+    *f = 0;
+    if (n < 2 || !(x > ax[0])) {
+        return;
+    }
+    if (x >= ax[n - 1]) {
+        *i = n - 1;
+        return;
+    }
+    while (*i + 1 < n - 1 && ax[*i + 1] <= x) {
+        (*i)++;
+    }
+    *f = (log(x) - log(ax[*i])) / (log(ax[*i + 1]) - log(ax[*i]));
+}
+
+double halo_sim_profile_gemm_rate(const halo_sim_profile *p, double rows, double in, double out)
+{
+    if (p->gemm_nr < 1 || p->gemm_ni < 1 || p->gemm_no < 1) {
+        return p->gemm_flops;
+    }
+    int i[3];
+    double f[3];
+    axis_pos(p->gemm_rows, p->gemm_nr, rows, &i[0], &f[0]);
+    axis_pos(p->gemm_in, p->gemm_ni, in, &i[1], &f[1]);
+    axis_pos(p->gemm_out, p->gemm_no, out, &i[2], &f[2]);
+    int n[3] = {p->gemm_nr, p->gemm_ni, p->gemm_no};
+    double spf = 0; /* seconds per flop, interpolated */
+    for (int corner = 0; corner < 8; corner++) {
+        double w = 1;
+        int k[3];
+        for (int d = 0; d < 3; d++) {
+            int up = (corner >> d) & 1;
+            w *= up ? f[d] : 1 - f[d];
+            k[d] = i[d] + up < n[d] ? i[d] + up : n[d] - 1;
+        }
+        if (w > 0) {
+            spf += w / p->gemm_rate[k[0]][k[1]][k[2]];
+        }
+    }
+    return 1.0 / spf;
+}
+
+void halo_sim_profile_defaults(halo_sim_profile *p)
+{
+    p->fit_sample = p->fit_fetch = p->fit_compute = p->fit_allreduce = 1;
+}
+
+/* Whether two paths name the same directory (their real paths, else their text). */
+static bool same_dir(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (realpath(a, ra) != NULL && realpath(b, rb) != NULL) {
+        return strcmp(ra, rb) == 0;
+    }
+    return strcmp(a, b) == 0;
+}
+
+void halo_sim_profile_graph_notice(const halo_sim_profile *p, const char *pdir)
+{
+    if (p->graph[0] == '\0') {
+        halo_notice("sim: profile %s: sampling and gather constants are generic, not measured on "
+                    "this graph (halo calibrate --graph %s measures them)", p->name,
+                    pdir != NULL ? pdir : "PDIR");
+    } else if (pdir != NULL && !same_dir(p->graph, pdir)) {
+        halo_notice("sim: profile %s: sampling and gather constants were measured on %s, not on "
+                    "%s", p->name, p->graph, pdir);
+    }
+}
+
 /* ---- load ---- */
 
 /* Whether v may hold fields: an object, or an empty table (which the loader makes a list). */
@@ -218,7 +411,10 @@ static int unknown_keys(const halo_json *obj, const char *sec, const char *path)
 {
     for (size_t i = 0; obj->type == HALO_JSON_OBJECT && i < obj->len; i++) {
         const char *k = obj->keys[i];
-        bool known = sec == NULL && strcmp(k, "name") == 0;
+        /* validation: the entry of `halo sim validate --record` (sim/validate.h) */
+        bool known = sec == NULL && (strcmp(k, "name") == 0 || strcmp(k, "validation") == 0 ||
+                                     strcmp(k, F_GRAPH) == 0);
+        known = known || (sec != NULL && strcmp(sec, "device") == 0 && strcmp(k, F_GEMM) == 0);
         for (int s = 0; sec == NULL && sections[s] != NULL && !known; s++) {
             known = strcmp(k, sections[s]) == 0;
         }
@@ -340,6 +536,15 @@ static int from_tree(const halo_json *top, const char *path, halo_sim_profile *p
         const halo_json *sec = f->section ? halo_json_get(top, f->section) : top;
         HALO_CHECK(read_field(f, sec, gpu, path, p));
     }
+    HALO_CHECK(gemm_table_read(dev, path, p));
+    const halo_json *graph = halo_json_get(top, F_GRAPH);
+    if (graph != NULL) {
+        if (graph->type != HALO_JSON_STRING || strlen(graph->string) >= sizeof p->graph) {
+            return halo_errorf(HALO_EINPUT, "%s: field graph: %s, expected the partition's "
+                               "directory (a string under 256 bytes)", path, json_type(graph));
+        }
+        snprintf(p->graph, sizeof p->graph, "%s", graph->string);
+    }
     const halo_json *name = halo_json_get(top, "name");
     if (name != NULL) {
         if (name->type != HALO_JSON_STRING) {
@@ -377,6 +582,7 @@ int halo_sim_profile_load(const char *path, halo_sim_profile *out)
         return rc;
     }
     halo_sim_profile *p = HALO_NEW(halo_sim_profile, 1);
+    halo_sim_profile_defaults(p);
     rc = from_tree(top, path, p);
     halo_json_free(top);
     if (rc == 0) {
@@ -390,6 +596,39 @@ int halo_sim_profile_load(const char *path, halo_sim_profile *out)
 }
 
 /* ---- check ---- */
+
+/* The checks of the per-stage model's fields beyond each field's own: share_eff in 0..1 and a
+ * whole share_threads, the fit factors in their bounds, every GEMM table rate > 0. */
+static int check_model_fields(const halo_sim_profile *p, const char *w)
+{
+    if (p->share_eff > 1 || p->share_threads != floor(p->share_threads)) {
+        return halo_errorf(HALO_EINPUT, "%s: field cpu.share_%s: %g, expected %s", w,
+                           p->share_eff > 1 ? "eff" : "threads",
+                           p->share_eff > 1 ? p->share_eff : p->share_threads,
+                           p->share_eff > 1 ? "0..1" : "a whole number");
+    }
+    const double fit[] = {p->fit_sample, p->fit_fetch, p->fit_compute, p->fit_allreduce};
+    for (int i = 0; i < 4; i++) {
+        if (!(fit[i] >= 0.5 && fit[i] <= 2)) {
+            return halo_errorf(HALO_EINPUT, "%s: field fit.%s: %g, expected 0.5..2 (a bounded "
+                               "scale of halo calibrate --from-metrics; 1 = not fitted)", w,
+                               (const char *const[]){"sample", "fetch", "compute", "allreduce"}[i],
+                               fit[i]);
+        }
+    }
+    for (int a = 0; a < p->gemm_nr; a++) {
+        for (int b = 0; b < p->gemm_ni; b++) {
+            for (int c = 0; c < p->gemm_no; c++) {
+                if (!(p->gemm_rate[a][b][c] > 0) || !isfinite(p->gemm_rate[a][b][c])) {
+                    return halo_errorf(HALO_EINPUT, "%s: field device.gemm_table: the rate at "
+                                       "{%g, %g, %g} is not > 0", w, p->gemm_rows[a],
+                                       p->gemm_in[b], p->gemm_out[c]);
+                }
+            }
+        }
+    }
+    return 0;
+}
 
 int halo_sim_profile_check(const halo_sim_profile *p, const char *where)
 {
@@ -431,6 +670,7 @@ int halo_sim_profile_check(const halo_sim_profile *p, const char *where)
             }
         }
     }
+    HALO_CHECK(check_model_fields(p, w));
     if ((int64_t)p->machines * p->trainers > INT_MAX) {
         return halo_errorf(HALO_EINPUT,
                            "%s: field trainers: machines x trainers = %lld ranks, more than %d", w,
@@ -531,6 +771,34 @@ static void put_field(halo_sb *sb, const pfield *f, const halo_sim_profile *p)
     halo_sb_printf(sb, " -- %s%s%s\n", u, u[0] ? ": " : "", f->doc);
 }
 
+/* The GEMM table, one {rows, in, out, GFLOPs} point a line (nothing without a table); each
+ * rate as the shortest decimal that reads back to it. */
+static void put_gemm_table(halo_sb *sb, const halo_sim_profile *p)
+{
+    if (p->gemm_nr == 0) {
+        return;
+    }
+    halo_sb_puts(sb, "        gemm_table = { -- {rows, in, out, GFLOP/s of a layer's forward, dW "
+                     "and dX GEMMs}, one core\n");
+    for (int a = 0; a < p->gemm_nr; a++) {
+        for (int b = 0; b < p->gemm_ni; b++) {
+            for (int c = 0; c < p->gemm_no; c++) {
+                char buf[64];
+                double s = p->gemm_rate[a][b][c], x = to_unit(U_GBPS, s);
+                for (int prec = 1; prec <= 17; prec++) {
+                    fmt_num(buf, sizeof buf, prec, x);
+                    if (reads_back(buf, U_GBPS, s)) {
+                        break;
+                    }
+                }
+                halo_sb_printf(sb, "            {%.0f, %.0f, %.0f, %s},\n", p->gemm_rows[a],
+                               p->gemm_in[b], p->gemm_out[c], buf);
+            }
+        }
+    }
+    halo_sb_puts(sb, "        },\n");
+}
+
 int halo_sim_profile_write(const char *path, const halo_sim_profile *p, const char *comment)
 {
     HALO_CHECK(halo_sim_profile_check(p, path));
@@ -556,6 +824,11 @@ int halo_sim_profile_write(const char *path, const halo_sim_profile *p, const ch
     halo_sb_puts(&sb, HALO_PROFILE_SIG "return {\n    name = ");
     put_str(&sb, p->name);
     halo_sb_puts(&sb, ",\n");
+    if (p->graph[0] != '\0') {
+        halo_sb_puts(&sb, "    graph = ");
+        put_str(&sb, p->graph);
+        halo_sb_puts(&sb, ", -- partition the sampling and gather constants were measured on\n");
+    }
     for (const pfield *f = fields; f->name != NULL && f->section == NULL; f++) {
         put_field(&sb, f, p);
     }
@@ -565,6 +838,9 @@ int halo_sim_profile_write(const char *path, const halo_sim_profile *p, const ch
             if (f->section != NULL && strcmp(f->section, sections[s]) == 0) {
                 put_field(&sb, f, p);
             }
+        }
+        if (strcmp(sections[s], "device") == 0) {
+            put_gemm_table(&sb, p);
         }
         halo_sb_puts(&sb, "    },\n");
     }

@@ -13,6 +13,9 @@
  * lines: what halo calibrate -o looks for before it replaces a file. */
 #define HALO_PROFILE_SIG "-- halo cluster profile (docs/profiles.md)\n"
 
+/* Most points per axis of the GEMM rate table (rows, in, out). */
+#define HALO_SIM_GEMM_AXIS 4
+
 /* Where a trainer computes. */
 enum { HALO_SIM_DEVICE_CPU = 0, HALO_SIM_DEVICE_GPU = 1 };
 
@@ -21,6 +24,8 @@ enum { HALO_SIM_DEVICE_CPU = 0, HALO_SIM_DEVICE_GPU = 1 };
 typedef struct halo_sim_profile {
     char name[64];             /* profile name (file's `name`, else its base name) */
     char source[256];          /* file it came from ("" when built in code) */
+    char graph[256];           /* partition the graph-dependent constants (sampling, gather)
+                                  were measured on (halo calibrate --graph); "" = generic */
     /* the cluster */
     int machines;              /* machines */
     int trainers;              /* trainers (ranks, GPUs when device is GPU) per machine */
@@ -30,12 +35,18 @@ typedef struct halo_sim_profile {
     double sample_node_s;      /* seconds per frontier node sampled (row lookup, offsets) */
     double block_node_s;       /* seconds per source node when building a block (dedup hash) */
     double gather_bw;          /* bytes/s of a gather of random feature rows (local copy) */
+    double gather_row_s;       /* seconds per gathered row besides its bytes (0 in profiles
+                                  written before it was measured: bytes / gather_bw only) */
     double memcpy_bw;          /* bytes/s of a sequential copy */
     double lookup_node_s;      /* seconds per remote id looked up in the cache */
     double hook_s;             /* seconds per policy hook call (cache_batch), fixed part */
     double oversub_penalty;    /* with t trainers (processes) on c < t cores, CPU work runs
                                   1 + oversub_penalty * (t - c) / c times slower than its share
                                   (switches between processes, caches refilled); 0 = none */
+    double share_eff;          /* with more busy threads than cores, each advances at cores /
+                                  threads x share_eff of a core (switches, shared caches):
+                                  measured with share_threads threads; 0 = not measured (1) */
+    double share_threads;      /* threads per machine share_eff was measured with (0: none) */
     /* links */
     double shm_lat_s;          /* one message between ranks of one machine, latency */
     double shm_bw;             /* bytes/s between ranks of one machine (per flow) */
@@ -56,11 +67,42 @@ typedef struct halo_sim_profile {
     int device;                /* HALO_SIM_DEVICE_* */
     double gemm_flops;         /* flop/s of the trainer's GEMMs (GPU: one GPU; CPU: one core) */
     double agg_bw;             /* bytes/s of the sparse aggregation (GPU: one GPU; CPU: core) */
+    double agg_edge_s;         /* seconds per aggregated edge besides its row's bytes (0 in
+                                  older profiles: bytes / agg_bw only) */
+    double elem_s;             /* seconds per element of a layer's elementwise passes (bias,
+                                  ReLU, dropout, their backward, row copies; 0 in older
+                                  profiles: part of step_overhead_s only) */
+    /* GEMM rate by shape: flop/s of a layer's three GEMMs (forward, dW, dX) at `rows` rows,
+       `in` inputs and `out` outputs, on a grid, interpolated in log space and clamped at its
+       edges; gemm_nr == 0 (older profiles, datasheet GPUs): gemm_flops at every shape */
+    int gemm_nr, gemm_ni, gemm_no;          /* points on each axis (0: no table) */
+    double gemm_rows[HALO_SIM_GEMM_AXIS];   /* rows axis, increasing */
+    double gemm_in[HALO_SIM_GEMM_AXIS];     /* in axis, increasing */
+    double gemm_out[HALO_SIM_GEMM_AXIS];    /* out axis, increasing */
+    double gemm_rate[HALO_SIM_GEMM_AXIS][HALO_SIM_GEMM_AXIS][HALO_SIM_GEMM_AXIS]; /* flop/s at
+                                               [rows][in][out] */
     double step_overhead_s;    /* fixed seconds per training step (launches, optimiser, loss) */
     double adam_bw;            /* bytes/s of the optimiser's pass over parameters */
     /* collectives */
     double allreduce_lat_s;    /* per ring step, added to the link latency */
+    /* per-stage scale factors of halo calibrate --from-metrics (1 when absent: not fitted);
+       each multiplies the modelled CPU/device time of its stage, bounded to [1/2, 2] */
+    double fit_sample;         /* sampling and block building */
+    double fit_fetch;          /* lookups, hooks, gathers and message costs of the fetch */
+    double fit_compute;        /* forward, backward, step overhead and optimiser */
+    double fit_allreduce;      /* allreduce latency per ring step */
 } halo_sim_profile;
+
+/* Sets the fields that are optional with a default other than 0 (the fit factors, 1). */
+void halo_sim_profile_defaults(halo_sim_profile *p);
+
+/* Flop/s of a layer's GEMMs at (rows, in, out): the table, trilinear in the logarithms of the
+ * three sizes (clamped to the grid), of the seconds per flop; gemm_flops without a table. */
+double halo_sim_profile_gemm_rate(const halo_sim_profile *p, double rows, double in, double out);
+
+/* One notice line (halo_notice) when the profile's graph-dependent constants were not measured
+ * on the partition pdir (generic constants, or another partition's). */
+void halo_sim_profile_graph_notice(const halo_sim_profile *p, const char *pdir);
 
 /* Loads a profile file: a Lua table (sandboxed). Errors are one line naming the file, the field
  * and what is wrong (unknown field, wrong type, a zero or negative rate), HALO_EINPUT. */

@@ -5,11 +5,16 @@
 #include "core/fs.h"
 #include "core/json.h"
 #include "core/mem.h"
+#include "policy/policy.h"
+#include "sim/profile.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char *const time_keys[HALO_SIM_T_N] = {
     "time_s", "sample_s", "fetch_s", "copy_s", "compute_s", "allreduce_s", "wait_s"};
@@ -201,7 +206,7 @@ static int cmp_double(const void *a, const void *b)
 /* Median over epochs [first, epochs) of the slowest rank's time and of each stage's mean per
  * rank: the median, not the mean, so that one epoch disturbed by other work on a shared
  * machine does not move the figure. */
-static void table_times(const epoch_table *tb, int first, double *out)
+static void table_times(const epoch_table *tb, int first, double *out, double *spread)
 {
     int n = tb->epochs - first;
     double *v = HALO_NEW(double, (size_t)n * HALO_SIM_T_N);
@@ -222,6 +227,10 @@ static void table_times(const epoch_table *tb, int first, double *out)
         }
         qsort(col, (size_t)n, sizeof *col, cmp_double);
         out[k] = n % 2 ? col[n / 2] : (col[n / 2 - 1] + col[n / 2]) / 2;
+        if (k == 0) {
+            /* how steady the epochs were: their range against their median */
+            *spread = out[0] > 0 ? (col[n - 1] - col[0]) / out[0] : 0;
+        }
     }
     halo_free(col);
     halo_free(v);
@@ -283,8 +292,9 @@ int halo_sim_compare_files(const char *measured, const char *simulated, halo_sim
             }
         }
     }
-    table_times(&a, out->first_epoch, out->measured);
-    table_times(&b, out->first_epoch, out->simulated);
+    double unused;
+    table_times(&a, out->first_epoch, out->measured, &out->measured_spread);
+    table_times(&b, out->first_epoch, out->simulated, &unused);
 done:
     table_free(&a);
     table_free(&b);
@@ -323,4 +333,153 @@ int halo_sim_compare(const char *measured, const char *simulated, FILE *out)
                            (long long)c.mismatches, measured, c.first_mismatch);
     }
     return 0;
+}
+
+/* Reads one number of the validation entry. */
+static int vnum(const halo_json *v, const char *key, const char *where, double lo, double hi,
+                double *out)
+{
+    const halo_json *x = halo_json_get(v, key);
+    if (x == NULL || x->type != HALO_JSON_NUMBER || !(x->number >= lo && x->number <= hi)) {
+        return halo_errorf(HALO_EINPUT, "%s: field validation.%s: a number in %g..%g expected",
+                           where, key, lo, hi);
+    }
+    *out = x->number;
+    return 0;
+}
+
+int halo_sim_validation_load(const char *profile, halo_sim_validation *out)
+{
+    memset(out, 0, sizeof *out);
+    halo_json *top = NULL;
+    HALO_CHECK(halo_policy_load_data(profile, &top));
+    const halo_json *v = halo_json_get(top, "validation");
+    int rc = 0;
+    double seed = 0, configs = 0;
+    if (v != NULL && v->type != HALO_JSON_OBJECT) {
+        rc = halo_errorf(HALO_EINPUT, "%s: field validation: a table expected", profile);
+    } else if (v != NULL) {
+        const halo_json *date = halo_json_get(v, "date"), *fit = halo_json_get(v, "fit");
+        rc = vnum(v, "seed", profile, 0, 9007199254740992.0, &seed);
+        rc = rc < 0 ? rc : vnum(v, "configs", profile, 1, 1e6, &configs);
+        rc = rc < 0 ? rc : vnum(v, "median_pct", profile, 0, 1e9, &out->median_pct);
+        rc = rc < 0 ? rc : vnum(v, "worst_pct", profile, 0, 1e9, &out->worst_pct);
+        rc = rc < 0 ? rc : vnum(v, "stage_median_pct", profile, 0, 1e9, &out->stage_median_pct);
+        if (rc == 0 && (date == NULL || date->type != HALO_JSON_STRING ||
+                        strlen(date->string) >= sizeof out->date || fit == NULL ||
+                        fit->type != HALO_JSON_BOOL)) {
+            rc = halo_errorf(HALO_EINPUT, "%s: field validation: date (a string) and fit (a "
+                             "boolean) expected", profile);
+        }
+        if (rc == 0) {
+            out->present = true;
+            out->seed = (int64_t)seed;
+            out->configs = (int)configs;
+            out->fit = fit->boolean;
+            snprintf(out->date, sizeof out->date, "%s", date->string);
+        }
+    }
+    halo_json_free(top);
+    return rc;
+}
+
+/* The text of p without its validation line; fails when an entry spans several lines. */
+static int drop_validation(const char *p, const char *text, size_t len, halo_sb *sb)
+{
+    size_t at = 0;
+    while (at < len) {
+        size_t end = at;
+        while (end < len && text[end] != '\n') {
+            end++;
+        }
+        const char *s = text + at;
+        while (s < text + end && (*s == ' ' || *s == '\t')) {
+            s++;
+        }
+        bool entry = strncmp(s, "validation", 10) == 0 && strchr(" =", s[10]) != NULL;
+        if (entry) {
+            const char *e = text + end;
+            while (e > s && strchr(" \t\r", e[-1]) != NULL) {
+                e--;
+            }
+            if (!(e - s >= 2 && (e[-1] == '}' || (e[-1] == ',' && e[-2] == '}')))) {
+                return halo_errorf(HALO_EINPUT, "%s: the validation entry is not on one line; "
+                                   "remove it to record a new one", p);
+            }
+        } else {
+            halo_sb_printf(sb, "%.*s%s", (int)(end - at), text + at, end < len ? "\n" : "");
+        }
+        at = end + 1;
+    }
+    return 0;
+}
+
+/* Writes text to a temporary file beside profile, checks that it loads back as a profile with
+ * v as its validation, and renames it over the profile. */
+static int replace_checked(const char *profile, const halo_sb *sb, const halo_sim_validation *v)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d", profile, (int)getpid());
+    HALO_CHECK(halo_file_write_all(tmp, sb->buf, sb->len));
+    halo_sim_profile prof;
+    halo_sim_validation back;
+    int rc = halo_sim_profile_load(tmp, &prof);
+    rc = rc < 0 ? rc : halo_sim_validation_load(tmp, &back);
+    if (rc == 0 && (!back.present || back.configs != v->configs)) {
+        rc = halo_errorf(HALO_EINPUT, "%s: the validation entry does not read back (is the "
+                         "returned table the file's last '}'?)", profile);
+    }
+    if (rc == 0 && rename(tmp, profile) < 0) {
+        rc = halo_errorf(HALO_EIO, "%s: cannot replace: %s", profile, strerror(errno));
+    }
+    if (rc < 0) {
+        unlink(tmp);
+    }
+    return rc;
+}
+
+int halo_sim_validation_record(const char *profile, const halo_sim_validation *v)
+{
+    char *text = NULL;
+    size_t len = 0;
+    HALO_CHECK(halo_file_read_all(profile, &text, &len));
+    halo_sb body;
+    halo_sb_init(&body);
+    int rc = drop_validation(profile, text, len, &body);
+    halo_free(text);
+    char *close = rc == 0 ? strrchr(body.buf, '}') : NULL;
+    if (rc == 0 && close == NULL) {
+        rc = halo_errorf(HALO_EINPUT, "%s: no table to record the validation in", profile);
+    }
+    if (rc == 0) {
+        size_t cut = (size_t)(close - body.buf), back = cut;
+        while (back > 0 && strchr(" \t\r\n", body.buf[back - 1]) != NULL) {
+            back--;
+        }
+        bool comma = back > 0 && body.buf[back - 1] != ',' && body.buf[back - 1] != '{';
+        halo_sb out;
+        halo_sb_init(&out);
+        halo_sb_printf(&out, "%.*s%s\n    validation = { seed = %lld, configs = %d, "
+                       "median_pct = %.1f, worst_pct = %.1f, stage_median_pct = %.1f, "
+                       "fit = %s, date = \"%s\" },\n%s",
+                       (int)back, body.buf, comma ? "," : "", (long long)v->seed, v->configs,
+                       v->median_pct, v->worst_pct, v->stage_median_pct,
+                       v->fit ? "true" : "false", v->date, body.buf + cut);
+        rc = replace_checked(profile, &out, v);
+        halo_sb_free(&out);
+    }
+    halo_sb_free(&body);
+    return rc;
+}
+
+void halo_sim_validation_text(const halo_sim_validation *v, char *buf, size_t size)
+{
+    if (!v->present) {
+        snprintf(buf, size, "not validated (halo sim validate --record)");
+        return;
+    }
+    snprintf(buf, size, "validated: epoch median |error| %.1f%%, worst %.1f%%, stage median "
+             "<= %.1f%% (seed %lld, %d configurations, %s%s)", v->median_pct, v->worst_pct,
+             v->stage_median_pct, (long long)v->seed, v->configs, v->date,
+             v->fit ? "" : ", measured under load");
 }

@@ -4,6 +4,8 @@
 #ifndef HALO_SIM_VALIDATE_H
 #define HALO_SIM_VALIDATE_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -27,6 +29,9 @@ typedef struct halo_sim_comparison {
                                        slowest rank's time; stages = median over timed epochs
                                        of the mean per rank */
     double simulated[HALO_SIM_T_N]; /* the same for the simulation */
+    double measured_spread;         /* (slowest - fastest) / median of the measured epoch
+                                       times over the timed epochs: how steady the machine was
+                                       (0 with one timed epoch) */
 } halo_sim_comparison;
 
 /* Compares two metrics files. Errors: a file that cannot be read or parsed (file:line), files
@@ -40,5 +45,32 @@ void halo_sim_comparison_print(const halo_sim_comparison *c, FILE *out);
 
 /* compare_files + print; returns HALO_EINPUT after printing when counts differ. */
 int halo_sim_compare(const char *measured, const char *simulated, FILE *out);
+
+/* A profile's last validation (`halo sim validate --record`): the `validation` entry of the
+ * profile file, one line that halo calibrate drops when it rewrites the constants. */
+typedef struct halo_sim_validation {
+    bool present;            /* the profile has one */
+    int64_t seed;            /* the draw's seed */
+    int configs;             /* configurations compared */
+    double median_pct;       /* median |error| of the epoch time, % */
+    double worst_pct;        /* worst |error| of the epoch time, % */
+    double stage_median_pct; /* the largest per-stage median |error|, % */
+    bool fit;                /* the machine was quiet enough to measure (else recorded with
+                                --force: the figures are a loaded machine's) */
+    char date[32];           /* when, "YYYY-MM-DD HH:MM UTC" */
+} halo_sim_validation;
+
+/* Reads the validation entry of a profile file (present = false when it has none). Errors: the
+ * file cannot be evaluated, or the entry is malformed (HALO_EINPUT naming the field). */
+int halo_sim_validation_load(const char *profile, halo_sim_validation *out);
+
+/* Replaces (or adds) the validation entry of a profile file, atomically: the rest of the file is
+ * kept byte for byte, the result is loaded back (profile and entry) before it replaces the
+ * file. */
+int halo_sim_validation_record(const char *profile, const halo_sim_validation *v);
+
+/* One line: "validated: median |error| 8.1%, worst 21.0% (seed 1, 20 configurations,
+ * 2026-12-01 23:10 UTC)" or "not validated (halo sim validate --record)". */
+void halo_sim_validation_text(const halo_sim_validation *v, char *buf, size_t size);
 
 #endif

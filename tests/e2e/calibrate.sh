@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# halo calibrate: a quick calibration writes a profile with every field and says how it was
-# measured; a bad -o (or no mpirun) fails with one error line and writes nothing.
+# halo calibrate: a quick calibration writes a profile with every field (the GEMM table by
+# shape included) and says how it was measured; --graph measures the graph-dependent constants
+# on a partition and halo sim says when a profile's are generic; a bad -o, --graph (or no
+# mpirun) fails with one error line and writes nothing.
 source "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
@@ -46,4 +48,56 @@ check "--no-mpi measures the rest" \
 check "... and marks the links as not measured" grep -q "NOT MEASURED (--no-mpi)" "$T/nompi.lua"
 "$HALO" calibrate --quick >/dev/null 2>&1
 [ $? -eq 2 ] && ok "no -o is a usage error (exit 2)" || not_ok "no -o is a usage error (exit 2)"
+
+# the per-stage constants: GEMM rates by shape, per-row and per-edge parts, the fit section
+check "the GEMM table has its 3 x 4 x 4 shapes" bash -c "
+    [ \$(grep -cE '^ +\{[0-9]+, [0-9]+, [0-9]+, [0-9.e+]+\},' '$T/here.lua') -eq 48 ]"
+check "gathers and aggregation have a per-row and a per-edge part" bash -c "
+    grep -qE '^ *gather_row_ns = ' '$T/here.lua' && grep -qE '^ *agg_edge_ns = ' '$T/here.lua' &&
+    grep -qE '^ *elem_ns = ' '$T/here.lua'"
+check "the fit factors start at 1" bash -c "
+    grep -qE '^ *sample = 1,' '$T/here.lua' && grep -qE '^ *compute = 1,' '$T/here.lua'"
+check "the sampling constants are said to be generic" grep -q "generic; --graph PDIR" "$T/here.lua"
+
+# --graph: the graph-dependent constants measured on the user's partition
+"$HALO" gen rmat --scale 11 -F 16 --seed 5 -o "$T/g" >/dev/null 2>&1
+"$HALO" partition "$T/g" --parts 2 -o "$T/p" >/dev/null 2>&1
+check "calibrate --graph --base measures on the partition" \
+    "$HALO" calibrate --quick --graph "$T/p" --base "$T/here.lua" -o "$T/graph.lua"
+cp "$T/err" "$T/graph.err"
+check "... and says what it measured" grep -q "calibrate: on .*: sampler .* ns per edge" "$T/graph.err"
+check "... and records the partition" grep -qE "^ *graph = \".*/p\"," "$T/graph.lua"
+check "halo sim with the generic profile says its constants are generic" \
+    "$HALO" sim "$T/p" --cluster "$T/here.lua" --trainers 2 --epochs 1 --batch 100
+cp "$T/err" "$T/sim.err"
+check "... in one notice line" \
+    grep -q "notice: sim: profile here: sampling and gather constants are generic" "$T/sim.err"
+check "halo sim with the --graph profile on that partition" \
+    "$HALO" sim "$T/p" --cluster "$T/graph.lua" --trainers 2 --epochs 1 --batch 100
+cp "$T/err" "$T/sim2.err"
+check "... says nothing about its constants" bash -c "
+    test -f '$T/sim2.err' && ! grep -q 'sampling and gather constants' '$T/sim2.err'"
+# --from-metrics: bounded per-stage factors; the measured constants stay as measured
+check "a measured run to fit to" mpirun --oversubscribe --timeout 120 -np 2 "$HALO" train "$T/p" \
+    --epochs 2 --batch 100 --eval none --no-table --depth 0 --metrics "$T/run.jsonl"
+check "calibrate --from-metrics fits the profile to it" \
+    "$HALO" calibrate --from-metrics "$T/run.jsonl" --base "$T/graph.lua" --rounds 2 -o "$T/fit.lua"
+cp "$T/err" "$T/fit.err"
+check "... and logs its rounds" grep -q "^fit round 2 over 1 run" "$T/fit.err"
+check "... keeps the measured constants" bash -c "
+    [ \"\$(grep -E '^ *(sample_edge_ns|gather_GBps|gemm_TFLOPs|agg_GBps) = ' '$T/graph.lua')\" = \
+      \"\$(grep -E '^ *(sample_edge_ns|gather_GBps|gemm_TFLOPs|agg_GBps) = ' '$T/fit.lua')\" ]"
+check "... and writes every fit factor within 0.5..2" awk '
+    /^    fit = \{/ { in_fit = 1; next } in_fit && /^    \}/ { in_fit = 0 }
+    in_fit && /^ *(sample|fetch|compute|allreduce) = / {
+        v = $3; sub(/,$/, "", v); if (v + 0 < 0.5 || v + 0 > 2) bad = 1; n++ }
+    END { exit (bad || n != 4) }' "$T/fit.lua"
+echo "not metrics" >"$T/notes"
+check_fails "a metrics file that is not one is an error" "notes" \
+    "$HALO" calibrate --from-metrics "$T/notes" --base "$T/graph.lua" -o "$T/fit2.lua"
+[ "$(wc -l <"$T/err")" -eq 1 ] && ok "... of one line" || not_ok "... of one line"
+check_fails "--graph on a missing partition is an error" "nope" \
+    "$HALO" calibrate --quick --graph "$T/nope" --base "$T/here.lua" -o "$T/g2.lua"
+[ "$(wc -l <"$T/err")" -eq 1 ] && ok "... of one line" || not_ok "... of one line"
+check "... that writes nothing" test ! -e "$T/g2.lua"
 done_testing

@@ -1,0 +1,239 @@
+/* Private to sim/engine.c and sim/cost.c: the simulator's state (batch records, threads, cores,
+ * NICs, events) shared by the discrete-event engine and the cost model that fills each batch's
+ * record with stage works and exchanges. Not an interface: nothing outside sim/ includes it. */
+#ifndef HALO_SIM_COST_INTERNAL_H
+#define HALO_SIM_COST_INTERNAL_H
+
+#include "sim/cost.h"
+
+/* Bytes the optimiser touches per parameter: it reads p, g, m, v and writes p, m, v. */
+#define ADAM_BYTES 28.0
+/* Bytes of one id in a row request (int32). */
+#define ID_BYTES 4
+/* Bytes of an embedding gradient record's header (runtime/embed: key, id, position). */
+#define EMBED_REC_HDR 16.0
+/* Bytes of one CSR offset and of one edge's source number in a block (int64, int32). */
+#define INDPTR_BYTES 8
+#define INDEX_BYTES 4
+/* Cost of one gathered float in GEMM flops when the model picks a layer's path (model.c). */
+#define GATHER_COST 32.0
+/* Most exchanges of one batch: request + reply per layer, ids + rows, the allreduce, then the
+ * embeddings' ids, rows and gradients. */
+#define MAX_XCHG (2 * HALO_MAX_LAYERS + 6)
+/* Most steps of one stage's program (sampling: 4 per layer). */
+#define MAX_STEPS (4 * HALO_MAX_LAYERS + 4)
+
+/* Stages, in the order of a batch; their names are the runtime's timeline names. */
+enum { STAGE_SAMPLE, STAGE_FETCH, STAGE_COPY, STAGE_COMPUTE, STAGE_ALLREDUCE, NSTAGES };
+
+/* Threads of a rank: the trainer, the fetch thread, then the sampling threads. */
+enum { TH_TRAINER = 0, TH_FETCH = 1, TH_SAMPLER = 2 };
+
+/* Kinds of a stage program's steps. */
+enum { STEP_CPU, STEP_DELAY, STEP_XCHG };
+
+/* Events of the timeline (the ends of CPU tasks and transfers are kept apart, one key per
+ * machine and NIC resource). */
+enum { EV_THREAD, EV_XSTART, EV_ARMID };
+
+/* One step of a stage program. */
+typedef struct step {
+    int kind;    /* STEP_* */
+    int threads; /* STEP_CPU: threads the work is spread over */
+    int xi;      /* STEP_XCHG: exchange number within the batch */
+    double work; /* STEP_CPU: core-seconds; STEP_DELAY: seconds */
+} step;
+
+/* One rank's part in one exchange (or the allreduce) of one batch. */
+typedef struct xrank {
+    double out;     /* bytes it sends through its NIC group (peers on other machines) */
+    double in;      /* bytes it receives through its NIC group */
+    double intra;   /* seconds of its slowest flow inside the machine (shm), 0 when none */
+    double netem;   /* emulated-network floor from its arrival, seconds (0: none) */
+    double crit;    /* CPU work the exchange waits for everywhere (the owner's gather) */
+    double own;     /* CPU work only this rank waits for (local sampling, copies, messages) */
+    double arrive;  /* when it reached the exchange */
+    double own_end; /* when its CPU work ended (-1 while running) */
+    int thread;     /* global number of the thread that is in the exchange */
+} xrank;
+
+/* An exchange (or the allreduce) of one batch, collective over all ranks. */
+typedef struct xchg {
+    int arrived;     /* ranks that reached it */
+    int outstanding; /* flows and critical CPU tasks not finished */
+    int done;        /* the transfer has ended on every rank */
+    int rows;        /* the rows exchange (no count all-to-all) */
+    double amax;     /* latest arrival */
+    double tend;     /* end of the transfer (flows + latency, shm flows, critical CPU) */
+} xchg;
+
+/* What one rank computes in one batch outside the exchanges, in seconds or core-seconds. */
+typedef struct rwork {
+    double serve[HALO_MAX_LAYERS]; /* sampling the nodes peers asked for, layer l */
+    double build[HALO_MAX_LAYERS]; /* merging the neighbours and building block l */
+    double fetch_pre;              /* cache lookups, the policy hook, copying hits */
+    double copy;                   /* host-to-device copy (GPU) */
+    double fb;                     /* forward + backward: GEMMs and aggregation */
+    double overhead;               /* fixed per step */
+    double adam;                   /* optimiser (GPU: with its two PCIe copies) */
+    double embed_apply;            /* sparse Adam of the embedding rows it owns (host) */
+} rwork;
+
+/* Everything the model keeps of one batch while some rank still works on it. */
+typedef struct brec {
+    int64_t batch;      /* batch number */
+    int layers;         /* L */
+    int released;       /* ranks that finished the batch */
+    xchg x[MAX_XCHG];   /* exchanges: 2i request / 2i+1 reply of layer L-1-i, 2L ids, 2L+1
+                           rows, 2L+2 the allreduce, 2L+3 embedding ids, 2L+4 their rows,
+                           2L+5 their gradients */
+    int embed;          /* the batch gathers and updates embeddings */
+    xrank *xr;          /* [MAX_XCHG * P] ranks' parts, exchange-major */
+    rwork *rw;          /* [P] */
+    unsigned char *sampled; /* [P] the rank's sampling of this batch ended */
+} brec;
+
+/* A simulated thread. */
+typedef struct sim_thread {
+    int rank;              /* its rank */
+    int idx;               /* TH_TRAINER, TH_FETCH, TH_SAMPLER + j */
+    int busy;              /* running a stage */
+    int stage;             /* STAGE_* it runs */
+    int64_t batch;         /* batch of that stage */
+    int pc;                /* next step */
+    int nsteps;            /* steps of the program */
+    step steps[MAX_STEPS]; /* the stage's program */
+    double start;          /* when the stage began */
+    double ar_end;         /* allreduce stage: when the allreduce ended (Adam follows) */
+    int phase;             /* in an exchange: 0 critical CPU, 1 own CPU */
+    int64_t next;          /* next batch it takes */
+    int push_wait;         /* sampler: its batch is sampled, waiting for its turn to pass on */
+} sim_thread;
+
+/* A simulated rank: its pipeline's counters and its epoch's times. */
+typedef struct sim_rank {
+    int machine;       /* machine it runs on */
+    int nic;           /* index of its NIC group's egress resource (ingress = nic + 1) */
+    int stalled;       /* a thread wants a batch not added yet */
+    int64_t pushed;    /* batches sampled and handed to the fetch stage, in order */
+    int64_t fetched;   /* batches fetched */
+    int64_t released;  /* batches computed (their slots are free again) */
+    double free_at;    /* when the trainer last became free */
+    double sample_s;   /* stage sums of the epoch */
+    double fetch_s;    /* ... */
+    double copy_s;     /* ... */
+    double compute_s;  /* forward/backward + Adam */
+    double allreduce_s;/* the allreduce, waiting for the slowest rank included */
+    double wait_s;     /* trainer waiting for the pipeline (depth > 0) */
+} sim_rank;
+
+/* A CPU-bound task on a machine. */
+typedef struct cpu_task {
+    double fin;  /* virtual time at which it ends */
+    int threads; /* threads it runs on */
+    int thread;  /* global number of the simulated thread that waits for it */
+} cpu_task;
+
+/* A machine's cores, processor-shared: with n threads running each advances at min(1,
+ * cores / n); virtual time v counts the work one of them has done. */
+typedef struct sim_machine {
+    double v;       /* virtual time (core-seconds per thread) */
+    double t;       /* real time v was computed at */
+    int running;    /* threads of all its tasks */
+    int n;          /* tasks */
+    int cap;        /* capacity of task */
+    cpu_task *task; /* [cap] */
+} sim_machine;
+
+/* One direction of a NIC group, processor-shared among its transfers. */
+typedef struct flow {
+    double fin;    /* virtual bytes at which it ends */
+    int64_t batch; /* batch of its exchange */
+    int xi;        /* the exchange */
+} flow;
+
+typedef struct sim_nic {
+    double cap;  /* bytes/s */
+    double v;    /* virtual bytes moved by each active transfer */
+    double t;    /* real time v was computed at */
+    int n;       /* transfers */
+    int ncap;    /* capacity of f */
+    flow *f;     /* [ncap] */
+} sim_nic;
+
+/* A timeline event. */
+typedef struct sim_event {
+    double t;      /* when */
+    uint64_t seq;  /* order among equal times */
+    int kind;      /* EV_* */
+    int id;        /* thread or exchange number */
+    int64_t batch; /* EV_XSTART / EV_ARMID */
+} sim_event;
+
+struct halo_sim_cost {
+    halo_sim_cost_opts o;    /* options (profile copied below) */
+    halo_sim_profile pf;     /* the cluster */
+    int P;                   /* ranks */
+    int M;                   /* machines */
+    int T;                   /* trainers per machine */
+    int G;                   /* NIC groups per machine: min(nics, T) */
+    int depth;               /* pipeline depth */
+    int S;                   /* sampling threads (depth > 0), capped at the depth */
+    int NT;                  /* threads per rank */
+    int gpu;                 /* the profile's trainers compute on GPUs */
+    int kthreads;            /* CPU compute threads of a trainer: cores / trainers */
+    int netem;               /* emulated network on */
+    double t_counts;         /* the count all-to-all of an exchange */
+    double ar_d1;            /* allreduce: reduce-scatter (and all-gather) inside a machine */
+    double ar_bytes;         /* allreduce: bytes each rank sends (and receives) across machines */
+    double ar_lat;           /* allreduce: latency of the ring across machines */
+    double ar_netem;         /* allreduce: the runtime's netem charge */
+    int64_t piece_rb;        /* row bytes the piece table is for */
+    int piece_k;             /* pieces before they reach HALO_ROWS_PIECE_MAX */
+    int64_t piece_cum[24];   /* rows in the first k + 1 pieces */
+    int64_t piece_last;      /* rows of a full-size piece */
+    sim_rank *rk;            /* [P] */
+    sim_thread *th;          /* [P * NT] */
+    sim_machine *mc;         /* [M] */
+    sim_nic *nic;            /* [M * G * 2]: (machine, group) egress, then ingress */
+    brec **ring;             /* [ring_cap] batch b at b % ring_cap */
+    int64_t ring_cap;        /* its capacity */
+    brec **pool;             /* free batch records */
+    int npool;               /* in pool */
+    int pool_cap;            /* capacity of pool */
+    int64_t added;           /* batches of the epoch added */
+    int64_t freed;           /* batches of the epoch every rank finished */
+    int ending;              /* epoch_end: no more batches */
+    int epoch;               /* current epoch */
+    double t0;               /* the epoch's start */
+    double tnext;            /* when the next epoch starts (end of the slowest rank) */
+    sim_event *heap;         /* event heap */
+    int64_t nheap;           /* events in it */
+    int64_t heap_cap;        /* capacity */
+    uint64_t seq;            /* events scheduled so far */
+    int nres;                /* resources: machines, then NIC resources */
+    double *rkey;            /* [nres] when each resource's next task or transfer ends (inf) */
+    int *rheap;              /* [nres] min-heap of resources by rkey */
+    int *rpos;               /* [nres] position of each resource in rheap */
+    double now;              /* current time */
+    int stalled;             /* a thread waits for a batch not added: stop at stall_t */
+    double stall_t;          /* time of the stall */
+    int *done;               /* [P * NT] scratch: threads whose CPU task ended */
+    double *s_out, *s_in;    /* [P] scratch: inter-machine bytes out / in of an exchange */
+    double *s_intra;         /* [P] its largest shm flow */
+    double *s_tot_out;       /* [P] all bytes out */
+    double *s_tot_in;        /* [P] all bytes in */
+    double *s_msg_out;       /* [P] messages sent */
+    double *s_msg_in;        /* [P] messages received */
+};
+
+/* ---- the cost model (sim/cost.c), called by the engine ---- */
+
+/* Checks the options against the profile (one-line errors, HALO_EUSAGE). */
+int halo_sim_cost_check_opts(const halo_sim_cost_opts *o);
+/* Fills the model's per-run constants of c (count all-to-all, allreduce parts, netem). */
+void halo_sim_cost_setup(halo_sim_cost *c);
+/* Turns every rank's counted work of one batch into the record's stage works and exchanges. */
+void halo_sim_cost_build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w);
+
+#endif

@@ -1,0 +1,375 @@
+/* What `halo sim validate` prints and writes: the per-configuration table (plain or
+ * markdown), the summary, the CSV, the gnuplot figure and its meta.json. */
+#include "sweep/validate.h"
+
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/json.h"
+#include "core/mem.h"
+#include "sweep/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Stages of the table (the epoch first). */
+static const int stages[] = {HALO_SIM_T_EPOCH, HALO_SIM_T_SAMPLE, HALO_SIM_T_FETCH,
+                             HALO_SIM_T_COPY, HALO_SIM_T_COMPUTE, HALO_SIM_T_ALLREDUCE,
+                             HALO_SIM_T_WAIT};
+#define NSTAGE ((int)(sizeof stages / sizeof stages[0]))
+
+bool halo_vresult_err(const halo_vresult *r, int k, double *pct)
+{
+    double m = r->cmp.measured[k], s = r->cmp.simulated[k];
+    if (!(m > 0) || (k != HALO_SIM_T_EPOCH && m < 0.05 * r->cmp.measured[HALO_SIM_T_EPOCH])) {
+        return false;
+    }
+    *pct = 100.0 * (s - m) / m;
+    return true;
+}
+
+static int cmp_abs(const void *a, const void *b)
+{
+    double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+    return (x > y) - (x < y);
+}
+
+void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
+{
+    s->n = n;
+    s->counts_equal = 0;
+    s->stage_median_max = 0;
+    double *v = HALO_NEW(double, (size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++) {
+        s->counts_equal += r[i].cmp.mismatches == 0;
+    }
+    for (int k = 0; k < HALO_SIM_T_N; k++) {
+        int m = 0;
+        s->worst[k] = 0;
+        s->worst_at[k] = 0;
+        for (int i = 0; i < n; i++) {
+            double e;
+            if (halo_vresult_err(&r[i], k, &e)) {
+                v[m++] = e;
+                if (fabs(e) >= s->worst[k]) {
+                    s->worst[k] = fabs(e);
+                    s->worst_at[k] = r[i].c.index;
+                }
+            }
+        }
+        qsort(v, (size_t)m, sizeof *v, cmp_abs);
+        s->nstage[k] = m;
+        s->median[k] = m == 0 ? 0
+                       : m % 2 ? fabs(v[m / 2])
+                               : (fabs(v[m / 2 - 1]) + fabs(v[m / 2])) / 2;
+        /* the work stages; wait is what is left of the epoch when they are done */
+        if (k != HALO_SIM_T_EPOCH && k != HALO_SIM_T_WAIT && m > 0 &&
+            s->median[k] > s->stage_median_max) {
+            s->stage_median_max = s->median[k];
+        }
+    }
+    halo_free(v);
+}
+
+/* The fanouts as "5/10/3". */
+static void fanouts_text(const halo_vconfig *c, char *buf, size_t size)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int l = 0; l < c->layers && n < size; l++) {
+        n += (size_t)snprintf(buf + n, size - n, "%s%d", l ? "/" : "", c->fanout[l]);
+    }
+}
+
+void halo_vresult_header(FILE *out, bool markdown)
+{
+    if (markdown) {
+        fprintf(out, "| # | graph | ranks | layers | fanouts | hidden | batch | policy | depth | "
+                     "sampler threads | netem | measured s | simulated s | epoch | sample | "
+                     "fetch | copy | compute | allreduce | wait | counts |\n"
+                     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+                     "---|---|---|\n");
+        return;
+    }
+    fprintf(out, "%3s %-18s %2s %1s %-9s %4s %5s %-26s %1s %1s %-16s %8s %8s %7s %7s %7s %7s "
+            "%7s %7s %7s  %s\n", "#", "graph", "R", "L", "fanouts", "hid", "batch", "policy",
+            "d", "t", "netem", "meas_s", "sim_s", "epoch", "sample", "fetch", "copy", "compute",
+            "allred", "wait", "counts");
+}
+
+void halo_vresult_row(const halo_vspace *sp, const halo_vresult *r, FILE *out, bool markdown)
+{
+    char graph[96], pol[128], fan[32], err[NSTAGE][16];
+    halo_vconfig_graph_label(sp, &r->c, graph, sizeof graph);
+    halo_vconfig_policy_label(sp, &r->c, pol, sizeof pol);
+    fanouts_text(&r->c, fan, sizeof fan);
+    for (int k = 0; k < NSTAGE; k++) {
+        double e;
+        if (halo_vresult_err(r, stages[k], &e)) {
+            snprintf(err[k], sizeof err[k], "%+.1f%%", e);
+        } else {
+            snprintf(err[k], sizeof err[k], "-");
+        }
+    }
+    const char *counts = r->cmp.mismatches == 0 ? "equal" : "DIFFER";
+    const halo_vconfig *c = &r->c;
+    const double *m = r->cmp.measured, *s = r->cmp.simulated;
+    if (markdown) {
+        fprintf(out, "| %d | %s | %d | %d | %s | %d | %d | %s | %d | %d | %s | %.4f | %.4f |",
+                c->index, graph, c->ranks, c->layers, fan, c->hidden, c->batch, pol, c->depth,
+                c->sampler_threads, sp->netem[c->netem], m[0], s[0]);
+        for (int k = 0; k < NSTAGE; k++) {
+            fprintf(out, " %s |", err[k]);
+        }
+        fprintf(out, " %s |\n", counts);
+        return;
+    }
+    fprintf(out, "%3d %-18s %2d %1d %-9s %4d %5d %-26s %1d %1d %-16s %8.4f %8.4f", c->index,
+            graph, c->ranks, c->layers, fan, c->hidden, c->batch, pol, c->depth,
+            c->sampler_threads, sp->netem[c->netem], m[0], s[0]);
+    for (int k = 0; k < NSTAGE; k++) {
+        fprintf(out, " %7s", err[k]);
+    }
+    fprintf(out, "  %s%s%s\n", counts, r->cmp.mismatches ? ": " : "",
+            r->cmp.mismatches ? r->cmp.first_mismatch : "");
+}
+
+void halo_vsummary_print(const halo_vsummary *s, FILE *out, bool markdown)
+{
+    fprintf(out, markdown ? "\n| stage | configurations | median \\|error\\| | worst \\|error\\| |\n"
+                            "|---|---|---|---|\n"
+                          : "\n%-10s %14s %15s %14s\n",
+            "stage", "configurations", "median |error|", "worst |error|");
+    for (int k = 0; k < NSTAGE; k++) {
+        int t = stages[k];
+        const char *name = halo_sim_time_name(t);
+        if (s->nstage[t] == 0) {
+            fprintf(out, markdown ? "| %s | 0 | - | - |\n" : "%-10s %14d %15s %14s\n", name, 0,
+                    "-", "-");
+            continue;
+        }
+        fprintf(out, markdown ? "| %s | %d | %.1f%% | %.1f%% (#%d) |\n"
+                              : "%-10s %14d %14.1f%% %13.1f%%  (configuration %d)\n",
+                name, s->nstage[t], s->median[t], s->worst[t], s->worst_at[t]);
+    }
+    fprintf(out, "%scounts: equal in %d of %d configurations\n", markdown ? "\n" : "",
+            s->counts_equal, s->n);
+    if (s->fit && s->checked) {
+        fprintf(out, "machine: quiet enough to measure (load average %.2f before the first "
+                "run, other work at most %.2f cores before a run, epoch spread at most %.0f%%)\n",
+                s->load_start, s->busy_max > s->busy_start ? s->busy_max : s->busy_start,
+                100 * s->spread_max);
+    } else if (s->fit) {
+        fprintf(out, "machine: quiet enough to measure (every run from the work directory: "
+                "other work at most %.2f cores before a run, epoch spread at most %.0f%%)\n",
+                s->busy_max, 100 * s->spread_max);
+    } else {
+        fprintf(out, "UNFIT: %s: the errors above are not a validation\n", s->why);
+    }
+}
+
+/* The CSV: one row per configuration, errors in % (empty where not counted). */
+static void csv_text(const halo_vspace *sp, const halo_vresult *r, int n, halo_sb *sb)
+{
+    halo_sb_puts(sb, "config,graph,ranks,layers,fanouts,hidden,batch,policy,depth,"
+                     "sampler_threads,netem,measured_s,simulated_s");
+    for (int k = 0; k < NSTAGE; k++) {
+        halo_sb_printf(sb, ",%s_err", halo_sim_time_name(stages[k]));
+    }
+    halo_sb_puts(sb, ",counts,busy_cores,epoch_spread,key\n");
+    for (int i = 0; i < n; i++) {
+        char graph[96], pol[128], fan[32];
+        const halo_vconfig *c = &r[i].c;
+        halo_vconfig_graph_label(sp, c, graph, sizeof graph);
+        halo_vconfig_policy_label(sp, c, pol, sizeof pol);
+        fanouts_text(c, fan, sizeof fan);
+        halo_sb_printf(sb, "%d,%s,%d,%d,%s,%d,%d,", c->index, graph, c->ranks, c->layers, fan,
+                       c->hidden, c->batch);
+        halo_sweep_plain(sb, pol);
+        halo_sb_printf(sb, ",%d,%d,", c->depth, c->sampler_threads);
+        halo_sweep_plain(sb, sp->netem[c->netem]);
+        halo_sb_printf(sb, ",%.6f,%.6f", r[i].cmp.measured[0], r[i].cmp.simulated[0]);
+        for (int k = 0; k < NSTAGE; k++) {
+            double e;
+            if (halo_vresult_err(&r[i], stages[k], &e)) {
+                halo_sb_printf(sb, ",%.2f", e);
+            } else {
+                halo_sb_puts(sb, ",");
+            }
+        }
+        halo_sb_printf(sb, ",%s,%.3f,%.4f,%s\n", r[i].cmp.mismatches ? "differ" : "equal",
+                       r[i].busy, r[i].cmp.measured_spread, r[i].key);
+    }
+}
+
+/* The gnuplot script: simulated against measured epoch time, y = x and +-10%, +-25%. */
+static void gp_text(const halo_vsummary *s, const char *profile, bool fit, halo_sb *sb)
+{
+    halo_sb_printf(sb,
+        "# simulated vs measured epoch time (halo sim validate); rerun: gnuplot "
+        "sim_vs_measured.gp\n"
+        "if (!exists(\"out\")) out = \"sim_vs_measured\"\n"
+        "set datafile separator \",\"\n"
+        "set key top left\n"
+        "set logscale xy\n"
+        "set xlabel \"measured epoch (s)\"\n"
+        "set ylabel \"simulated epoch (s)\"\n"
+        "set title \"halo sim (profile %s) vs mpirun halo train, %d configurations\\n"
+        "epoch median |error| %.1f%%, worst %.1f%%%s\"\n"
+        "set grid\n"
+        "set size ratio -1\n"
+        "stats \"sim_vs_measured.csv\" every ::1 using 12:13 nooutput\n"
+        "lo = (STATS_min_x < STATS_min_y ? STATS_min_x : STATS_min_y) / 1.5\n"
+        "hi = (STATS_max_x > STATS_max_y ? STATS_max_x : STATS_max_y) * 1.5\n"
+        "set xrange [lo:hi]\n"
+        "set yrange [lo:hi]\n"
+        "do for [fmt in \"png svg\"] {\n"
+        "    if (fmt eq \"png\") { set terminal pngcairo size 900,800 font \",10\" } "
+        "else { set terminal svg size 900,800 dynamic font \",10\" }\n"
+        "    set output out . \".\" . fmt\n"
+        "    plot x with lines lc rgb \"#555555\" dt 2 title \"y = x\", \\\n"
+        "         x * 1.1 with lines lc rgb \"#bbbbbb\" dt 3 title \"+-10%%\", "
+        "x / 1.1 with lines lc rgb \"#bbbbbb\" dt 3 notitle, \\\n"
+        "         x * 1.25 with lines lc rgb \"#dddddd\" dt 3 title \"+-25%%\", "
+        "x / 1.25 with lines lc rgb \"#dddddd\" dt 3 notitle, \\\n"
+        "         \"sim_vs_measured.csv\" every ::1 using (strcol(11) eq \"off\" ? $12 : NaN):13 "
+        "with points pt 7 ps 1.3 lc rgb \"#1f77b4\" title \"no netem\", \\\n"
+        "         \"\" every ::1 using (strcol(11) ne \"off\" ? $12 : NaN):13 with points pt 5 "
+        "ps 1.3 lc rgb \"#d62728\" title \"netem\", \\\n"
+        "         \"\" every ::1 using 12:13:1 with labels font \",7\" offset char 0.8,0 left "
+        "notitle\n"
+        "    unset output\n"
+        "}\n",
+        profile, s->n, s->median[HALO_SIM_T_EPOCH], s->worst[HALO_SIM_T_EPOCH],
+        fit ? "" : " (UNFIT: measured under load)");
+}
+
+/* The first line a shell command prints ("" when none). */
+static void first_line(const char *cmd, char *out, size_t size)
+{
+    out[0] = '\0';
+    FILE *p = popen(cmd, "r");
+    if (p == NULL) {
+        return;
+    }
+    if (fgets(out, (int)size, p) == NULL) {
+        out[0] = '\0';
+    }
+    out[strcspn(out, "\n")] = '\0';
+    pclose(p);
+}
+
+/* sim_vs_measured.meta.json: what the figure shows, for halo report's index.md. */
+static void meta_text(const halo_validate_opts *o, const halo_vsummary *s, const char *profile,
+                      bool figure, halo_sb *out)
+{
+    halo_jw w;
+    halo_jw_init(&w, true);
+    char buf[2048];
+    halo_jw_obj_begin(&w);
+    halo_jw_key(&w, "format");
+    halo_jw_i64(&w, 1);
+    halo_jw_key(&w, "name");
+    halo_jw_str(&w, "sim_vs_measured");
+    halo_jw_key(&w, "title");
+    halo_jw_str(&w, "Simulated vs measured epoch time (halo sim validate)");
+    snprintf(buf, sizeof buf, "%d configurations drawn with seed %llu from %s, each run with "
+             "mpirun halo train and simulated with halo sim on profile %s: epoch median |error| "
+             "%.1f%%, worst %.1f%%, largest per-stage median %.1f%%; counts equal in %d of %d. "
+             "Epoch time = median over epochs 1.. of the slowest rank. %s",
+             s->n, (unsigned long long)o->seed, o->space ? o->space : "the default space",
+             profile, s->median[0], s->worst[0], s->stage_median_max, s->counts_equal, s->n,
+             s->fit ? "Measured on a quiet machine." : "UNFIT: measured under load.");
+    halo_jw_key(&w, "caption");
+    halo_jw_str(&w, buf);
+    halo_jw_key(&w, "paper");
+    halo_jw_str(&w, "no published simulator to compare with; goal median |error| <= 10%, "
+                    "worst <= 25%");
+    halo_jw_key(&w, "mode");
+    halo_jw_str(&w, "run+sim");
+    halo_jw_key(&w, "command");
+    halo_jw_str(&w, o->command ? o->command : "halo sim validate");
+    halo_jw_key(&w, "replot");
+    halo_jw_str(&w, "gnuplot sim_vs_measured.gp");
+    halo_jw_key(&w, "files");
+    halo_jw_obj_begin(&w);
+    const char *keys[] = {"csv", "data", "script", "png", "svg"};
+    const char *vals[] = {"sim_vs_measured.csv", "sim_vs_measured.csv", "sim_vs_measured.gp",
+                          figure ? "sim_vs_measured.png" : "", figure ? "sim_vs_measured.svg" : ""};
+    for (int i = 0; i < 5; i++) {
+        halo_jw_key(&w, keys[i]);
+        halo_jw_str(&w, vals[i]);
+    }
+    halo_jw_obj_end(&w);
+    halo_jw_key(&w, "headline");
+    halo_jw_raw(&w, "[\"median_abs_error_pct\",\"worst_abs_error_pct\"]");
+    snprintf(buf, sizeof buf, "{\"median_abs_error_pct\":{\"n\":%d,\"min\":%.2f,\"max\":%.2f},"
+             "\"worst_abs_error_pct\":{\"n\":%d,\"min\":%.2f,\"max\":%.2f}}", s->nstage[0],
+             s->median[0], s->median[0], s->nstage[0], s->worst[0], s->worst[0]);
+    halo_jw_key(&w, "ranges");
+    halo_jw_raw(&w, buf);
+    snprintf(buf, sizeof buf, "{\"total\":%d,\"ok\":%d,\"failed\":0,\"not_run\":0,"
+             "\"failures\":[]}", s->n, s->n);
+    halo_jw_key(&w, "points");
+    halo_jw_raw(&w, buf);
+    halo_jw_key(&w, "fit");
+    halo_jw_bool(&w, s->fit);
+    char commit[128], date[64], host[256] = "";
+    first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
+    gethostname(host, sizeof host - 1);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(buf, sizeof buf, "{\"commit\":\"%s\",\"host\":\"%s\",\"cores\":%ld,\"date\":\"%s\"}",
+             commit, host, sysconf(_SC_NPROCESSORS_ONLN), date);
+    halo_jw_key(&w, "provenance");
+    halo_jw_raw(&w, buf);
+    halo_jw_obj_end(&w);
+    halo_sb_puts(out, w.sb.buf);
+    halo_sb_putc(out, '\n');
+    halo_jw_free(&w);
+}
+
+/* Writes OUT/NAME atomically. */
+static int put(const char *dir, const char *name, const halo_sb *sb)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return halo_file_write_atomic(path, sb->buf, sb->len);
+}
+
+int halo_validate_outputs(const halo_validate_opts *o, const halo_vspace *sp,
+                          const halo_vresult *r, int n, const halo_vsummary *s,
+                          const char *profile_name)
+{
+    halo_sb sb;
+    halo_sb_init(&sb);
+    csv_text(sp, r, n, &sb);
+    int rc = put(o->out_dir, "sim_vs_measured.csv", &sb);
+    sb.len = 0;
+    sb.buf[0] = '\0';
+    gp_text(s, profile_name, s->fit, &sb);
+    rc = rc < 0 ? rc : put(o->out_dir, "sim_vs_measured.gp", &sb);
+    bool figure = false;
+    if (rc == 0) {
+        int g = halo_sweep_plot_draw(o->out_dir, "sim_vs_measured");
+        figure = g == 0;
+        if (g < 0) {
+            fprintf(stderr, "halo: note: no figure: %s\n", halo_errmsg());
+        }
+    }
+    sb.len = 0;
+    sb.buf[0] = '\0';
+    meta_text(o, s, profile_name, figure, &sb);
+    rc = rc < 0 ? rc : put(o->out_dir, "sim_vs_measured.meta.json", &sb);
+    halo_sb_free(&sb);
+    if (rc == 0) {
+        printf("files: %s/sim_vs_measured.{csv,gp%s,meta.json}\n", o->out_dir,
+               figure ? ",png,svg" : "");
+    }
+    return rc;
+}

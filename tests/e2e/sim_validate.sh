@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# halo sim validate: a small seeded draw (three configurations on a tiny sbm graph) run with
+# mpirun halo train and halo sim: counts equal, CSV, figure and markdown written, the profile's
+# validation entry recorded and shown by halo sim, a machine made "unfit" by a zero tolerance
+# refused (exit 4), bad space files refused in one line. On a machine quiet enough to measure,
+# the per-stage errors of this machine's profile stay within a loose bound (50%) and the same
+# profile with the sampler's per-edge and per-node costs doubled is caught (exit 5): the bound
+# is on error ratios (simulated / measured), never on absolute times. On a loaded machine those
+# two checks are reported as skipped, with the validator's own reason.
+source "$(dirname "$0")/lib.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+PROFILE=${SIM_VALIDATE_PROFILE:-experiments/clusters/this-machine.lua}
+W=$T/work
+cat >"$T/space.lua" <<'EOF'
+return {
+    epochs = 4,
+    graphs = { { family = "sbm", nodes = { 1500 } } },
+    feat_dim = { 32 },
+    ranks = { 2 },
+    layers = { 2 },
+    fanout = { 5, 10 },
+    hidden = { 16, 64 },
+    batch = { 64 },
+    depth = { 0, 1 },
+    sampler_threads = { 1 },
+    netem = { "off" },
+    policies = { { file = "policies/distdgl.lua" }, { file = "policies/lru.lua", set = { f = { 0.25 } } } },
+}
+EOF
+cp "$PROFILE" "$T/p.lua"
+PNAME=$(sed -n 's/^    name = "\(.*\)",$/\1/p' "$PROFILE")
+V=("$HALO" sim validate --seed 3 --configs 3 --space "$T/space.lua" --work "$W")
+
+# 1. the draw, with --force (this test runs on shared machines too)
+"${V[@]}" --profile "$T/p.lua" --out "$T/o1" --force >"$T/run1" 2>"$T/run1.err"
+rc=$?
+if [ $rc -eq 0 ] || [ $rc -eq 5 ]; then ok "validate --force runs three configurations (exit $rc)"; else
+    not_ok "validate --force runs three configurations (exit $rc)"; sed 's/^/# /' "$T/run1" "$T/run1.err" | tail -n 20; fi
+check "the counts are equal in every configuration" grep -q "^counts: equal in 3 of 3 configurations" "$T/run1"
+n=$(grep -cE '^ +[1-3] sbm-1500/f32 +2 2 ' "$T/run1")
+[ "$n" -eq 3 ] && ok "one row per configuration" || not_ok "one row per configuration ($n)"
+check "the summary has the epoch's median and worst |error|" grep -qE "^epoch +3 +[0-9.]+% +[0-9.]+%" "$T/run1"
+check "and a line per stage" grep -qE "^sample +[0-9]+ " "$T/run1"
+check "it says whether the machine was fit to measure" grep -qE "^(machine: quiet enough|UNFIT: machine too loaded)" "$T/run1"
+check "the CSV has a header and three rows" bash -c "[ \$(wc -l <'$T/o1/sim_vs_measured.csv') -eq 4 ] &&
+    head -n 1 '$T/o1/sim_vs_measured.csv' | grep -q '^config,graph,ranks,.*,epoch_err,sample_err,'"
+check "the figure, its script and meta.json are written" bash -c "
+    [ -s '$T/o1/sim_vs_measured.png' ] && [ -s '$T/o1/sim_vs_measured.svg' ] &&
+    grep -q 'sim_vs_measured.csv' '$T/o1/sim_vs_measured.gp' &&
+    grep -q '\"caption\": \".*profile $PNAME: epoch median' '$T/o1/sim_vs_measured.meta.json'"
+
+# 2. the same seed draws the same configurations; the measured runs are reused from the work dir
+"${V[@]}" --profile "$T/p.lua" --out "$T/o2" --force --markdown >"$T/run2" 2>&1
+check "the same seed gives the same table" bash -c "
+    diff <(cut -d, -f1-13 '$T/o1/sim_vs_measured.csv') <(cut -d, -f1-13 '$T/o2/sim_vs_measured.csv')"
+n=$(grep -cE '^\| [1-3] \| sbm-1500/f32 \| 2 \| 2 \|' "$T/run2")
+[ "$n" -eq 3 ] && ok "--markdown prints the table as markdown" || not_ok "--markdown prints the table as markdown ($n rows)"
+check "... and the summary" grep -qE '^\| epoch \| 3 \| [0-9.]+% \| [0-9.]+% \(#[1-3]\) \|$' "$T/run2"
+
+# the cached measured runs are what the comparison reads: a count changed in one of them is
+# caught (exit 3), the row names the field
+key=$(awk -F, '$1 == 2 { print $NF }' "$T/o1/sim_vs_measured.csv")
+same=$(awk -F, -v k="$key" 'NR > 1 && $NF == k' "$T/o1/sim_vs_measured.csv" | wc -l)
+run=$W/runs/$key.run.jsonl
+cp "$run" "$T/run.bak"
+sed -i '0,/"sampled_edges":\([0-9]*\)/s//"sampled_edges":1\1/' "$run"
+"${V[@]}" --profile "$T/p.lua" --out "$T/o2b" --force >"$T/run2b" 2>&1
+rc=$?
+[ $rc -eq 3 ] && ok "a count that differs exits 3" || not_ok "a count that differs exits 3 (exit $rc)"
+check "... the row says DIFFER and which field" grep -qE "DIFFER: epoch 0 rank 0 sampled_edges: measured 1[0-9]+, simulated [0-9]+" "$T/run2b"
+check "... and the summary counts it" grep -q "^counts: equal in $((3 - same)) of 3 configurations" "$T/run2b"
+cp "$T/run.bak" "$run"
+
+# the draw: --dry-run runs nothing; another seed draws other configurations; the default space
+# has every shipped policy
+"${V[@]}" --profile "$T/p.lua" --out "$T/o0" --dry-run --configs 8 >"$T/dry3" 2>&1
+"${V[@]}" --profile "$T/p.lua" --out "$T/o0" --dry-run --configs 8 --seed 4 >"$T/dry4" 2>&1
+check "--dry-run prints the configurations and writes nothing" bash -c "
+    [ \$(grep -c 'mpirun .*halo train ' '$T/dry3') -eq 8 ] && [ ! -e '$T/o0' ]"
+check "another seed draws other configurations" bash -c "
+    ! diff -q <(tail -n +2 '$T/dry3') <(tail -n +2 '$T/dry4') >/dev/null"
+"$HALO" sim validate --dry-run --configs 300 --profile "$T/p.lua" --out "$T/o0" >"$T/dry" 2>&1
+missing=""
+for f in policies/*.lua; do
+    n=$(basename "$f" .lua)
+    [ "$n" = cachelib ] && continue # a library of the cache policies, not a policy
+    grep -q -- "--policy $f " "$T/dry" || missing="$missing $n"
+done
+[ -z "$missing" ] && ok "the default space draws every shipped policy" || not_ok "the default space draws every shipped policy (missing:$missing)"
+check "... ranks 2 up to twice the cores" bash -c "
+    [ \$(grep -oE ' -np [0-9]+ ' '$T/dry' | sort -u | wc -l) -eq $((2 * $(nproc) - 1)) ]"
+check "... 2 and 3 layers, netem on and off" bash -c "
+    grep -qE -- '--fanouts [0-9]+,[0-9]+ ' '$T/dry' && grep -qE -- '--fanouts [0-9]+,[0-9]+,[0-9]+ ' '$T/dry' &&
+    grep -q -- '--netem ' '$T/dry' && grep -c -- '--netem ' '$T/dry' | grep -qv '^300$'"
+
+# 3. load detection: a zero tolerance for the spread of epochs makes any machine unfit
+"${V[@]}" --profile "$T/p.lua" --out "$T/o3" --max-spread 1e-9 --max-busy 100 --max-load 1000 >"$T/run3" 2>&1
+rc=$?
+[ $rc -eq 4 ] && ok "an unfit measurement exits 4" || not_ok "an unfit measurement exits 4 (exit $rc)"
+check "... with one line saying why" grep -qE "^UNFIT: machine too loaded to measure: .*epoch times spread [0-9]+% in configuration [1-3] \(limit 0%\)" "$T/run3"
+"${V[@]}" --profile "$T/p.lua" --out "$T/o3" --max-busy 1e-9 --max-load 1000 --configs 1 \
+    --work "$T/work-busy" >"$T/run3b" 2>&1
+rc=$?
+if [ $rc -eq 4 ] && grep -qE "nothing more measured" "$T/run3b" && ! ls "$T"/work-busy/runs/*.run.jsonl >/dev/null 2>&1; then
+    ok "a busy machine is refused before measuring"
+elif grep -q "other work using 0.00 cores" "$T/run3b"; then ok "a busy machine is refused before measuring # SKIP no other work ran"
+else not_ok "a busy machine is refused before measuring (exit $rc)"; sed 's/^/# /' "$T/run3b" | tail -n 5; fi
+
+# 4. --record writes the validation into the profile; halo sim shows it
+"$HALO" gen sbm --nodes 1500 --feat-dim 32 --seed 1 -o "$T/g" >/dev/null 2>&1
+"$HALO" partition "$T/g" --parts 2 -o "$T/pp" >/dev/null 2>&1
+check_out "a profile without a validation says so" "profile $PNAME not validated" \
+    "$HALO" sim "$T/pp" -q --cluster "$T/p.lua" --epochs 2 --batch 64 --machines 1 --trainers 2
+"${V[@]}" --profile "$T/p.lua" --out "$T/o4" --force --record >"$T/run4" 2>&1
+check "--record writes one validation line into the profile" bash -c "
+    [ \$(grep -c '^    validation = { seed = 3, configs = 3, median_pct = ' '$T/p.lua') -eq 1 ]"
+"${V[@]}" --profile "$T/p.lua" --out "$T/o4" --force --record >"$T/run4" 2>&1
+check "... and replaces it when recorded again" bash -c "[ \$(grep -c 'validation = ' '$T/p.lua') -eq 1 ]"
+check "... keeping the rest of the file" bash -c "diff <(grep -v 'validation = ' '$T/p.lua') '$PROFILE'"
+check_out "halo sim prints the profile's validated error" \
+    "profile $PNAME validated: epoch median \|error\| [0-9.]+%, worst [0-9.]+%.*seed 3, 3 configurations" \
+    "$HALO" sim "$T/pp" -q --cluster "$T/p.lua" --epochs 2 --batch 64 --machines 1 --trainers 2 \
+    --metrics "$T/s.jsonl"
+check "... and writes it into the metrics" grep -qE '^\{"type":"validation","mode":"sim","profile":"'"$PNAME"'","validated":true,"seed":3,"configs":3,' "$T/s.jsonl"
+
+# 5. bad input: one line, exit 1, nothing run
+printf 'return { ranks = { 0 } }\n' >"$T/bad1.lua"
+check_fails "a bad value in the space file" "bad1.lua: field ranks: values must be whole numbers" \
+    "${V[@]}" --profile "$T/p.lua" --out "$T/o5" --space "$T/bad1.lua"
+printf 'return { graphs = { { family = "er", nodes = { 100 } } } }\n' >"$T/bad2.lua"
+check_fails "an unknown graph family" 'graphs\[1\]: give family = "sbm" or "rmat"' \
+    "${V[@]}" --profile "$T/p.lua" --out "$T/o5" --space "$T/bad2.lua"
+printf 'return { colour = 3 }\n' >"$T/bad3.lua"
+check_fails "an unknown field" "bad3.lua: field colour: unknown" \
+    "${V[@]}" --profile "$T/p.lua" --out "$T/o5" --space "$T/bad3.lua"
+printf 'return { policies = { { file = "nope.lua" } } }\n' >"$T/bad4.lua"
+check_fails "a missing policy file" "policy file nope.lua not found" \
+    "${V[@]}" --profile "$T/p.lua" --out "$T/o5" --space "$T/bad4.lua"
+check "... and nothing is written for them" test ! -e "$T/o5/sim_vs_measured.csv"
+
+check_fails "--cluster-hosts that is not a cluster" "--cluster-hosts $T: no env file" \
+    "${V[@]}" --profile "$T/p.lua" --out "$T/o5" --cluster-hosts "$T"
+
+# the namespace cluster of scripts/cluster.sh (root and ip netns; else skipped): 2 hosts on
+# shaped links, one configuration, the measured ranks on both hosts, the counts equal
+trap '[ -f "$T/cluster/env" ] && scripts/cluster.sh down --dir "$T/cluster" >/dev/null 2>&1' EXIT
+C=$(scripts/cluster.sh up 2 --rate 1gbit --prefix hsv$$ --subnet 10.253.$(($$ % 200)) --dir "$T/cluster" 2>"$T/up.err")
+rc=$?
+if [ $rc -eq 0 ]; then
+    "${V[@]}" --profile "$T/p.lua" --out "$T/oc" --force --configs 1 --cluster-hosts "$C" \
+        --work "$T/workc" >"$T/runc" 2>&1
+    rc=$?
+    scripts/cluster.sh down --dir "$C" >/dev/null 2>&1
+    [ $rc -eq 0 ] || [ $rc -eq 5 ] && ok "validate on a 2-host namespace cluster (exit $rc)" ||
+        { not_ok "validate on a 2-host namespace cluster (exit $rc)"; sed 's/^/# /' "$T/runc" | tail -n 8; }
+    check "... runs mpirun through the cluster's wrapper, one rank per host" \
+        grep -q "$C/mpirun .* -np 2 --map-by ppr:1:node " "$T"/workc/runs/*.log
+    check "... simulates 2 machines at the links' rate" bash -c "
+        grep -q -- '--machines 2 --trainers 1' '$T'/workc/runs/*.sim.log &&
+        grep -qE '^ *nic_GBps = 0.125,' '$T/workc/cluster-profile.lua'"
+    check "... with equal counts" grep -q "^counts: equal in 1 of 1 configurations" "$T/runc"
+else
+    why=$(head -n 1 "$T/up.err")
+    [ $rc -eq 77 ] && ok "validate on a namespace cluster # SKIP $why" ||
+        not_ok "scripts/cluster.sh up 2 (exit $rc: $why)"
+fi
+
+# 6. the errors: within a loose bound with this machine's profile; the sampler's cost doubled
+#    is caught. Only on a machine quiet enough to measure (the validator says so).
+awk '/sample_edge_ns =|sample_node_ns =/ { match($0, /= [0-9.e+-]+/); v = substr($0, RSTART + 2, RLENGTH - 2);
+     sub(/= [0-9.e+-]+/, "= " v * 2) } { print }' "$PROFILE" >"$T/doubled.lua"
+check "the doubled profile differs in the two sampler constants" bash -c "
+    [ \$(diff '$PROFILE' '$T/doubled.lua' | grep -c '^>') -eq 2 ]"
+cp "$PROFILE" "$T/good.lua"
+"${V[@]}" --profile "$T/good.lua" --out "$T/o6" --max-stage 50 --max-median 50 --remeasure >"$T/run6" 2>&1
+rc=$?
+if [ $rc -eq 4 ]; then
+    why=$(grep -oE 'machine too loaded to measure: [^;]*' "$T/run6" | head -n 1 | cut -c 1-200)
+    ok "this machine's profile: per-stage median |error| <= 50% # SKIP ${why:-unfit}"
+    ok "the sampler's cost doubled fails the validation # SKIP ${why:-unfit}"
+else
+    [ $rc -eq 0 ] && ok "this machine's profile: per-stage median |error| <= 50%" ||
+        { not_ok "this machine's profile: per-stage median |error| <= 50% (exit $rc)"; sed 's/^/# /' "$T/run6" | tail -n 12; }
+    "${V[@]}" --profile "$T/doubled.lua" --out "$T/o7" --max-stage 50 --max-median 50 --force >"$T/run7" 2>&1
+    rc=$?
+    [ $rc -eq 5 ] && ok "the sampler's cost doubled fails the validation" ||
+        { not_ok "the sampler's cost doubled fails the validation (exit $rc)"; sed 's/^/# /' "$T/run7" | tail -n 12; }
+fi
+done_testing
