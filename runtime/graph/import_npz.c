@@ -7,6 +7,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "core/progress.h"
 #include "graph/npz.h"
 
 #include <float.h>
@@ -134,9 +135,17 @@ static int npz_read_edges(halo_import_npz *z, int64_t nodes, int64_t ne, halo_im
     e->src = HALO_ALLOC(int32_t, ne > 0 ? ne : 1);
     e->dst = HALO_ALLOC(int32_t, ne > 0 ? ne : 1);
     e->n = e->cap = ne;
+    halo_progress pr;
+    halo_progress_begin(&pr, "read: edge_index", (uint64_t)in->count);
     for (int64_t k = 0; k < in->count && rc == 0; k += NPZ_BATCH) {
         int64_t n = in->count - k < NPZ_BATCH ? in->count - k : NPZ_BATCH;
-        HALO_TRY(halo_import_npy_read_i64(a, b->i, n));
+        if ((k & ((1 << 22) - 1)) == 0) {
+            halo_progress_update(&pr, (uint64_t)k);
+        }
+        rc = halo_import_npy_read_i64(a, b->i, n);
+        if (rc != 0) {
+            break;
+        }
         for (int64_t j = 0; j < n; j++) {
             int64_t row, col, v = b->i[j];
             npz_cell(in, k + j, &row, &col);
@@ -149,7 +158,7 @@ static int npz_read_edges(halo_import_npz *z, int64_t nodes, int64_t ne, halo_im
             (row == 0 ? e->src : e->dst)[col] = (int32_t)v;
         }
     }
-fail:
+    halo_progress_end(&pr);
     if (rc == 0) {
         return halo_import_npy_close(a);
     }
@@ -210,20 +219,27 @@ static int npz_read_feat(halo_import_npz *z, int64_t nodes, float **feat, int *w
         goto fail;
     }
     x = HALO_ALLOC(float, (size_t)(nodes * w));
-    for (int64_t k = 0; k < in->count; k += NPZ_BATCH) {
+    halo_progress pr;
+    halo_progress_begin(&pr, "read: node_feat", (uint64_t)in->count);
+    for (int64_t k = 0; k < in->count && rc == 0; k += NPZ_BATCH) {
         int64_t n = in->count - k < NPZ_BATCH ? in->count - k : NPZ_BATCH;
-        HALO_TRY(halo_import_npy_read_f64(a, b->f, n));
-        for (int64_t j = 0; j < n; j++) {
+        if ((k & ((1 << 22) - 1)) == 0) {
+            halo_progress_update(&pr, (uint64_t)k);
+        }
+        rc = halo_import_npy_read_f64(a, b->f, n);
+        for (int64_t j = 0; j < n && rc == 0; j++) {
             int64_t row, col;
             npz_cell(in, k + j, &row, &col);
             if (!isfinite(b->f[j]) || fabs(b->f[j]) > FLT_MAX) {
                 rc = halo_import_npy_fail(a, "node_feat[%" PRId64 "][%" PRId64 "] = %g is not "
                                           "a finite float32", row, col, b->f[j]);
-                goto fail;
+                break;
             }
             x[row * w + col] = (float)b->f[j];
         }
     }
+    halo_progress_end(&pr);
+    HALO_TRY(rc);
     HALO_TRY(halo_import_npy_close(a));
     a = NULL;
     *feat = x;
