@@ -321,6 +321,11 @@ int halo_import_ogb_npz(const char *src, const char *dir, const halo_import_opts
     g->directed = opts->directed;
     HALO_TRY(npz_read_edges(data, nodes, ne, &edges, b));
     halo_import_build_csr(&edges, nodes, opts->directed, g->indptr, &g->indices, &g->edges, &st);
+    if (g->edges == 0) {
+        rc = halo_errorf(HALO_EINPUT, "%s:edge_index.npy: no edges left (%lld self-loops "
+                         "dropped)", p_data, (long long)st.self_loops);
+        goto fail;
+    }
     HALO_TRY(npz_read_labels(lab, nodes, g->label, &g->classes, b));
     for (int s = 0; s < 3; s++) {
         HALO_TRY(halo_import_ogb_read_split(p_split[s], nodes, (uint8_t)(s + 1), g->split,

@@ -160,6 +160,8 @@ fails_clean "num_edges_list disagrees with edge_index" \
 fresh "$T/o" data.npz data_edge_range.npz
 fails_clean "edge id out of range" \
     "edge_index.npy: edge_index\[1\]\[4\] = 6 is out of range \(num_nodes_list says 6 nodes\)"
+fresh "$T/o" data.npz data_self_loops.npz
+fails_clean "edges all self-loops" "o/raw/data.npz:edge_index.npy: no edges left \(3 self-loops dropped\)"
 fresh "$T/o" data.npz data_two_graphs.npz
 fails_clean "two graphs" "num_nodes_list.npy: 2 entries: a node-property dataset holds one graph"
 fresh "$T/o" data.npz data_feat_rows.npz

@@ -76,6 +76,8 @@ def main():
     bad = np.array(EDGES, dtype=np.int64).T.copy()
     bad[1, 4] = N
     np.savez(c("data_edge_range.npz"), **data(edge_index=bad))
+    loops = np.array([[0, 1, 2], [0, 1, 2]], dtype=np.int64)
+    np.savez(c("data_self_loops.npz"), **data(edge_index=loops))
     np.savez(c("data_two_graphs.npz"), **data(nodes=[3, 3], edges=[4, 4]))
     np.savez(c("data_big_endian.npz"), **data(feat=np.array(FEAT, dtype=">f4")))
     feat_nan = np.array(FEAT, dtype=np.float32)
