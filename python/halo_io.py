@@ -959,7 +959,7 @@ def _total(p: Part, nodes: Optional[int]) -> int:
     return max(p.end, top + 1)
 
 
-def to_dgl(obj: Union[Graph, Part], nodes: Optional[int] = None) -> Any:
+def to_dgl(obj: Union[Graph, Part, Partition], nodes: Optional[int] = None) -> Any:
     """A ``dgl.DGLGraph`` of a :class:`Graph` or of one :class:`Part`.
 
     Edges run u -> v for each source u in row v of the in-edge CSR. ``ndata`` holds ``feat``
@@ -969,9 +969,12 @@ def to_dgl(obj: Union[Graph, Part], nodes: Optional[int] = None) -> Any:
     becomes its owned nodes (local ids 0..n-1) followed by its halo nodes, with DistDGL's
     ``ndata["inner_node"]`` (1 for owned) and ``ndata["_ID"]`` (the partition's global id); halo
     rows get zero features, label -1 and no split. `nodes` (a part only) is the node count of the
-    whole graph (``Partition.nodes``; default: the largest id seen + 1).
+    whole graph (``Partition.nodes``; default: the largest id seen + 1). A :class:`Partition`
+    gives the list of its parts' graphs.
     """
     dgl, torch = _import("dgl"), _import("torch")
+    if isinstance(obj, Partition):
+        return [to_dgl(p, obj.nodes) for p in obj]
     if isinstance(obj, Part):
         src, dst, gids, inner, feat, label, split = _part_view(obj, _total(obj, nodes))
         g = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=gids.shape[0])
@@ -989,16 +992,19 @@ def to_dgl(obj: Union[Graph, Part], nodes: Optional[int] = None) -> Any:
     return g
 
 
-def to_pyg(obj: Union[Graph, Part], nodes: Optional[int] = None) -> Any:
+def to_pyg(obj: Union[Graph, Part, Partition], nodes: Optional[int] = None) -> Any:
     """A ``torch_geometric.data.Data`` of a :class:`Graph` or of one :class:`Part`.
 
     ``edge_index`` is (2, E) int64, row 0 the sources and row 1 the targets (PyG's
     source-to-target flow), ``x`` the features (None on a topology-only graph), ``y`` the labels
     (int64, -1 unlabelled) and ``train_mask``/``val_mask``/``test_mask`` bool. A typed graph adds
     ``node_type`` and ``edge_type``. A part is laid out as in :func:`to_dgl`, with
-    ``n_id`` (global ids) and ``inner_node`` (bool) instead of DGL's names.
+    ``n_id`` (global ids) and ``inner_node`` (bool) instead of DGL's names; a
+    :class:`Partition` gives the list of its parts' ``Data``.
     """
     torch, pyg_data = _import("torch"), _import("torch_geometric.data")
+    if isinstance(obj, Partition):
+        return [to_pyg(p, obj.nodes) for p in obj]
     if isinstance(obj, Part):
         src, dst, gids, inner, feat, label, split = _part_view(obj, _total(obj, nodes))
         t = _node_tensors(torch, feat, label, split)

@@ -213,6 +213,9 @@ elif name == "to_pyg of a part: owned nodes then halo, in-edges of the owned":
         orig = P.orig_id[p.start:p.end]
         assert np.array_equal(d.x[:p.nodes].numpy(), g.feat[orig])
         assert np.array_equal(d.y[:p.nodes].numpy(), g.label[orig]) and (d.y[p.nodes:] == -1).all()
+    whole = hio.to_pyg(P)  # a Partition: one Data per part, covering every node once
+    assert len(whole) == P.parts
+    assert sorted(np.concatenate([d.n_id[d.inner_node].numpy() for d in whole]).tolist()) == list(range(P.nodes))
 elif name == "to_dgl and from_dgl round trip":
     g = hio.load_graph(J("sbm"))
     dg = hio.to_dgl(g)
