@@ -1053,12 +1053,16 @@ def _labels(label: Any, nodes: int) -> np.ndarray:
 
 
 def _split_of(masks: Sequence[Any], nodes: int) -> np.ndarray:
-    """split.u8 from the train, valid and test masks (each None, bool (N,) or an id list)."""
+    """split.u8 from the train, valid and test masks (each None, a bool or 0/1 (N,) mask, or an
+    id list)."""
     split = np.zeros(nodes, dtype=np.uint8)
     for value, m in zip((SPLIT_TRAIN, SPLIT_VALID, SPLIT_TEST), masks):
         if m is None:
             continue
         a = _as_numpy(m, "mask")
+        if a.dtype.kind in "ui" and a.shape == (nodes,) and nodes > 2 and a.size and \
+                a.min() >= 0 and a.max() <= 1:
+            a = a.astype(bool)  # a 0/1 mask (uint8 in some DGL datasets), not an id list
         idx = np.flatnonzero(a) if a.dtype == bool else a.astype(np.int64)
         if a.dtype == bool and a.shape != (nodes,):
             raise HaloFormatError(f"mask: shape {a.shape}, expected ({nodes},)")

@@ -92,6 +92,9 @@ if name == "write_graph from numpy: CSR by hand, verify":
     assert g.indptr.tolist() == [0, 1, 4, 4] and g.indices.tolist() == [1, 0, 2, 2]
     assert g.directed and g.classes == 2 and g.label.tolist() == [-1, 1, 0]
     assert g.split.tolist() == [1, 2, 0] and g.feat.tolist() == np.eye(3).tolist()
+    # 0/1 uint8 masks of length N (some DGL datasets) are masks, not id lists
+    g = hio.write_graph(J("w8"), [0], [1], 4, masks=[np.array([0, 1, 1, 0], np.uint8), [0], None])
+    assert g.split.tolist() == [2, 1, 1, 0]
 elif name == "write_graph: a symmetric edge set is undirected":
     u, v = zip(*SYM)
     g = hio.write_graph(J("ws"), u, v, 6)
