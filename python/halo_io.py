@@ -1,4 +1,4 @@
-"""Readers for halo's files, with numpy only.
+"""Readers for halo's files, with numpy only; interchange with DGL and PyG.
 
 One loader per kind of file that halo writes, so that a notebook can open any output without
 halo's C source:
@@ -23,8 +23,16 @@ counts of its ``meta.json`` (and the ``bytes`` recorded there) before it is mapp
 raises :class:`HaloFormatError` (a ``ValueError``) whose message starts with the offending
 file's path, like halo's own errors. Checksums are not verified (``halo verify`` does that).
 
+Interchange (each needs numpy, plus torch and the library it names): :func:`to_dgl` and
+:func:`to_pyg` turn a :class:`Graph` or a :class:`Part` into a ``dgl.DGLGraph`` or a
+``torch_geometric.data.Data``; :func:`from_dgl`, :func:`from_pyg` and :func:`write_graph` write
+a graph directory that ``halo verify`` accepts; :func:`dgl_partition_to_assign` turns the output
+of DGL's ``partition_graph`` into a file for ``halo partition --assign`` (docs/python.md).
+
 Formats: docs/graph.md, docs/partition.md, docs/cache.md ("Trace format"), docs/train.md
-("Metrics"), docs/pipeline.md ("The timeline"). Python >= 3.9, numpy >= 1.17.
+("Metrics"), docs/pipeline.md ("The timeline"). Python >= 3.9, numpy >= 1.17. The module
+imports without numpy; a function that needs it then raises :class:`MissingDependency` (an
+``ImportError``) with one line naming numpy and the function.
 """
 
 from __future__ import annotations
@@ -32,13 +40,55 @@ from __future__ import annotations
 import json
 import os
 import struct
+import sys
+import tempfile
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-import numpy as np
+
+class MissingDependency(ImportError):
+    """A package that the called function needs (numpy, torch, dgl, torch_geometric) cannot be
+    imported; the message is one line naming it and the function."""
+
+
+def _public_caller() -> str:
+    """Name of the outermost halo_io function on the stack (the one the user called)."""
+    f, name = sys._getframe(1), "halo_io"
+    while f is not None:
+        if f.f_globals.get("__name__") == __name__ and f.f_code.co_name != "<module>":
+            name = f.f_code.co_name
+        f = f.f_back
+    return name
+
+
+class _Missing:
+    """Stands for a package that failed to import: any use raises MissingDependency."""
+
+    def __init__(self, package: str, error: BaseException) -> None:
+        self._package = package
+        self._error = error
+
+    def __getattr__(self, attr: str) -> Any:
+        raise MissingDependency(
+            f"halo_io.{_public_caller()} needs {self._package}, which {sys.executable} cannot "
+            f"import ({self._error}); install it (pip install {self._package})") from None
+
+
+try:
+    import numpy as np
+except ImportError as _e:  # only the functions that read or write arrays need numpy
+    np = _Missing("numpy", _e)  # type: ignore[assignment]
 
 __all__ = [
     "HaloFormatError",
+    "MissingDependency",
+    "to_dgl",
+    "to_pyg",
+    "write_graph",
+    "from_dgl",
+    "from_pyg",
+    "dgl_partition_to_assign",
     "Graph",
     "Partition",
     "Part",
@@ -842,3 +892,355 @@ def load_timeline(path: PathLike) -> Dict[str, np.ndarray]:
         "start": np.array(cols["start"], dtype=np.float64),
         "end": np.array(cols["end"], dtype=np.float64),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# interchange with DGL and PyG
+
+
+def _import(package: str) -> Any:
+    """Imports `package` or raises MissingDependency naming it and the calling function."""
+    import importlib
+
+    try:
+        return importlib.import_module(package)
+    except ImportError as e:
+        return _Missing(package.split(".")[0], e)
+
+
+def _edges_of(indptr: np.ndarray, indices: np.ndarray, row0: int = 0):
+    """(src, dst) int64 arrays of an in-edge CSR: row v lists the sources u of edges u -> v,
+    and rows are numbered from row0."""
+    deg = np.diff(np.asarray(indptr, dtype=np.int64))
+    dst = np.repeat(np.arange(row0, row0 + deg.shape[0], dtype=np.int64), deg)
+    return np.asarray(indices, dtype=np.int64), dst
+
+
+def _node_tensors(torch: Any, feat: Optional[np.ndarray], label: np.ndarray,
+                  split: np.ndarray) -> Dict[str, Any]:
+    """feat (float32), label (int64, -1 unlabelled) and the three masks as torch tensors."""
+    out = {"label": torch.from_numpy(np.asarray(label, dtype=np.int64))}
+    sp = np.asarray(split)
+    for key, value in (("train_mask", SPLIT_TRAIN), ("val_mask", SPLIT_VALID),
+                       ("test_mask", SPLIT_TEST)):
+        out[key] = torch.from_numpy(sp == value)
+    if feat is not None:
+        out["feat"] = torch.from_numpy(np.array(feat, dtype=np.float32))
+    return out
+
+
+def _part_view(p: Part, nodes: int):
+    """A part as a local graph: its owned nodes (local ids 0..n-1) then its halo nodes (n..),
+    the in-edges of the owned nodes with sources renumbered, and per-node arrays padded for the
+    halo rows (zero features, label -1, no split). Returns (src, dst, global ids, inner flags,
+    feat, label, split)."""
+    n, h = p.nodes, p.num_halo
+    gids = np.concatenate([np.arange(p.start, p.end, dtype=np.int64),
+                           np.asarray(p.halo, dtype=np.int64)])
+    local = np.full(nodes, -1, dtype=np.int64)
+    local[gids] = np.arange(n + h, dtype=np.int64)
+    src, dst = _edges_of(p.indptr, p.indices)
+    src = local[src]
+    if (src < 0).any():
+        raise HaloFormatError(f"{p.dir}: an in-edge comes from a node neither owned nor in "
+                              "halo.i32")
+    pad = lambda a, fill, dt: np.concatenate([np.asarray(a, dtype=dt),  # noqa: E731
+                                              np.full((h,) + np.shape(a)[1:], fill, dtype=dt)])
+    feat = None if p.feat is None else pad(p.feat, 0, np.float32)
+    inner = np.arange(n + h) < n
+    return src, dst, gids, inner, feat, pad(p.label, -1, np.int32), pad(p.split, 0, np.uint8)
+
+
+def _total(p: Part, nodes: Optional[int]) -> int:
+    """Node count of the whole graph: `nodes`, or the largest id a part refers to + 1."""
+    if nodes is not None:
+        return int(nodes)
+    top = max(int(np.max(p.halo, initial=0)), int(np.max(p.indices, initial=0)))
+    return max(p.end, top + 1)
+
+
+def to_dgl(obj: Union[Graph, Part, Partition], nodes: Optional[int] = None) -> Any:
+    """A ``dgl.DGLGraph`` of a :class:`Graph` or of one :class:`Part`.
+
+    Edges run u -> v for each source u in row v of the in-edge CSR. ``ndata`` holds ``feat``
+    (float32; absent on a topology-only graph), ``label`` (int64, -1 unlabelled) and
+    ``train_mask``/``val_mask``/``test_mask`` (bool), the names of DGL's OGB examples; a typed
+    graph adds ``ntype`` and ``edata["etype"]`` (its features padded to ``feat_dim``). A part
+    becomes its owned nodes (local ids 0..n-1) followed by its halo nodes, with DistDGL's
+    ``ndata["inner_node"]`` (1 for owned) and ``ndata["_ID"]`` (the partition's global id); halo
+    rows get zero features, label -1 and no split. `nodes` (a part only) is the node count of the
+    whole graph (``Partition.nodes``; default: the largest id seen + 1). A :class:`Partition`
+    gives the list of its parts' graphs.
+    """
+    dgl, torch = _import("dgl"), _import("torch")
+    if isinstance(obj, Partition):
+        return [to_dgl(p, obj.nodes) for p in obj]
+    if isinstance(obj, Part):
+        src, dst, gids, inner, feat, label, split = _part_view(obj, _total(obj, nodes))
+        g = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=gids.shape[0])
+        g.ndata.update(_node_tensors(torch, feat, label, split))
+        g.ndata["inner_node"] = torch.from_numpy(inner.astype(np.uint8))
+        g.ndata["_ID"] = torch.from_numpy(gids)
+        return g
+    src, dst = _edges_of(obj.indptr, obj.indices)
+    g = dgl.graph((torch.from_numpy(src), torch.from_numpy(dst)), num_nodes=obj.nodes)
+    g.ndata.update(_node_tensors(torch, obj.padded_features(), obj.label, obj.split))
+    if obj.ntype is not None:
+        g.ndata["ntype"] = torch.from_numpy(np.asarray(obj.ntype, dtype=np.int64))
+    if obj.etype is not None:
+        g.edata["etype"] = torch.from_numpy(np.asarray(obj.etype, dtype=np.int64))
+    return g
+
+
+def to_pyg(obj: Union[Graph, Part, Partition], nodes: Optional[int] = None) -> Any:
+    """A ``torch_geometric.data.Data`` of a :class:`Graph` or of one :class:`Part`.
+
+    ``edge_index`` is (2, E) int64, row 0 the sources and row 1 the targets (PyG's
+    source-to-target flow), ``x`` the features (None on a topology-only graph), ``y`` the labels
+    (int64, -1 unlabelled) and ``train_mask``/``val_mask``/``test_mask`` bool. A typed graph adds
+    ``node_type`` and ``edge_type``. A part is laid out as in :func:`to_dgl`, with
+    ``n_id`` (global ids) and ``inner_node`` (bool) instead of DGL's names; a
+    :class:`Partition` gives the list of its parts' ``Data``.
+    """
+    torch, pyg_data = _import("torch"), _import("torch_geometric.data")
+    if isinstance(obj, Partition):
+        return [to_pyg(p, obj.nodes) for p in obj]
+    if isinstance(obj, Part):
+        src, dst, gids, inner, feat, label, split = _part_view(obj, _total(obj, nodes))
+        t = _node_tensors(torch, feat, label, split)
+        extra = {"n_id": torch.from_numpy(gids), "inner_node": torch.from_numpy(inner)}
+    else:
+        src, dst = _edges_of(obj.indptr, obj.indices)
+        t = _node_tensors(torch, obj.padded_features(), obj.label, obj.split)
+        extra = {}
+        if obj.ntype is not None:
+            extra["node_type"] = torch.from_numpy(np.asarray(obj.ntype, dtype=np.int64))
+        if obj.etype is not None:
+            extra["edge_type"] = torch.from_numpy(np.asarray(obj.etype, dtype=np.int64))
+        gids = np.arange(obj.nodes)
+    return pyg_data.Data(x=t.get("feat"), edge_index=torch.from_numpy(np.stack([src, dst])),
+                         y=t["label"], train_mask=t["train_mask"], val_mask=t["val_mask"],
+                         test_mask=t["test_mask"], num_nodes=int(gids.shape[0]), **extra)
+
+
+def _as_numpy(x: Any, what: str) -> np.ndarray:
+    """A numpy array of a tensor (torch, on any device) or array-like."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    a = np.asarray(x)
+    if a.dtype == object:
+        raise HaloFormatError(f"{what}: not a numeric array")
+    return a
+
+
+def _labels(label: Any, nodes: int) -> np.ndarray:
+    """int32 labels: (N,) or (N, 1), integers or floats; NaN and -1 are unlabelled (-1)."""
+    a = _as_numpy(label, "label")
+    if a.ndim == 2 and a.shape[1] == 1:
+        a = a[:, 0]
+    if a.shape != (nodes,):
+        raise HaloFormatError(f"label: shape {a.shape}, expected ({nodes},) or ({nodes}, 1)")
+    if a.dtype.kind == "f":
+        bad = ~np.isnan(a) & ((a != np.floor(a)) | (a < -1) | (a >= 1000000))
+        a = np.where(np.isnan(a), -1, a)
+    else:
+        bad = (a < -1) | (a >= 1000000)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise HaloFormatError(f"label: entry {i} is {a[i]}, not a class in [0, 10^6) or "
+                              "-1/NaN (unlabelled)")
+    return a.astype(np.int32)
+
+
+def _split_of(masks: Sequence[Any], nodes: int) -> np.ndarray:
+    """split.u8 from the train, valid and test masks (each None, a bool or 0/1 (N,) mask, or an
+    id list)."""
+    split = np.zeros(nodes, dtype=np.uint8)
+    for value, m in zip((SPLIT_TRAIN, SPLIT_VALID, SPLIT_TEST), masks):
+        if m is None:
+            continue
+        a = _as_numpy(m, "mask")
+        if a.dtype.kind in "ui" and a.shape == (nodes,) and nodes > 2 and a.size and \
+                a.min() >= 0 and a.max() <= 1:
+            a = a.astype(bool)  # a 0/1 mask (uint8 in some DGL datasets), not an id list
+        idx = np.flatnonzero(a) if a.dtype == bool else a.astype(np.int64)
+        if a.dtype == bool and a.shape != (nodes,):
+            raise HaloFormatError(f"mask: shape {a.shape}, expected ({nodes},)")
+        if idx.size and (idx.min() < 0 or idx.max() >= nodes):
+            raise HaloFormatError(f"mask: node id out of range [0, {nodes})")
+        if (split[idx] != SPLIT_NONE).any():
+            raise HaloFormatError(f"mask: node {int(idx[split[idx] != 0][0])} is in two splits")
+        split[idx] = value
+    return split
+
+
+def write_graph(dir: PathLike, src: Any, dst: Any, nodes: int, feat: Any = None,
+                label: Any = None, masks: Sequence[Any] = (None, None, None),
+                name: Optional[str] = None, classes: Optional[int] = None,
+                source: Optional[Dict[str, Any]] = None) -> Graph:
+    """Writes a graph directory (docs/graph.md) of the edges src[i] -> dst[i] over `nodes`
+    nodes, as halo's own writer does: the in-edge CSR (row v the sources of v's in-edges in
+    ascending order, edges kept as given, duplicates included), ``feat.f32`` (``feat``: (N, F)
+    floats; None gives ``feat_dim`` 0), ``label.i32`` (``label``: (N,) or (N, 1), NaN or -1
+    unlabelled; None: all unlabelled), ``split.u8`` (``masks``: train, valid and test masks or
+    id lists) and ``meta.json`` with each file's size and CRC-32. ``directed`` is false when
+    every edge has its reverse. Written into a temporary sibling and renamed, so a failure
+    leaves nothing; an existing `dir` is refused. Returns the graph loaded back.
+    """
+    d = os.fspath(dir)
+    if os.path.exists(d):
+        raise FileExistsError(f"{d}: exists; halo_io writes a new graph directory")
+    s = _as_numpy(src, "src").astype(np.int64).ravel()
+    t = _as_numpy(dst, "dst").astype(np.int64).ravel()
+    if s.shape != t.shape:
+        raise HaloFormatError(f"edges: {s.shape[0]} sources but {t.shape[0]} destinations")
+    if not 0 < nodes < 2**31:
+        raise HaloFormatError(f"nodes: {nodes}, expected 1 .. 2^31-1")
+    if s.size and (min(s.min(), t.min()) < 0 or max(s.max(), t.max()) >= nodes):
+        raise HaloFormatError(f"edges: a node id outside [0, {nodes})")
+    order = np.lexsort((s, t))  # by destination, then source
+    indices = s[order].astype(np.int32)
+    indptr = np.zeros(nodes + 1, dtype=np.int64)
+    np.cumsum(np.bincount(t, minlength=nodes), out=indptr[1:])
+    fw = np.unique(s * nodes + t)
+    directed = not (fw.shape[0] == s.shape[0] and
+                    np.array_equal(fw, np.unique(t * nodes + s)))
+    x = np.zeros((nodes, 0), dtype=np.float32) if feat is None else _as_numpy(feat, "feat")
+    if x.ndim != 2 or x.shape[0] != nodes or x.dtype.kind not in "fiub":
+        raise HaloFormatError(f"feat: shape {x.shape} of {x.dtype}, expected ({nodes}, F) "
+                              "numbers")
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if not np.isfinite(x).all():
+        raise HaloFormatError("feat: a value is not finite")
+    lab = np.full(nodes, -1, dtype=np.int32) if label is None else _labels(label, nodes)
+    arrays = {"indptr.i64": indptr.astype("<i8"), "indices.i32": indices.astype("<i4"),
+              "feat.f32": x.astype("<f4"), "label.i32": lab.astype("<i4"),
+              "split.u8": _split_of(masks, nodes)}
+    ncls = int(lab.max()) + 1 if classes is None else int(classes)
+    if ncls <= int(lab.max()):
+        raise HaloFormatError(f"classes: {ncls}, but a label is {int(lab.max())}")
+    parent = os.path.dirname(os.path.abspath(d))
+    tmp = tempfile.mkdtemp(prefix=os.path.basename(d) + ".tmp-", dir=parent)
+    try:
+        files = {}
+        for fname, a in arrays.items():
+            data = a.tobytes()
+            with open(os.path.join(tmp, fname), "wb") as f:
+                f.write(data)
+            files[fname] = {"bytes": len(data), "crc32": "%08x" % (zlib.crc32(data) & 0xFFFFFFFF)}
+        src_info = dict(source or {"importer": "halo_io.write_graph"})
+        src_info.update({"directed": directed, "input_edges": int(s.shape[0])})
+        meta = {"format": GRAPH_FORMAT, "name": name or os.path.basename(os.path.abspath(d)),
+                "nodes": nodes, "edges": int(s.shape[0]), "feat_dim": int(x.shape[1]),
+                "classes": max(ncls, 0), "directed": directed, "ntypes": 1, "files": files,
+                "source": src_info}
+        with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump(meta, f, indent=2)
+            f.write("\n")
+        os.rename(tmp, d)
+    except BaseException:
+        for fname in os.listdir(tmp):
+            os.unlink(os.path.join(tmp, fname))
+        os.rmdir(tmp)
+        raise
+    return load_graph(d)
+
+
+def from_dgl(g: Any, dir: PathLike, feat: str = "feat", label: str = "label",
+             masks: Sequence[str] = ("train_mask", "val_mask", "test_mask"),
+             name: Optional[str] = None) -> Graph:
+    """Writes the homogeneous ``dgl.DGLGraph`` g as a graph directory (:func:`write_graph`):
+    its edges, and the ``ndata`` fields named by feat, label and masks when present (labels
+    may be float with NaN for unlabelled, as ogbn-papers100M's). Node ids are kept, so an
+    assignment from DGL (:func:`dgl_partition_to_assign`) applies to the directory as is."""
+    if len(getattr(g, "ntypes", ["_N"])) != 1 or len(getattr(g, "canonical_etypes", [0])) != 1:
+        raise HaloFormatError("from_dgl: a heterogeneous DGLGraph; convert it with "
+                              "dgl.to_homogeneous first")
+    u, v = g.edges()
+    nd = g.ndata
+    get = lambda k: nd[k] if k in nd else None  # noqa: E731
+    return write_graph(dir, u, v, int(g.num_nodes()), feat=get(feat), label=get(label),
+                       masks=[get(m) for m in masks], name=name,
+                       source={"importer": "halo_io.from_dgl"})
+
+
+def from_pyg(data: Any, dir: PathLike, name: Optional[str] = None) -> Graph:
+    """Writes a ``torch_geometric.data.Data`` as a graph directory (:func:`write_graph`):
+    ``edge_index`` (row 0 sources), ``x``, ``y`` and ``train_mask``/``val_mask``/``test_mask``
+    when present."""
+    ei = _as_numpy(data.edge_index, "edge_index")
+    if ei.ndim != 2 or ei.shape[0] != 2:
+        raise HaloFormatError(f"edge_index: shape {ei.shape}, expected (2, E)")
+    get = lambda k: getattr(data, k, None)  # noqa: E731
+    return write_graph(dir, ei[0], ei[1], int(data.num_nodes), feat=get("x"), label=get("y"),
+                       masks=[get("train_mask"), get("val_mask"), get("test_mask")], name=name,
+                       source={"importer": "halo_io.from_pyg"})
+
+
+def _load_ids(x: Any, what: str) -> np.ndarray:
+    """An id array from an array, a tensor, a dict with one entry ({"_N": ...}, as DGL returns
+    for a homogeneous graph), or a path to a .npy or (with torch) a .pt file."""
+    if isinstance(x, (str, os.PathLike)):
+        p = os.fspath(x)
+        x = np.load(p) if p.endswith(".npy") else _import("torch").load(p)
+    if isinstance(x, dict):
+        if len(x) != 1:
+            raise HaloFormatError(f"{what}: {len(x)} node types; a homogeneous graph has one")
+        x = next(iter(x.values()))
+    return _as_numpy(x, what).astype(np.int64).ravel()
+
+
+def dgl_partition_to_assign(json_path: PathLike, out: PathLike,
+                            orig_nids: Any = None) -> np.ndarray:
+    """Turns DGL's ``partition_graph`` output into a ``halo partition --assign`` file.
+
+    json_path is the partition's ``GRAPH.json``. Its ``node_map`` is either a file holding the
+    part of each input node (old DGL, no reshuffle) or, per node type, ``[start, end)`` ranges
+    of the reshuffled ids each part owns; then `orig_nids` maps a reshuffled id to the input
+    node id (the first value ``partition_graph(..., return_mapping=True)`` returns, as an
+    array, a tensor, a ``{"_N": ...}`` dict or a .npy/.pt path). Writes ``out`` as a 1-D int32
+    .npy in input-node order (so it applies to ``from_dgl``'s directory of the same graph) and
+    returns it. Errors raise :class:`HaloFormatError` naming json_path.
+    """
+    jp = os.fspath(json_path)
+    meta = _read_json(jp)
+    nodes = _get_int(meta, "num_nodes", jp, 1)
+    parts = _get_int(meta, "num_parts", jp, 1)
+    nm = meta.get("node_map")
+    if isinstance(nm, str):  # a per-node part array beside the JSON
+        assign = _load_ids(nm if os.path.isabs(nm) else os.path.join(os.path.dirname(jp), nm),
+                           jp + " node_map")
+    elif isinstance(nm, dict):
+        if len(nm) != 1:
+            raise HaloFormatError(f"{jp}: node_map has {len(nm)} node types; a homogeneous "
+                                  "graph has one")
+        ranges = next(iter(nm.values()))
+        if (not isinstance(ranges, list) or len(ranges) != parts
+                or any(not isinstance(r, list) or len(r) != 2 for r in ranges)):
+            raise HaloFormatError(f"{jp}: node_map must list {parts} [start, end] ranges")
+        at = 0
+        for k, (a, b) in enumerate(ranges):
+            if a != at or b < a:
+                raise HaloFormatError(f"{jp}: node_map range {k} is [{a}, {b}), expected to "
+                                      f"start at {at}")
+            at = b
+        if at != nodes:
+            raise HaloFormatError(f"{jp}: node_map ranges end at {at}, num_nodes is {nodes}")
+        if orig_nids is None:
+            raise HaloFormatError(f"{jp}: node ids were reshuffled; pass orig_nids (the first "
+                                  "value of partition_graph(..., return_mapping=True))")
+        orig = _load_ids(orig_nids, "orig_nids")
+        if orig.shape[0] != nodes or not np.array_equal(np.sort(orig), np.arange(nodes)):
+            raise HaloFormatError(f"orig_nids: not a permutation of the {nodes} node ids of {jp}")
+        bounds = np.array([r[1] for r in ranges], dtype=np.int64)
+        assign = np.empty(nodes, dtype=np.int64)
+        assign[orig] = np.searchsorted(bounds, np.arange(nodes), side="right")
+    else:
+        raise HaloFormatError(f"{jp}: no node_map")
+    if assign.shape[0] != nodes or assign.min() < 0 or assign.max() >= parts:
+        raise HaloFormatError(f"{jp}: node_map gives {assign.shape[0]} entries in "
+                              f"[{assign.min()}, {assign.max()}], expected {nodes} in [0, {parts})")
+    assign = assign.astype(np.int32)
+    with open(os.fspath(out), "wb") as f:
+        np.save(f, assign)
+    return assign

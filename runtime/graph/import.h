@@ -1,4 +1,4 @@
-/* Importers: OGB's raw node-property-prediction layout and text edge lists, into a graph
+/* Importers: OGB's raw node-property-prediction layouts (csv.gz and npz) and text edge lists, into a graph
  * directory (docs/design.md §4). Bad input fails with "FILE:LINE: what" and leaves no output behind. */
 #ifndef HALO_IMPORT_H
 #define HALO_IMPORT_H
@@ -24,6 +24,12 @@ typedef struct halo_import_opts {
 /* Imports SRC (raw/edge.csv.gz, raw/node-feat.csv.gz, raw/node-label.csv.gz,
  * raw/num-node-list.csv.gz, split/NAME/{train,valid,test}.csv.gz) into the graph directory dir. */
 int halo_import_ogb(const char *src, const char *dir, const halo_import_opts *opts);
+/* True when SRC holds OGB's binary layout (raw/data.npz), which halo_import_ogb then reads. */
+bool halo_import_npz_layout(const char *src);
+/* Imports OGB's binary node-property layout (ogbn-papers100M): raw/data.npz (edge_index,
+ * num_nodes_list, num_edges_list, node_feat), raw/node-label.npz (node_label) and the split
+ * files of the CSV layout, streaming each array (import_npz.c). */
+int halo_import_ogb_npz(const char *src, const char *dir, const halo_import_opts *opts);
 /* Imports a whitespace-separated "src dst" edge list (plus optional label, feature and split
  * files) into dir; ids are renumbered densely in order of first appearance and dir/orig_id.i64
  * maps each new id to its original id. */
@@ -67,6 +73,16 @@ extern const char *const halo_import_split_names[4];
  * the input edges and what building the CSR dropped, and the nodes of each split. */
 void halo_import_json_edges(halo_jw *w, bool directed, const halo_import_csr_stats *st,
                             const int64_t *split_count);
+
+/* The split of an OGB dataset, for both of its layouts: picks split/NAME (`want`, or the only
+ * one), writes its name and the paths of its train, valid and test files (.csv.gz, or .csv),
+ * and fails naming the first that cannot be read. */
+int halo_import_ogb_split_paths(const char *src, const char *want, char *name, size_t size,
+                                char (*paths)[4096]);
+/* Reads one split file of node ids below nodes, marking them `value` in split (a node in two
+ * splits is an error) and counting them in *count. */
+int halo_import_ogb_read_split(const char *path, int64_t nodes, uint8_t value, uint8_t *split,
+                               int64_t *count);
 
 /* Fails early (HALO_EUSAGE) when dir could not be created: its parent is missing or not
  * writable, so a long parse is not wasted. */

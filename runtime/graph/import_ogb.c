@@ -350,6 +350,9 @@ int halo_import_ogb(const char *src, const char *dir, const halo_import_opts *op
     if (halo_path_exists(p_nodes)) {
         return import_ogb_hetero(src, dir, opts, p_nodes);
     }
+    if (halo_import_npz_layout(src)) {
+        return halo_import_ogb_npz(src, dir, opts);
+    }
     HALO_CHECK(ogb_path(src, "raw/num-node-list", p_nodes, sizeof p_nodes));
     HALO_CHECK(ogb_path(src, "raw/edge", p_edge, sizeof p_edge));
     HALO_CHECK(ogb_path(src, "raw/node-label", p_label, sizeof p_label));
@@ -812,4 +815,25 @@ fail:
     halo_free(tf);
     halo_graph_free(g);
     return rc;
+}
+
+/* ---- shared with the binary layout (import_npz.c) ------------------------------------------ */
+
+int halo_import_ogb_split_paths(const char *src, const char *want, char *name, size_t size,
+                                char (*paths)[4096])
+{
+    char rel[512];
+    HALO_CHECK(ogb_pick_split(src, want, name, size));
+    for (int s = 0; s < 3; s++) {
+        snprintf(rel, sizeof rel, "split/%s/%s", name, halo_import_split_names[s + 1]);
+        HALO_CHECK(ogb_path(src, rel, paths[s], 4096));
+        HALO_CHECK(ogb_require(paths[s]));
+    }
+    return 0;
+}
+
+int halo_import_ogb_read_split(const char *path, int64_t nodes, uint8_t value, uint8_t *split,
+                               int64_t *count)
+{
+    return ogb_read_split(path, nodes, value, split, count);
 }
