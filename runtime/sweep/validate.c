@@ -7,6 +7,7 @@
 #include "core/json.h"
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/timer.h"
 #include "sim/profile.h"
 #include "sweep/internal.h"
 
@@ -690,6 +691,7 @@ int halo_validate_run(const halo_validate_opts *o)
         return rc;
     }
     int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    double t0 = halo_now();
     halo_vsummary s;
     memset(&s, 0, sizeof s);
     printf("halo sim validate: seed %llu, %d configurations from %s, profile %s (%s), %d epochs "
@@ -725,6 +727,7 @@ int halo_validate_run(const halo_validate_opts *o)
     if (rc == 0) {
         halo_vsummary_make(r, o->configs, &s);
         check_runs(o, r, o->configs, cores, &s);
+        s.seconds = halo_now() - t0;
         halo_vsummary_print(&s, stdout, o->markdown);
         rc = halo_validate_outputs(o, sp, r, o->configs, &s, p.name);
     }

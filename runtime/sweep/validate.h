@@ -162,6 +162,7 @@ typedef struct halo_vsummary {
     int busy_at;                  /* the configuration of busy_max */
     double spread_max;            /* the largest epoch spread of a measured run */
     int spread_at;                /* the configuration of spread_max */
+    double seconds;               /* wall time of the validation so far */
     bool fit;                     /* the machine was quiet enough throughout */
     char why[512];                /* why not ("" when fit) */
 } halo_vsummary;
