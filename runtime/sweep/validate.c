@@ -609,11 +609,17 @@ static void check_runs(const halo_validate_opts *o, const halo_vresult *r, int n
     }
     bool busy = s->busy_max > o->max_busy * cores, spread = s->spread_max > o->max_spread;
     if (s->why[0] == '\0' && (busy || spread)) {
-        snprintf(s->why, sizeof s->why, "machine too loaded to measure: %s%.2f of %d cores used "
-                 "by other work before configuration %d (limit %.2f), epoch times spread %.0f%% "
-                 "in configuration %d (limit %.0f%%)", busy ? "" : "(ok) ", s->busy_max, cores,
-                 s->busy_at, o->max_busy * cores, 100 * s->spread_max, s->spread_at,
-                 100 * o->max_spread);
+        char b[160] = "", e[160] = "";
+        if (busy) {
+            snprintf(b, sizeof b, "%.2f of %d cores used by other work before configuration %d "
+                     "(limit %.2f)", s->busy_max, cores, s->busy_at, o->max_busy * cores);
+        }
+        if (spread) {
+            snprintf(e, sizeof e, "epoch times spread %.0f%% in configuration %d (limit %.0f%%)",
+                     100 * s->spread_max, s->spread_at, 100 * o->max_spread);
+        }
+        snprintf(s->why, sizeof s->why, "machine too loaded to measure: %s%s%s", b,
+                 busy && spread ? ", " : "", e);
     }
     s->fit = s->why[0] == '\0';
 }
