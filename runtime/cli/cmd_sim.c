@@ -80,6 +80,28 @@ static int append_validation(const char *metrics, const char *profile,
     return 0;
 }
 
+/* The bits of the stages named in list ("sample,fetch"). */
+static int stage_mask(const char *list, unsigned *mask)
+{
+    *mask = 0;
+    const char *s = list;
+    while (*s != '\0') {
+        size_t n = strcspn(s, ",");
+        int k = 1;
+        while (k < HALO_SIM_T_N && (strlen(halo_sim_time_name(k)) != n ||
+                                    strncmp(halo_sim_time_name(k), s, n) != 0)) {
+            k++;
+        }
+        if (k == HALO_SIM_T_N) {
+            return halo_errorf(HALO_EUSAGE, "--stages: \"%.*s\" is not a stage (sample, fetch, "
+                               "copy, compute, allreduce, wait)", (int)n, s);
+        }
+        *mask |= 1u << k;
+        s += n + (s[n] == ',');
+    }
+    return *mask ? 0 : halo_errorf(HALO_EUSAGE, "--stages: no stage given");
+}
+
 /* `halo sim validate`: configurations drawn from a space, measured and simulated. */
 static int cmd_sim_validate(int argc, char **argv)
 {
@@ -87,7 +109,7 @@ static int cmd_sim_validate(int argc, char **argv)
                             .max_busy = 0.25, .max_spread = 0.25,
                             .timeout = 300};
     int64_t seed = 1;
-    const char *work = NULL, *policies = NULL;
+    const char *work = NULL, *policies = NULL, *stages = NULL;
     o.profile = "experiments/clusters/this-machine.lua";
     o.out_dir = "reports";
     const halo_opt opts[] = {
@@ -120,6 +142,12 @@ static int cmd_sim_validate(int argc, char **argv)
          "exit 5 when the epoch's worst |error| is above PCT (0: no bound)"},
         {"max-stage", 0, HALO_OPT_DOUBLE, &o.max_stage, "PCT",
          "exit 5 when a work stage's median |error| is above PCT (0: no bound)"},
+        {"stages", 0, HALO_OPT_STRING, &stages, "LIST",
+         "the stages --max-stage bounds, e.g. sample,fetch (default: sample, fetch, copy, "
+         "compute, allreduce)"},
+        {"realtime", 0, HALO_OPT_FLAG, &o.realtime, NULL,
+         "run the measured runs under SCHED_RR priority 1 (chrt -r 1; root): ahead of other "
+         "work on a shared machine, which keeps 5% of the CPU"},
         {"max-load", 0, HALO_OPT_DOUBLE, &o.max_load, "X",
          "unfit when the load average before the first measured run is above X times the "
          "cores"},
@@ -161,6 +189,10 @@ static int cmd_sim_validate(int argc, char **argv)
                                          "--max-load, --max-busy and --max-spread > 0"));
     }
     o.seed = (uint64_t)seed;
+    rc = stages != NULL ? stage_mask(stages, &o.stage_mask) : 0;
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
     char wbuf[4200], pbuf[4200], exe[4096], cmd[4096];
     if (work == NULL) {
         snprintf(wbuf, sizeof wbuf, "%s/.cache/validate", o.out_dir);

@@ -128,6 +128,9 @@ typedef struct halo_validate_opts {
                                   none) */
     double max_load;           /* a load average above this share of the cores at the start:
                                   unfit */
+    unsigned stage_mask;       /* the stages --max-stage bounds: bits 1 << HALO_SIM_T_* (0:
+                                  the work stages) */
+    bool realtime;             /* measured runs under SCHED_RR priority 1 (chrt -r 1) */
     double max_busy;           /* other work above this share of the cores: unfit */
     double max_spread;         /* timed epochs spread above this share of their median: unfit */
     double timeout;            /* seconds per command */

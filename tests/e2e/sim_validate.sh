@@ -2,11 +2,12 @@
 # halo sim validate: a small seeded draw (three configurations on a tiny sbm graph) run with
 # mpirun halo train and halo sim: counts equal, CSV, figure and markdown written, the profile's
 # validation entry recorded and shown by halo sim, a machine made "unfit" by a zero tolerance
-# refused (exit 4), bad space files refused in one line. On a machine quiet enough to measure,
-# the per-stage errors of this machine's profile stay within a loose bound (50%) and the same
-# profile with the sampler's per-edge and per-node costs doubled is caught (exit 5): the bound
-# is on error ratios (simulated / measured), never on absolute times. On a loaded machine those
-# two checks are reported as skipped, with the validator's own reason.
+# refused (exit 4), bad space files refused in one line. When the measured runs are fit (quiet
+# machine, or runs ahead of other work under --realtime with steady epochs), the sampling and
+# fetch errors of this machine's profile stay within a loose bound (50%) and the same profile
+# with the sampler's per-edge and per-node costs doubled is caught (exit 5): the bound is on
+# error ratios (simulated / measured), never on absolute times. When they are unfit those two
+# checks are reported as skipped, with the validator's own reason.
 source "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 PROFILE=${SIM_VALIDATE_PROFILE:-experiments/clusters/this-machine.lua}
@@ -166,22 +167,29 @@ else
 fi
 
 # 6. the errors: within a loose bound with this machine's profile; the sampler's cost doubled
-#    is caught. Only on a machine quiet enough to measure (the validator says so).
+#    is caught. The measured runs go ahead of other work (--realtime: SCHED_RR, root) where
+#    chrt allows it; they are then judged by the spread of their epochs alone. The bound is on
+#    the sampling and fetch stages (50%); it is skipped when the machine is unfit to measure.
 awk '/sample_edge_ns =|sample_node_ns =/ { match($0, /= [0-9.e+-]+/); v = substr($0, RSTART + 2, RLENGTH - 2);
      sub(/= [0-9.e+-]+/, "= " v * 2) } { print }' "$PROFILE" >"$T/doubled.lua"
 check "the doubled profile differs in the two sampler constants" bash -c "
     [ \$(diff '$PROFILE' '$T/doubled.lua' | grep -c '^>') -eq 2 ]"
 cp "$PROFILE" "$T/good.lua"
-"${V[@]}" --profile "$T/good.lua" --out "$T/o6" --max-stage 50 --max-median 50 --remeasure >"$T/run6" 2>&1
+rt=()
+chrt -r 1 true 2>/dev/null && rt=(--realtime)
+B=(--max-stage 50 --stages sample,fetch --remeasure "${rt[@]}")
+"${V[@]}" --profile "$T/good.lua" --out "$T/o6" "${B[@]}" >"$T/run6" 2>&1
 rc=$?
 if [ $rc -eq 4 ]; then
     why=$(grep -oE 'machine too loaded to measure: [^;]*' "$T/run6" | head -n 1 | cut -c 1-200)
-    ok "this machine's profile: per-stage median |error| <= 50% # SKIP ${why:-unfit}"
+    ok "this machine's profile: sample and fetch median |error| <= 50% # SKIP ${why:-unfit}"
     ok "the sampler's cost doubled fails the validation # SKIP ${why:-unfit}"
 else
-    [ $rc -eq 0 ] && ok "this machine's profile: per-stage median |error| <= 50%" ||
-        { not_ok "this machine's profile: per-stage median |error| <= 50% (exit $rc)"; sed 's/^/# /' "$T/run6" | tail -n 12; }
-    "${V[@]}" --profile "$T/doubled.lua" --out "$T/o7" --max-stage 50 --max-median 50 --force >"$T/run7" 2>&1
+    [ $rc -eq 0 ] && ok "this machine's profile: sample and fetch median |error| <= 50% ${rt[*]}" ||
+        { not_ok "this machine's profile: sample and fetch median |error| <= 50% (exit $rc)"; sed 's/^/# /' "$T/run6" | tail -n 12; }
+    # the same measured runs (from the work directory), the doubled profile
+    "${V[@]}" --profile "$T/doubled.lua" --out "$T/o7" --max-stage 50 --stages sample,fetch \
+        "${rt[@]}" >"$T/run7" 2>&1
     rc=$?
     [ $rc -eq 5 ] && ok "the sampler's cost doubled fails the validation" ||
         { not_ok "the sampler's cost doubled fails the validation (exit $rc)"; sed 's/^/# /' "$T/run7" | tail -n 12; }
