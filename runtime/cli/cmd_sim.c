@@ -117,6 +117,8 @@ static int cmd_sim_validate(int argc, char **argv)
         {"configs", 'n', HALO_OPT_INT, &o.configs, "N", "configurations drawn"},
         {"space", 0, HALO_OPT_STRING, &o.space, "FILE",
          "space file (Lua) over the default space (docs/sim.md)"},
+        {"edges", 0, HALO_OPT_STRING, &o.edges, "FILE",
+         "an edge list ('src dst' lines, halo import edgelist) added to the graphs drawn"},
         {"profile", 'p', HALO_OPT_STRING, &o.profile, "FILE",
          "cluster profile of halo sim"},
         {"cluster-hosts", 0, HALO_OPT_STRING, &o.cluster_hosts, "DIR",

@@ -678,6 +678,9 @@ static int prepare(const halo_validate_opts *o, halo_vspace *sp, vcluster *cl, c
     if (o->space != NULL) {
         HALO_CHECK(halo_vspace_load(o->space, sp));
     }
+    if (o->edges != NULL) {
+        HALO_CHECK(halo_vspace_add_edges(sp, o->edges));
+    }
     HALO_CHECK(halo_sim_profile_load(o->profile, p));
     char dir[4200];
     const char *sub[] = {"graphs", "parts", "runs"};

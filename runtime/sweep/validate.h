@@ -88,6 +88,8 @@ int halo_vspace_default(halo_vspace *s, int cores, const char *policy_dir);
 /* Reads a space file (a Lua table, sandboxed like profiles) over s: each key it gives replaces
  * the default's. Errors are one line naming the file and the key, HALO_EINPUT. */
 int halo_vspace_load(const char *path, halo_vspace *s);
+/* Adds an edge-list file to the graphs of s (halo sim validate --edges). */
+int halo_vspace_add_edges(halo_vspace *s, const char *path);
 /* Draws configuration i (1-based) of the space with the seed; the same (seed, i, space) always
  * gives the same configuration. */
 void halo_vspace_draw(const halo_vspace *s, uint64_t seed, int i, halo_vconfig *c);
@@ -110,6 +112,7 @@ typedef struct halo_validate_opts {
     uint64_t seed;             /* the draw's seed */
     int configs;               /* configurations drawn */
     const char *space;         /* space file (NULL: the default space) */
+    const char *edges;         /* an edge list added to the space's graphs (NULL: none) */
     const char *policy_dir;    /* where the default space finds policies */
     const char *profile;       /* cluster profile the simulator uses */
     const char *cluster_hosts; /* directory of a scripts/cluster.sh cluster (NULL: this host) */

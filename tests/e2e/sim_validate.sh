@@ -94,6 +94,17 @@ check "... 2 and 3 layers, netem on and off" bash -c "
     grep -qE -- '--fanouts [0-9]+,[0-9]+ ' '$T/dry' && grep -qE -- '--fanouts [0-9]+,[0-9]+,[0-9]+ ' '$T/dry' &&
     grep -q -- '--netem ' '$T/dry' && grep -c -- '--netem ' '$T/dry' | grep -qv '^300$'"
 
+# an edge list of the user's: imported, given features, labels and a split, measured and
+# simulated with equal counts (the space file's graphs replaced by it)
+awk 'BEGIN { srand(5); for (i = 0; i < 1200; i++) for (j = 0; j < 5; j++) print i, int(rand() * 1200) }' >"$T/el.txt"
+"${V[@]}" --profile "$T/p.lua" --out "$T/oe" --edges "$T/el.txt" --dry-run --configs 30 \
+    >"$T/dry_el" 2>&1
+check "--edges adds the edge list to the graphs drawn" grep -qE '^ +[0-9]+ edges:el.txt/f32, 2 ranks' "$T/dry_el"
+sed 's/graphs = .*/graphs = { { edges = "'"${T//\//\\/}"'\/el.txt" } },/' "$T/space.lua" >"$T/el.lua"
+"${V[@]}" --profile "$T/p.lua" --out "$T/oe" --force --configs 1 --space "$T/el.lua" >"$T/rune" 2>&1
+check "an edge-list graph is measured and simulated with equal counts" bash -c "
+    grep -q '^counts: equal in 1 of 1 configurations' '$T/rune' && grep -qE '^ +1 edges:el.txt/f32 ' '$T/rune'"
+
 # 3. load detection: a zero tolerance for the spread of epochs makes any machine unfit
 "${V[@]}" --profile "$T/p.lua" --out "$T/o3" --max-spread 1e-9 --max-busy 100 --max-load 1000 >"$T/run3" 2>&1
 rc=$?
