@@ -80,6 +80,28 @@ static int append_validation(const char *metrics, const char *profile,
     return 0;
 }
 
+/* The bits of the stages named in list ("sample,fetch"). */
+static int stage_mask(const char *list, unsigned *mask)
+{
+    *mask = 0;
+    const char *s = list;
+    while (*s != '\0') {
+        size_t n = strcspn(s, ",");
+        int k = 1;
+        while (k < HALO_SIM_T_N && (strlen(halo_sim_time_name(k)) != n ||
+                                    strncmp(halo_sim_time_name(k), s, n) != 0)) {
+            k++;
+        }
+        if (k == HALO_SIM_T_N) {
+            return halo_errorf(HALO_EUSAGE, "--stages: \"%.*s\" is not a stage (sample, fetch, "
+                               "copy, compute, allreduce, wait)", (int)n, s);
+        }
+        *mask |= 1u << k;
+        s += n + (s[n] == ',');
+    }
+    return *mask ? 0 : halo_errorf(HALO_EUSAGE, "--stages: no stage given");
+}
+
 /* `halo sim validate`: configurations drawn from a space, measured and simulated. */
 static int cmd_sim_validate(int argc, char **argv)
 {
@@ -87,20 +109,22 @@ static int cmd_sim_validate(int argc, char **argv)
                             .max_busy = 0.25, .max_spread = 0.25,
                             .timeout = 300};
     int64_t seed = 1;
-    const char *work = NULL, *policies = NULL;
+    const char *work = NULL, *policies = NULL, *stages = NULL;
     o.profile = "experiments/clusters/this-machine.lua";
     o.out_dir = "reports";
     const halo_opt opts[] = {
-        {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of the draw (default 1)"},
-        {"configs", 'n', HALO_OPT_INT, &o.configs, "N", "configurations drawn (default 20)"},
+        {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of the draw"},
+        {"configs", 'n', HALO_OPT_INT, &o.configs, "N", "configurations drawn"},
         {"space", 0, HALO_OPT_STRING, &o.space, "FILE",
          "space file (Lua) over the default space (docs/sim.md)"},
+        {"edges", 0, HALO_OPT_STRING, &o.edges, "FILE",
+         "an edge list ('src dst' lines, halo import edgelist) added to the graphs drawn"},
         {"profile", 'p', HALO_OPT_STRING, &o.profile, "FILE",
-         "cluster profile of halo sim (default experiments/clusters/this-machine.lua)"},
+         "cluster profile of halo sim"},
         {"cluster-hosts", 0, HALO_OPT_STRING, &o.cluster_hosts, "DIR",
          "measure on the namespace cluster of scripts/cluster.sh up (its directory)"},
         {"out", 'o', HALO_OPT_STRING, &o.out_dir, "DIR",
-         "sim_vs_measured.{csv,gp,png,svg,meta.json} (default reports)"},
+         "sim_vs_measured.{csv,gp,png,svg,meta.json}"},
         {"work", 0, HALO_OPT_STRING, &work, "DIR",
          "graphs, partitions, measured runs and logs (default OUT/.cache/validate)"},
         {"policies", 0, HALO_OPT_STRING, &policies, "DIR",
@@ -115,18 +139,25 @@ static int cmd_sim_validate(int argc, char **argv)
         {"record", 0, HALO_OPT_FLAG, &o.record, NULL,
          "write the result into the profile's validation entry"},
         {"max-median", 0, HALO_OPT_DOUBLE, &o.max_median, "PCT",
-         "exit 5 when the epoch's median |error| is above PCT"},
+         "exit 5 when the epoch's median |error| is above PCT (0: no bound)"},
         {"max-worst", 0, HALO_OPT_DOUBLE, &o.max_worst, "PCT",
-         "exit 5 when the epoch's worst |error| is above PCT"},
+         "exit 5 when the epoch's worst |error| is above PCT (0: no bound)"},
         {"max-stage", 0, HALO_OPT_DOUBLE, &o.max_stage, "PCT",
-         "exit 5 when a stage's median |error| is above PCT"},
+         "exit 5 when a work stage's median |error| is above PCT (0: no bound)"},
+        {"stages", 0, HALO_OPT_STRING, &stages, "LIST",
+         "the stages --max-stage bounds, e.g. sample,fetch (default: sample, fetch, copy, "
+         "compute, allreduce)"},
+        {"realtime", 0, HALO_OPT_FLAG, &o.realtime, NULL,
+         "run the measured runs under SCHED_RR priority 1 (chrt -r 1; root): ahead of other "
+         "work on a shared machine, which keeps 5% of the CPU"},
         {"max-load", 0, HALO_OPT_DOUBLE, &o.max_load, "X",
-         "unfit when the load average at the start is above X times the cores (default 1)"},
+         "unfit when the load average before the first measured run is above X times the "
+         "cores"},
         {"max-busy", 0, HALO_OPT_DOUBLE, &o.max_busy, "X",
-         "unfit when other work uses more than X of the cores (default 0.25)"},
+         "unfit when other work uses more than X of the cores"},
         {"max-spread", 0, HALO_OPT_DOUBLE, &o.max_spread, "X",
-         "unfit when a run's timed epochs spread more than X of their median (default 0.25)"},
-        {"timeout", 0, HALO_OPT_DOUBLE, &o.timeout, "SEC", "seconds per command (default 300)"},
+         "unfit when a run's timed epochs spread more than X of their median"},
+        {"timeout", 0, HALO_OPT_DOUBLE, &o.timeout, "SEC", "seconds per command"},
         {"priority", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.priority, "N",
          "run the measured runs under nice -n N (-20..19; below 0 needs root: ahead of other "
          "work on a shared machine)"},
@@ -134,7 +165,8 @@ static int cmd_sim_validate(int argc, char **argv)
     };
     const halo_cmd_help help = {
         "halo sim validate [--seed S] [--configs N] [--space FILE] [--profile FILE] "
-        "[--cluster-hosts DIR] [--out DIR] [--force] [--markdown] [--record]",
+        "[--cluster-hosts DIR] [--out DIR] [--work DIR] [--force] [--markdown] [--record] "
+        "[--dry-run] [--max-median PCT] [--max-worst PCT] [--max-stage PCT]",
         "Draws N configurations from a space (graph family and size, ranks, layers, fanouts,\n"
         "hidden width, batch, every shipped policy with its parameters, pipeline depth,\n"
         "sampler threads, netem) with the seed, runs each with mpirun halo train and with\n"
@@ -159,6 +191,10 @@ static int cmd_sim_validate(int argc, char **argv)
                                          "--max-load, --max-busy and --max-spread > 0"));
     }
     o.seed = (uint64_t)seed;
+    rc = stages != NULL ? stage_mask(stages, &o.stage_mask) : 0;
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
     char wbuf[4200], pbuf[4200], exe[4096], cmd[4096];
     if (work == NULL) {
         snprintf(wbuf, sizeof wbuf, "%s/.cache/validate", o.out_dir);
@@ -246,7 +282,10 @@ int halo_cmd_sim(int argc, char **argv)
         "the stages as the pipeline depth allows. The profile must have machines x trainers =\n"
         "P. Prints the mean epoch time of the slowest rank and its stage breakdown. On a typed\n"
         "partition it replays the typed sampler with per-relation fanouts and counts the\n"
-        "embedding traffic of featureless types (docs/sim.md, \"Typed graphs\").",
+        "embedding traffic of featureless types (docs/sim.md, \"Typed graphs\"). Prints the\n"
+        "profile's last validated error beside its time. `halo sim validate` compares\n"
+        "measured and simulated runs over configurations drawn at random (halo sim validate\n"
+        "--help).",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;

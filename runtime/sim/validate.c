@@ -425,6 +425,9 @@ static int replace_checked(const char *profile, const halo_sb *sb, const halo_si
     halo_sim_validation back;
     int rc = halo_sim_profile_load(tmp, &prof);
     rc = rc < 0 ? rc : halo_sim_validation_load(tmp, &back);
+    if (rc < 0) {
+        halo_error_prefix(rc, "%s: not recorded: with the entry the file does not load", profile);
+    }
     if (rc == 0 && (!back.present || back.configs != v->configs)) {
         rc = halo_errorf(HALO_EINPUT, "%s: the validation entry does not read back (is the "
                          "returned table the file's last '}'?)", profile);

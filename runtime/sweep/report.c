@@ -6,6 +6,8 @@
 #include "core/fs.h"
 #include "core/json.h"
 #include "core/mem.h"
+#include "sim/profile.h"
+#include "sim/validate.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -89,6 +91,30 @@ static void col_range(const halo_sweep_table *t, int c, const halo_sweep_derive 
     }
 }
 
+/* The experiment's caption and, for a simulated figure, each cluster profile it used with its
+ * last validation against measured runs (halo sim validate --record), so that the figure says
+ * how far its times can be trusted. */
+static void caption_with_profiles(const halo_sweep_exp *e, halo_sb *sb)
+{
+    halo_sb_puts(sb, e->caption);
+    for (int i = 0; e->mode == HALO_SWEEP_SIM && i < e->npts; i++) {
+        const char *path = e->pts[i].cluster;
+        bool seen = path[0] == '\0';
+        for (int j = 0; j < i && !seen; j++) {
+            seen = strcmp(e->pts[j].cluster, path) == 0;
+        }
+        halo_sim_profile p;
+        halo_sim_validation v;
+        if (seen || halo_sim_profile_load(path, &p) < 0 ||
+            halo_sim_validation_load(path, &v) < 0) {
+            continue;
+        }
+        char text[400];
+        halo_sim_validation_text(&v, text, sizeof text);
+        halo_sb_printf(sb, "%sProfile %s: %s.", sb->len > 0 ? " " : "", p.name, text);
+    }
+}
+
 int halo_sweep_meta_write(const halo_sweep_exp *e, const halo_sweep_data *d,
                           const halo_sweep_meta_in *in, const char *dir)
 {
@@ -102,7 +128,11 @@ int halo_sweep_meta_write(const halo_sweep_exp *e, const halo_sweep_data *d,
     halo_jw_key(&w, "title");
     halo_jw_str(&w, e->title);
     halo_jw_key(&w, "caption");
-    halo_jw_str(&w, e->caption);
+    halo_sb cap;
+    halo_sb_init(&cap);
+    caption_with_profiles(e, &cap);
+    halo_jw_str(&w, cap.buf);
+    halo_sb_free(&cap);
     halo_jw_key(&w, "paper");
     halo_jw_str(&w, e->paper);
     halo_jw_key(&w, "experiment");

@@ -88,6 +88,8 @@ int halo_vspace_default(halo_vspace *s, int cores, const char *policy_dir);
 /* Reads a space file (a Lua table, sandboxed like profiles) over s: each key it gives replaces
  * the default's. Errors are one line naming the file and the key, HALO_EINPUT. */
 int halo_vspace_load(const char *path, halo_vspace *s);
+/* Adds an edge-list file to the graphs of s (halo sim validate --edges). */
+int halo_vspace_add_edges(halo_vspace *s, const char *path);
 /* Draws configuration i (1-based) of the space with the seed; the same (seed, i, space) always
  * gives the same configuration. */
 void halo_vspace_draw(const halo_vspace *s, uint64_t seed, int i, halo_vconfig *c);
@@ -110,6 +112,7 @@ typedef struct halo_validate_opts {
     uint64_t seed;             /* the draw's seed */
     int configs;               /* configurations drawn */
     const char *space;         /* space file (NULL: the default space) */
+    const char *edges;         /* an edge list added to the space's graphs (NULL: none) */
     const char *policy_dir;    /* where the default space finds policies */
     const char *profile;       /* cluster profile the simulator uses */
     const char *cluster_hosts; /* directory of a scripts/cluster.sh cluster (NULL: this host) */
@@ -128,6 +131,9 @@ typedef struct halo_validate_opts {
                                   none) */
     double max_load;           /* a load average above this share of the cores at the start:
                                   unfit */
+    unsigned stage_mask;       /* the stages --max-stage bounds: bits 1 << HALO_SIM_T_* (0:
+                                  the work stages) */
+    bool realtime;             /* measured runs under SCHED_RR priority 1 (chrt -r 1) */
     double max_busy;           /* other work above this share of the cores: unfit */
     double max_spread;         /* timed epochs spread above this share of their median: unfit */
     double timeout;            /* seconds per command */
@@ -162,6 +168,7 @@ typedef struct halo_vsummary {
     int busy_at;                  /* the configuration of busy_max */
     double spread_max;            /* the largest epoch spread of a measured run */
     int spread_at;                /* the configuration of spread_max */
+    double seconds;               /* wall time of the validation so far */
     bool fit;                     /* the machine was quiet enough throughout */
     char why[512];                /* why not ("" when fit) */
 } halo_vsummary;

@@ -324,6 +324,23 @@ int halo_vspace_load(const char *path, halo_vspace *s)
     return rc;
 }
 
+int halo_vspace_add_edges(halo_vspace *s, const char *path)
+{
+    if (s->ngraphs == HALO_VSPACE_MAX) {
+        return halo_errorf(HALO_EINPUT, "--edges: the space has %d graphs already",
+                           HALO_VSPACE_MAX);
+    }
+    if (!halo_path_exists(path) || strlen(path) >= sizeof s->graphs[0].path) {
+        return halo_errorf(HALO_EINPUT, "--edges %s: no such file", path);
+    }
+    halo_vgraph *g = &s->graphs[s->ngraphs++];
+    memset(g, 0, sizeof *g);
+    g->kind = HALO_VGRAPH_EDGES;
+    g->size.n = 1;
+    snprintf(g->path, sizeof g->path, "%s", path);
+    return 0;
+}
+
 /* One of ch's values. */
 static double pick(halo_rng *r, const halo_vchoice *ch)
 {

@@ -2,11 +2,12 @@
 # halo sim validate: a small seeded draw (three configurations on a tiny sbm graph) run with
 # mpirun halo train and halo sim: counts equal, CSV, figure and markdown written, the profile's
 # validation entry recorded and shown by halo sim, a machine made "unfit" by a zero tolerance
-# refused (exit 4), bad space files refused in one line. On a machine quiet enough to measure,
-# the per-stage errors of this machine's profile stay within a loose bound (50%) and the same
-# profile with the sampler's per-edge and per-node costs doubled is caught (exit 5): the bound
-# is on error ratios (simulated / measured), never on absolute times. On a loaded machine those
-# two checks are reported as skipped, with the validator's own reason.
+# refused (exit 4), bad space files refused in one line. When the measured runs are fit (quiet
+# machine, or runs ahead of other work under --realtime with steady epochs), the sampling
+# error of this machine's profile stays within a loose bound (50%) and the same profile
+# with the sampler's per-edge and per-node costs doubled is caught (exit 5): the bound is on
+# error ratios (simulated / measured), never on absolute times. When they are unfit those two
+# checks are reported as skipped, with the validator's own reason.
 source "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 PROFILE=${SIM_VALIDATE_PROFILE:-experiments/clusters/this-machine.lua}
@@ -93,6 +94,17 @@ check "... 2 and 3 layers, netem on and off" bash -c "
     grep -qE -- '--fanouts [0-9]+,[0-9]+ ' '$T/dry' && grep -qE -- '--fanouts [0-9]+,[0-9]+,[0-9]+ ' '$T/dry' &&
     grep -q -- '--netem ' '$T/dry' && grep -c -- '--netem ' '$T/dry' | grep -qv '^300$'"
 
+# an edge list of the user's: imported, given features, labels and a split, measured and
+# simulated with equal counts (the space file's graphs replaced by it)
+awk 'BEGIN { srand(5); for (i = 0; i < 1200; i++) for (j = 0; j < 5; j++) print i, int(rand() * 1200) }' >"$T/el.txt"
+"${V[@]}" --profile "$T/p.lua" --out "$T/oe" --edges "$T/el.txt" --dry-run --configs 30 \
+    >"$T/dry_el" 2>&1
+check "--edges adds the edge list to the graphs drawn" grep -qE '^ +[0-9]+ edges:el.txt/f32, 2 ranks' "$T/dry_el"
+sed 's/graphs = .*/graphs = { { edges = "'"${T//\//\\/}"'\/el.txt" } },/' "$T/space.lua" >"$T/el.lua"
+"${V[@]}" --profile "$T/p.lua" --out "$T/oe" --force --configs 1 --space "$T/el.lua" >"$T/rune" 2>&1
+check "an edge-list graph is measured and simulated with equal counts" bash -c "
+    grep -q '^counts: equal in 1 of 1 configurations' '$T/rune' && grep -qE '^ +1 edges:el.txt/f32 ' '$T/rune'"
+
 # 3. load detection: a zero tolerance for the spread of epochs makes any machine unfit
 "${V[@]}" --profile "$T/p.lua" --out "$T/o3" --max-spread 1e-9 --max-busy 100 --max-load 1000 >"$T/run3" 2>&1
 rc=$?
@@ -166,22 +178,30 @@ else
 fi
 
 # 6. the errors: within a loose bound with this machine's profile; the sampler's cost doubled
-#    is caught. Only on a machine quiet enough to measure (the validator says so).
+#    is caught. The measured runs go ahead of other work (--realtime: SCHED_RR, root) where
+#    chrt allows it; they are then judged by the spread of their epochs alone. The bound is on
+#    the sampling stage (50%: the doubled constant makes it 1 + 2e for an error e, caught when e >
+#    -25%); it is skipped when the machine is unfit to measure.
 awk '/sample_edge_ns =|sample_node_ns =/ { match($0, /= [0-9.e+-]+/); v = substr($0, RSTART + 2, RLENGTH - 2);
      sub(/= [0-9.e+-]+/, "= " v * 2) } { print }' "$PROFILE" >"$T/doubled.lua"
 check "the doubled profile differs in the two sampler constants" bash -c "
     [ \$(diff '$PROFILE' '$T/doubled.lua' | grep -c '^>') -eq 2 ]"
 cp "$PROFILE" "$T/good.lua"
-"${V[@]}" --profile "$T/good.lua" --out "$T/o6" --max-stage 50 --max-median 50 --remeasure >"$T/run6" 2>&1
+rt=()
+chrt -r 1 true 2>/dev/null && rt=(--realtime)
+B=(--max-stage 50 --stages sample --remeasure "${rt[@]}")
+"${V[@]}" --profile "$T/good.lua" --out "$T/o6" "${B[@]}" >"$T/run6" 2>&1
 rc=$?
 if [ $rc -eq 4 ]; then
     why=$(grep -oE 'machine too loaded to measure: [^;]*' "$T/run6" | head -n 1 | cut -c 1-200)
-    ok "this machine's profile: per-stage median |error| <= 50% # SKIP ${why:-unfit}"
+    ok "this machine's profile: sampling median |error| <= 50% # SKIP ${why:-unfit}"
     ok "the sampler's cost doubled fails the validation # SKIP ${why:-unfit}"
 else
-    [ $rc -eq 0 ] && ok "this machine's profile: per-stage median |error| <= 50%" ||
-        { not_ok "this machine's profile: per-stage median |error| <= 50% (exit $rc)"; sed 's/^/# /' "$T/run6" | tail -n 12; }
-    "${V[@]}" --profile "$T/doubled.lua" --out "$T/o7" --max-stage 50 --max-median 50 --force >"$T/run7" 2>&1
+    [ $rc -eq 0 ] && ok "this machine's profile: sampling median |error| <= 50% ${rt[*]}" ||
+        { not_ok "this machine's profile: sampling median |error| <= 50% (exit $rc)"; sed 's/^/# /' "$T/run6" | tail -n 12; }
+    # the same measured runs (from the work directory), the doubled profile
+    "${V[@]}" --profile "$T/doubled.lua" --out "$T/o7" --max-stage 50 --stages sample \
+        "${rt[@]}" >"$T/run7" 2>&1
     rc=$?
     [ $rc -eq 5 ] && ok "the sampler's cost doubled fails the validation" ||
         { not_ok "the sampler's cost doubled fails the validation (exit $rc)"; sed 's/^/# /' "$T/run7" | tail -n 12; }
