@@ -1735,7 +1735,8 @@ const halo_policy_reg halo_policy_array_methods[] = {
     {"filter", m_filter, "a:filter(mask) -> array",
      "a new array of the elements where mask is true"},
     {"topk", m_topk, "a:topk(k [, smallest]) -> values, positions",
-     "the k largest (smallest) elements, best first, ties by lower position"},
+     "the k largest (smallest) elements, best first, ties by lower position; k beyond the "
+     "length gives all of them (so topk(E:len()) needs no min)"},
     {"topk_mask", m_topk_mask, "a:topk_mask(k [, smallest]) -> mask",
      "true at the k positions topk(k, smallest) returns (the set only, no ordering: cheaper)"},
     {"argsort", m_argsort, "a:argsort([descending]) -> int32 array",

@@ -81,6 +81,22 @@ static int64_t want_int(lua_State *L, int idx, const char *what, int64_t lo, int
     return v;
 }
 
+/* Refuses a table at idx whose keys are not exactly 1..n (a list mixed with named or sparse
+ * entries: the extra entries would be ignored without a word). */
+static void want_sequence(lua_State *L, int idx, const char *what, int64_t n)
+{
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        lua_pop(L, 1);
+        int ok = 0;
+        lua_Integer k = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
+        if (!ok || k < 1 || k > n) {
+            luaL_error(L, "%s has a key %s besides its %I list entries, expected a plain list",
+                       what, show(L, -1), (lua_Integer)n);
+        }
+    }
+}
+
 /* Reads the list at idx (a Lua sequence of integers or an int32/int64 halo array) into an owned
  * int32 array pushed on the stack, checking each value against [lo, hi]. */
 static halo_policy_array *want_list(lua_State *L, int idx, const char *what, int64_t maxlen,
@@ -97,6 +113,7 @@ static halo_policy_array *want_list(lua_State *L, int idx, const char *what, int
         n = a->n;
     } else if (lua_istable(L, idx)) {
         n = (int64_t)lua_rawlen(L, idx);
+        want_sequence(L, idx, what, n);
     } else {
         luaL_error(L, "%s is %s, expected a list of integers or an int32 array", what,
                    luaL_typename(L, idx));
@@ -435,6 +452,7 @@ static int check_fanout_spec(lua_State *L)
     if (n > max) {
         luaL_error(L, "fanouts has %I entries, at most %I allowed", n, (lua_Integer)max);
     }
+    want_sequence(L, 1, "fanouts", n);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     char what[64];
@@ -538,6 +556,7 @@ static int check_pipeline(lua_State *L)
 {
     int *v = lua_touserdata(L, 2);
     if (lua_type(L, 1) == LUA_TNUMBER) {
+        /* documented shorthand: a bare number is the depth (one sampler thread) */
         v[0] = (int)want_int(L, 1, "depth", 0, 64);
         return 0;
     }
