@@ -25,8 +25,10 @@ void halo_policy_doc(FILE *out)
     fprintf(out, "  %-40s %s\n", "halo.log(...)", "prints a line to halo's log (as print does)");
     fprintf(out, "  %-40s %s\n", "halo.version", "halo's version string");
     fprintf(out, "\narray methods (a: an array, m: a bool mask, idx: an int32/int64 array)\n");
-    for (const halo_policy_reg *r = halo_policy_array_methods; r->name != NULL; r++) {
-        fprintf(out, "  %-40s %s\n", r->sig, r->doc);
+    for (const halo_policy_reg *const *t = halo_policy_array_tables; *t != NULL; t++) {
+        for (const halo_policy_reg *r = *t; r->name != NULL; r++) {
+            fprintf(out, "  %-40s %s\n", r->sig, r->doc);
+        }
     }
     fprintf(out, "  %-40s %s\n", "#a, tostring(a)", "length; a short printable form");
     fprintf(out, "\n");

@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const hook_names[HALO_POLICY_NHOOKS] = {
-    "partition", "fanout", "pipeline", "cache_init", "cache_batch", "epoch_end",
-};
-
-const char *halo_policy_hook_name(int hook)
-{
-    return hook >= 0 && hook < HALO_POLICY_NHOOKS ? hook_names[hook] : NULL;
-}
-
 /* ---- hook calls ---- */
 
 /* Pushes t[name] of the table at idx without metamethods (validation runs no policy code). */
@@ -43,7 +34,7 @@ static const char *show(lua_State *L, int idx)
 /* Pushes hook h's function (caller checked it exists) and records the moment. */
 static void begin(halo_policy *p, int h, int rank, int epoch, int64_t batch)
 {
-    p->cur_hook = hook_names[h];
+    p->cur_hook = halo_policy_hook_name(h);
     p->cur_rank = rank >= 0 ? rank : p->rank;
     p->cur_epoch = epoch;
     p->cur_batch = batch;

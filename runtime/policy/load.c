@@ -343,11 +343,6 @@ unsigned halo_policy_hooks(const halo_policy *pol)
     return m;
 }
 
-const char *halo_policy_name(const halo_policy *pol)
-{
-    return pol->name;
-}
-
 const char *halo_policy_path(const halo_policy *pol)
 {
     return pol->path;
