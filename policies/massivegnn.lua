@@ -10,7 +10,9 @@
 -- ((b.step + 1) % delta == 0), the slots with S_E < T = round(d^delta, 3) (rounded from the
 -- double's exact value, as Python's round does) are replaced, in ascending node id, by the
 -- halo nodes of highest S_N > 0 (ties: the lower position). alpha = 0 and delta = 0 give a
--- static buffer. Scores are float64 here (float32 in the authors' code).
+-- static buffer. Scores are float32, as in the authors' code: d = float32(1 - alpha), every
+-- update rounded to float32 (round_f32), T rounded to float32 for the compare (at alpha 0.1,
+-- delta 2: 0.9f * 0.9f = 0.80999994 < float32(0.81), so an unhit slot is evicted).
 -- No per-node Lua: every step below is one vector method over a whole array.
 local halo = require "halo"
 
@@ -78,12 +80,14 @@ return {
         if p.alpha == 0 and p.delta == 0 then
             return nil                             -- static buffer
         end
-        local d = 1 - p.alpha
+        local d = halo.f32(1 - p.alpha)           -- np.float32(1 - alpha)
         local SE, SN = ctx.cache.score, ctx.halo.score
-        SE:scale(d)                                -- every slot decays ...
-        SE:div_at(b.hit_slots, d)                  -- ... a hit undoes it (/= d)
+        SE:scale(d):round_f32()                    -- every slot decays ...
+        SE:div_at(b.hit_slots, d):round_f32()      -- ... a hit undoes it (/= d), in float32
         if p.delta > 0 and (b.step + 1) % p.delta == 0 then
-            local E = SE:lt(threshold(d, p.delta)):where()   -- candidate slots
+            -- T from the double 1 - alpha (Python's round), compared in float32
+            local T = halo.f32(threshold(1 - p.alpha, p.delta))
+            local E = SE:lt(T):where()             -- candidate slots
             if E:len() > 0 then
                 local cand = SN:gt(0):where()     -- replacements: S_N > 0, highest first,
                 local _, top = SN:gather(cand):topk(E:len())   -- ties to the lower position
@@ -102,7 +106,7 @@ return {
                 return { evict = E, admit = ctx.halo.ids:gather(R) }
             end
         end
-        SN:add_at(b.miss_halo, 1)                  -- a normal batch counts the misses
+        SN:add_at(b.miss_halo, 1):round_f32()      -- a normal batch counts the misses
         return nil
     end,
 }

@@ -308,6 +308,14 @@ static int f_is_array(lua_State *L)
     return 1;
 }
 
+/* halo.f32(x): x rounded to the nearest float32 (as a Lua float), the scalar side of
+ * a:round_f32(); a threshold compared with float32 scores is rounded the same way. */
+static int f_f32(lua_State *L)
+{
+    lua_pushnumber(L, (lua_Number)(float)luaL_checknumber(L, 1));
+    return 1;
+}
+
 const halo_policy_reg halo_policy_module_funcs[] = {
     {"array", f_array, "halo.array(type, n [, value]) -> array",
      "new array of n elements of type int32|int64|float32|float64|bool, all 0/false or value"},
@@ -316,6 +324,7 @@ const halo_policy_reg halo_policy_module_funcs[] = {
     {"range", f_range, "halo.range(n [, type]) -> array",
      "new array 0, 1, ..., n-1 (int32 unless type is given)"},
     {"is_array", f_is_array, "halo.is_array(x) -> boolean", "whether x is a halo array"},
+    {"f32", f_f32, "halo.f32(x) -> number", "x rounded to the nearest float32"},
     {NULL, NULL, NULL, NULL},
 };
 

@@ -112,6 +112,28 @@ static int m_scale(lua_State *L)
     return arith(L, OP_MUL, "scale");
 }
 
+/* round_f32(): every element of a float64 array rounded to the nearest float32, in place (a
+ * float32 array is left as it is). Rounding after each operation gives float32 arithmetic on
+ * float64 storage exactly: the double result of +, -, *, / on two float32 values rounds to the
+ * correctly rounded float32 result (53 >= 2 * 24 + 2 bits), as numpy's float32 arrays compute. */
+static int m_round_f32(lua_State *L)
+{
+    halo_policy_array *a = halo_policy_check_warr(L, 1);
+    if (!IS_FLT(a->type)) {
+        return luaL_error(L, "round_f32: float arrays only, got %s",
+                          halo_policy_type_name(a->type));
+    }
+    halo_policy_charge(L, a->n);
+    if (a->type == HALO_PA_F64) {
+        double *x = a->data;
+        for (int64_t i = 0; i < a->n; i++) {
+            x[i] = (double)(float)x[i];
+        }
+    }
+    lua_settop(L, 1);
+    return 1;
+}
+
 /* ---- methods: comparisons ---- */
 
 enum { CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_EQ, CMP_NE };
@@ -424,6 +446,8 @@ static int m_filter(lua_State *L)
 }
 
 const halo_policy_reg halo_policy_array_elem_methods[] = {
+    {"round_f32", m_round_f32, "a:round_f32() -> a",
+     "every element rounded to the nearest float32 (float32 arithmetic on a float64 array)"},
     {"scale", m_scale, "a:scale(s) -> a", "a[i] = a[i] * s for every i"},
     {"add", m_add, "a:add(x) -> a", "a[i] = a[i] + x (x a number or an array of a's type/length)"},
     {"sub", m_sub, "a:sub(x) -> a", "a[i] = a[i] - x (number or array)"},
