@@ -33,10 +33,41 @@ local function threshold(d, delta)
     return tonumber(string.format("%.3f", d ^ delta))
 end
 
+-- The order in which equal scores are taken, as a permutation of 0..m-1 (nil: the lower
+-- position first). ties = "high": the higher position first; "random": a hashed order per
+-- (seed, rank, salt). The authors' numpy argsort(-scores) and torch.topk leave ties in an order
+-- fixed by the scores but not by position; these two bound its effect (docs/massivegnn.md).
+local function tie_order(p, rank, m, salt)
+    if p.ties == "low" then
+        return nil
+    elseif p.ties == "high" then
+        return halo.range(m):scale(-1):add(m - 1)
+    elseif p.ties == "random" then
+        local key = halo.array("float64", m)
+        local s0 = mix(mix(p.seed) ~ (rank << 32) ~ salt)
+        for i = 0, m - 1 do
+            key:set(i, (mix(s0 ~ i) >> 11) + 0.0)
+        end
+        return key:argsort()
+    end
+    error("ties must be \"low\", \"high\" or \"random\", got " .. tostring(p.ties))
+end
+
+-- Positions of the k largest values of a, equal values taken in tie_order's order.
+local function top_positions(a, k, p, rank, salt)
+    local ord = tie_order(p, rank, a:len(), salt)
+    if ord == nil then
+        local _, top = a:topk(k)
+        return top
+    end
+    local _, top = a:gather(ord):topk(k)
+    return ord:gather(top)
+end
+
 return {
     name = "massivegnn",
     description = "MassiveGNN: degree-prefetched halo buffer with scored continuous eviction",
-    params = { f = 0.25, alpha = 0.05, delta = 25, init = "degree", seed = 1,
+    params = { f = 0.25, alpha = 0.05, delta = 25, init = "degree", seed = 1, ties = "low",
                fanout_in = 10, fanout_out = 25 },
 
     partition = function(g)
@@ -68,7 +99,7 @@ return {
         else
             error("init must be \"degree\" or \"random\", got " .. tostring(p.init))
         end
-        local _, top = key:topk(k)                 -- positions of the k highest keys
+        local top = top_positions(key, k, p, ctx.rank, 0)   -- positions of the k highest keys
         local SN = ctx.halo.score
         SN:fill(0)
         SN:set_at(top, -1)                         -- buffered nodes are marked -1
@@ -90,8 +121,8 @@ return {
             local E = SE:lt(T):where()             -- candidate slots
             if E:len() > 0 then
                 local cand = SN:gt(0):where()     -- replacements: S_N > 0, highest first,
-                local _, top = SN:gather(cand):topk(E:len())   -- ties to the lower position
-                local R = cand:gather(top)
+                local top = top_positions(SN:gather(cand), E:len(), p, ctx.rank, b.step + 1)
+                local R = cand:gather(top)         -- (ties: the lower position by default)
                 if R:len() == 0 then
                     return nil
                 end
