@@ -298,6 +298,20 @@ static int check_partition(lua_State *L)
             luaL_error(L, "assign has %I entries, expected one per node (%I)", (lua_Integer)a->n,
                        (lua_Integer)g->nodes);
         }
+        /* every part gets a node: an empty part would leave a rank without work */
+        uint8_t *seen = halo_policy_scratch(L, (size_t)c->parts);
+        memset(seen, 0, (size_t)c->parts);
+        int64_t parts_seen = 0;
+        for (int64_t v = 0; v < a->n && parts_seen < c->parts; v++) {
+            int32_t k = ((const int32_t *)a->data)[v];
+            parts_seen += !seen[k];
+            seen[k] = 1;
+        }
+        for (int k = 0; k < c->parts && parts_seen < c->parts; k++) {
+            if (!seen[k]) {
+                luaL_error(L, "assign leaves part %d of %d without a node", k, c->parts);
+            }
+        }
         return 1;
     }
     if (at != LUA_TNIL) {

@@ -20,6 +20,9 @@ one_line() {
     fi
 }
 
+"$HALO" gen sbm --nodes 300 --seed 3 -o "$T/g" >/dev/null 2>&1
+"$HALO" partition "$T/g" --parts 1 -o "$T/p1" >/dev/null 2>&1
+
 # ---- error values that are not strings, or odd ----
 one_line "error(nil) names the file and line" \
     "2: error object is a nil value, not a string \(hook fanout" \
@@ -60,6 +63,16 @@ one_line "a ctx view written through set_at after its hook returned" \
     "4: ctx.halo.score was used after its hook call returned" \
     $'local kept\nreturn {\n  cache_init = function(ctx) kept = ctx.halo.score; return {capacity = 1} end,\n  fanout = function(ctx) if kept then halo.range(1):astype("float64"):copy():set_at(halo.range(1), kept) end return {5} end }'
 
+printf '%s\n' 'return { partition = function(g)' \
+    '  return { method = "custom", parts = 2, assign = halo.array("int32", g.nodes) } end }' \
+    >"$T/assign.lua"
+timeout 60 "$HALO" partition "$T/g" --policy "$T/assign.lua" -o "$T/pa" >"$T/out" 2>"$T/err"
+rc=$?
+if [ $rc -eq 1 ] && [ "$(grep -c . "$T/err")" -eq 1 ] && [ ! -e "$T/pa" ] &&
+    grep -qE "^halo: error: $T/assign.lua:1: hook partition: assign leaves part 1 of 2 without a node" \
+        "$T/err"; then ok "a custom assign leaving a part empty"
+else not_ok "a custom assign leaving a part empty"; echo "# exit $rc"; sed 's/^/# /' "$T/err"; fi
+
 # Documented acceptances: a bare number from pipeline is the depth; topk's k beyond the length
 # gives every element. Both are in `halo policy doc`, and behave as it says.
 check_out "doc: pipeline's bare number is the depth" "pipeline\(ctx\) -> .*\| depth" \
@@ -76,8 +89,6 @@ check_out "topk with k far beyond the array gives all n" "fanout +-> 10 " \
     "$HALO" policy check "$T/topk.lua"
 
 # ---- the same error in a training run: one line per rank, no metrics file written ----
-"$HALO" gen sbm --nodes 300 --seed 3 -o "$T/g" >/dev/null 2>&1
-"$HALO" partition "$T/g" --parts 1 -o "$T/p1" >/dev/null 2>&1
 printf '%s\n' 'return { fanout = function(ctx)' '  error({}) end }' >"$T/bad.lua"
 timeout 120 "$HALO" train "$T/p1" --policy "$T/bad.lua" --epochs 1 --metrics "$T/m.jsonl" \
     >"$T/out" 2>"$T/err"

@@ -189,6 +189,15 @@ static void partition_validates_its_choice(void **state)
         assert_int_equal(o.part.assign[v], (v + (indptr[v + 1] - indptr[v])) % 2);
     }
     halo_free(o.part.assign);
+    expect_bad(HALO_POLICY_PARTITION,
+               "return {method = 'custom', parts = 2, assign = halo.array('int32', g.nodes)}",
+               "assign leaves part 1 of 2 without a node");
+    expect_bad(HALO_POLICY_PARTITION,
+               "return {method = 'custom', parts = 3, assign = {0, 0, 2, 2, 0, 2}}",
+               "assign leaves part 1 of 3 without a node");
+    expect_good(HALO_POLICY_PARTITION,
+                "return {method = 'custom', parts = 3, assign = {0, 1, 2, 2, 0, 2}}", &o);
+    halo_free(o.part.assign);
     expect_bad(HALO_POLICY_PARTITION, "return {method = 'kmeans'}",
                "method is \"kmeans\", expected one of metis, multilevel, random, stream, custom");
     expect_bad(HALO_POLICY_PARTITION, "return {constraints = {'nodes', 'nodes'}}", "twice");
