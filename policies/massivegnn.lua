@@ -9,11 +9,13 @@
 -- hit undoes the decay; missed halo nodes gain S_N += 1. Every delta-th batch, counted from 1
 -- ((b.step + 1) % delta == 0), the slots with S_E < T = round(d^delta, 3) (rounded from the
 -- double's exact value, as Python's round does) are replaced, in ascending node id, by the
--- halo nodes of highest S_N > 0 (ties: the lower position). alpha = 0 and delta = 0 give a
+-- halo nodes of highest S_N > 0 (ties: the lower position; ties = "high" or "random" take
+-- other orders, to measure what the order changes). alpha = 0 and delta = 0 give a
 -- static buffer. Scores are float32, as in the authors' code: d = float32(1 - alpha), every
 -- update rounded to float32 (round_f32), T rounded to float32 for the compare (at alpha 0.1,
 -- delta 2: 0.9f * 0.9f = 0.80999994 < float32(0.81), so an unhit slot is evicted).
--- No per-node Lua: every step below is one vector method over a whole array.
+-- No per-node Lua (but for the once-per-run random fill and ties = "random"): every step below
+-- is one vector method over a whole array.
 local halo = require "halo"
 
 local distdgl_partition = { method = "metis", constraints = { "nodes", "train", "edges" },
