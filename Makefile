@@ -108,7 +108,8 @@ $(BUILD)/%.o: %.cu
 
 # The policy engine's vector methods are plain loops over arrays: -O3 lets GCC vectorise them
 # (at -O2 its "very cheap" cost model leaves most of them scalar).
-$(BUILD)/runtime/policy/array.o: CFLAGS += -O3
+$(BUILD)/runtime/policy/array.o $(BUILD)/runtime/policy/array_elem.o \
+$(BUILD)/runtime/policy/array_order.o: CFLAGS += -O3
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -9,9 +9,13 @@
 -- hit undoes the decay; missed halo nodes gain S_N += 1. Every delta-th batch, counted from 1
 -- ((b.step + 1) % delta == 0), the slots with S_E < T = round(d^delta, 3) (rounded from the
 -- double's exact value, as Python's round does) are replaced, in ascending node id, by the
--- halo nodes of highest S_N > 0 (ties: the lower position). alpha = 0 and delta = 0 give a
--- static buffer. Scores are float64 here (float32 in the authors' code).
--- No per-node Lua: every step below is one vector method over a whole array.
+-- halo nodes of highest S_N > 0 (ties: the lower position; ties = "high" or "random" take
+-- other orders, to measure what the order changes). alpha = 0 and delta = 0 give a
+-- static buffer. Scores are float32, as in the authors' code: d = float32(1 - alpha), every
+-- update rounded to float32 (round_f32), T rounded to float32 for the compare (at alpha 0.1,
+-- delta 2: 0.9f * 0.9f = 0.80999994 < float32(0.81), so an unhit slot is evicted).
+-- No per-node Lua (but for the once-per-run random fill and ties = "random"): every step below
+-- is one vector method over a whole array.
 local halo = require "halo"
 
 local distdgl_partition = { method = "metis", constraints = { "nodes", "train", "edges" },
@@ -31,10 +35,41 @@ local function threshold(d, delta)
     return tonumber(string.format("%.3f", d ^ delta))
 end
 
+-- The order in which equal scores are taken, as a permutation of 0..m-1 (nil: the lower
+-- position first). ties = "high": the higher position first; "random": a hashed order per
+-- (seed, rank, salt). The authors' numpy argsort(-scores) and torch.topk leave ties in an order
+-- fixed by the scores but not by position; these two bound its effect (docs/massivegnn.md).
+local function tie_order(p, rank, m, salt)
+    if p.ties == "low" then
+        return nil
+    elseif p.ties == "high" then
+        return halo.range(m):scale(-1):add(m - 1)
+    elseif p.ties == "random" then
+        local key = halo.array("float64", m)
+        local s0 = mix(mix(p.seed) ~ (rank << 32) ~ salt)
+        for i = 0, m - 1 do
+            key:set(i, (mix(s0 ~ i) >> 11) + 0.0)
+        end
+        return key:argsort()
+    end
+    error("ties must be \"low\", \"high\" or \"random\", got " .. tostring(p.ties))
+end
+
+-- Positions of the k largest values of a, equal values taken in tie_order's order.
+local function top_positions(a, k, p, rank, salt)
+    local ord = tie_order(p, rank, a:len(), salt)
+    if ord == nil then
+        local _, top = a:topk(k)
+        return top
+    end
+    local _, top = a:gather(ord):topk(k)
+    return ord:gather(top)
+end
+
 return {
     name = "massivegnn",
     description = "MassiveGNN: degree-prefetched halo buffer with scored continuous eviction",
-    params = { f = 0.25, alpha = 0.05, delta = 25, init = "degree", seed = 1,
+    params = { f = 0.25, alpha = 0.05, delta = 25, init = "degree", seed = 1, ties = "low",
                fanout_in = 10, fanout_out = 25 },
 
     partition = function(g)
@@ -66,7 +101,7 @@ return {
         else
             error("init must be \"degree\" or \"random\", got " .. tostring(p.init))
         end
-        local _, top = key:topk(k)                 -- positions of the k highest keys
+        local top = top_positions(key, k, p, ctx.rank, 0)   -- positions of the k highest keys
         local SN = ctx.halo.score
         SN:fill(0)
         SN:set_at(top, -1)                         -- buffered nodes are marked -1
@@ -78,16 +113,18 @@ return {
         if p.alpha == 0 and p.delta == 0 then
             return nil                             -- static buffer
         end
-        local d = 1 - p.alpha
+        local d = halo.f32(1 - p.alpha)           -- np.float32(1 - alpha)
         local SE, SN = ctx.cache.score, ctx.halo.score
-        SE:scale(d)                                -- every slot decays ...
-        SE:div_at(b.hit_slots, d)                  -- ... a hit undoes it (/= d)
+        SE:scale(d):round_f32()                    -- every slot decays ...
+        SE:div_at(b.hit_slots, d):round_f32()      -- ... a hit undoes it (/= d), in float32
         if p.delta > 0 and (b.step + 1) % p.delta == 0 then
-            local E = SE:lt(threshold(d, p.delta)):where()   -- candidate slots
+            -- T from the double 1 - alpha (Python's round), compared in float32
+            local T = halo.f32(threshold(1 - p.alpha, p.delta))
+            local E = SE:lt(T):where()             -- candidate slots
             if E:len() > 0 then
                 local cand = SN:gt(0):where()     -- replacements: S_N > 0, highest first,
-                local _, top = SN:gather(cand):topk(E:len())   -- ties to the lower position
-                local R = cand:gather(top)
+                local top = top_positions(SN:gather(cand), E:len(), p, ctx.rank, b.step + 1)
+                local R = cand:gather(top)         -- (ties: the lower position by default)
                 if R:len() == 0 then
                     return nil
                 end
@@ -102,7 +139,7 @@ return {
                 return { evict = E, admit = ctx.halo.ids:gather(R) }
             end
         end
-        SN:add_at(b.miss_halo, 1)                  -- a normal batch counts the misses
+        SN:add_at(b.miss_halo, 1):round_f32()      -- a normal batch counts the misses
         return nil
     end,
 }

@@ -2,11 +2,14 @@
 #include "cli/cli.h"
 #include "core/args.h"
 #include "core/err.h"
+#include "core/fs.h"
 #include "core/json.h"
 #include "part/part.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Number at index k of array member key of j, or -1 when absent. */
 static double json_at(const halo_json *j, const char *key, int k)
@@ -52,6 +55,30 @@ static void print_types(const halo_partinfo *pi)
     }
 }
 
+/* What halo info reads besides partition.json is checked before it is printed: every part
+ * directory is loaded (its meta.json names its part and id range, its files' sizes match: a
+ * swapped or copied part-K is refused) and orig_id.i64 holds one int64 per node. */
+static int check_parts(const char *pdir, const halo_partinfo *pi)
+{
+    for (int k = 0; k < pi->parts; k++) {
+        halo_part *p = NULL;
+        HALO_CHECK(halo_part_load(pdir, k, &p));
+        halo_part_free(p);
+    }
+    char path[4200];
+    HALO_CHECK(halo_path_join(path, sizeof path, pdir, "orig_id.i64"));
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        return halo_errorf(HALO_EINPUT, "%s: %s", path, strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != (uint64_t)pi->nodes * 8) {
+        return halo_errorf(HALO_EINPUT, "%s: %lld bytes, expected %lld (an int64 per node): "
+                           "truncated or not this partition's",
+                           path, (long long)st.st_size, (long long)pi->nodes * 8);
+    }
+    return 0;
+}
+
 int halo_cmd_info_partition(int argc, char **argv)
 {
     const halo_opt opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
@@ -68,6 +95,9 @@ int halo_cmd_info_partition(int argc, char **argv)
     }
     halo_partinfo *pi = NULL;
     rc = halo_partinfo_load(pos[0], &pi);
+    if (rc == 0 && (rc = check_parts(pos[0], pi)) < 0) {
+        halo_partinfo_free(pi);
+    }
     if (rc < 0) {
         return halo_cli_fail(rc);
     }

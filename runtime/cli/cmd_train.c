@@ -23,6 +23,7 @@ int halo_cmd_train(int argc, char **argv)
     const char *eval_fanouts = NULL, *metrics = NULL, *checkpoint = NULL, *netem = NULL;
     const char *batching = "local", *model = "sage", *embed_optim = "adam";
     const char *timeline = NULL;
+    const char *batch_s = NULL, *hidden_s = NULL, *lr_s = NULL; /* NULL: the model's default */
     int64_t seed = (int64_t)o.seed;
     bool resume = false, check = false, quiet_table = false;
     halo_strlist sets = {.n = 0};
@@ -31,8 +32,9 @@ int halo_cmd_train(int argc, char **argv)
         {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
         {"epochs", 'e', HALO_OPT_INT, &o.epochs, "E",
          "epochs to train (a resumed run goes up to E)"},
-        {"batch", 'b', HALO_OPT_I64, &o.batch, "B",
-         "seeds per mini-batch (per rank with --batching local)"},
+        {"batch", 'b', HALO_OPT_STRING, &batch_s, "B",
+         "seeds per mini-batch (per rank with --batching local; default 2000, 500 with --model "
+         "rgcn)"},
         {"batching", 0, HALO_OPT_STRING, &batching, "local|global",
          "local: each rank cuts its own shuffled seeds (DistDGL); global: one global order, "
          "batch b is the same seeds whatever the rank count"},
@@ -46,8 +48,10 @@ int halo_cmd_train(int argc, char **argv)
         {"embed-optimizer", 0, HALO_OPT_STRING, &embed_optim, "adam|adagrad",
          "sparse optimiser of the learnable rows of featureless node types (docs/hetero.md)"},
         {"embed-lr", 0, HALO_OPT_DOUBLE, &o.embed_lr, "X", "their learning rate"},
-        {"hidden", 0, HALO_OPT_INT, &o.hidden, "H", "hidden width"},
-        {"lr", 0, HALO_OPT_DOUBLE, &o.lr, "X", "Adam learning rate"},
+        {"hidden", 0, HALO_OPT_STRING, &hidden_s, "H",
+         "hidden width (default 16; 64 with --model rgcn)"},
+        {"lr", 0, HALO_OPT_STRING, &lr_s, "X",
+         "Adam learning rate (default 0.003; 0.01 with --model rgcn)"},
         {"dropout", 0, HALO_OPT_DOUBLE, &o.dropout, "P", "dropout probability"},
         {"weight-decay", 0, HALO_OPT_DOUBLE, &o.weight_decay, "X", "Adam L2 coefficient"},
         {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of every random choice"},
@@ -125,6 +129,17 @@ int halo_cmd_train(int argc, char **argv)
         halo_train_parse_eval(eval, &o.eval) < 0) {
         return halo_cli_fail(HALO_EUSAGE);
     }
+    halo_train_opts_for_model(&o);
+    int64_t hidden = o.hidden;
+    if ((batch_s != NULL && halo_parse_i64(batch_s, "--batch", &o.batch) < 0) ||
+        (hidden_s != NULL && halo_parse_i64(hidden_s, "--hidden", &hidden) < 0) ||
+        (lr_s != NULL && halo_parse_f64(lr_s, "--lr", &o.lr) < 0)) {
+        return halo_cli_fail(HALO_EUSAGE);
+    }
+    if (hidden > INT32_MAX || hidden < INT32_MIN) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--hidden: %s is out of range", hidden_s));
+    }
+    o.hidden = (int)hidden; /* below 1: refused by halo_train_opts_check */
     halo_comm *comm;
     rc = halo_comm_init(&argc, &argv, &comm);
     if (rc < 0) {

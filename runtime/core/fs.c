@@ -344,6 +344,18 @@ int halo_output_file_check(const char *path, const char *kind, const char *sig, 
     struct stat st;
     if (stat(path, &st) < 0) {
         if (errno == ENOENT) {
+            /* a new file: its directory must exist (fopen would say only "No such file") */
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s", path);
+            char *slash = strrchr(dir, '/');
+            if (slash != NULL) {
+                slash[1] = '\0';
+                struct stat ds;
+                if (stat(dir, &ds) < 0 || !S_ISDIR(ds.st_mode)) {
+                    return halo_errorf(HALO_EUSAGE, "%s: cannot write the %s: directory %s does "
+                                       "not exist", path, kind, dir);
+                }
+            }
             return 0;
         }
         return halo_errorf(HALO_EIO, "%s: %s", path, strerror(errno));

@@ -413,6 +413,11 @@ int halo_import_edgelist(const char *file, const char *dir, const halo_import_op
     g->directed = opts->directed;
     idmap_drop_table(&ids);
     halo_import_build_csr(&edges, ids.n, opts->directed, g->indptr, &g->indices, &g->edges, &st);
+    if (g->edges == 0) {
+        rc = halo_errorf(HALO_EINPUT, "%s: every edge is a self-loop (%lld dropped): no edges left",
+                         file, (long long)st.self_loops);
+        goto fail;
+    }
     if (opts->labels != NULL || opts->feat != NULL || opts->split_file != NULL) {
         idmap_rebuild(&ids);
     }

@@ -381,6 +381,11 @@ int halo_import_ogb(const char *src, const char *dir, const halo_import_opts *op
     g->directed = opts->directed;
     HALO_TRY(ogb_read_edges(p_edge, nodes, &edges));
     halo_import_build_csr(&edges, nodes, opts->directed, g->indptr, &g->indices, &g->edges, &st);
+    if (g->edges == 0) {
+        rc = halo_errorf(HALO_EINPUT, "%s: no edges left (%lld self-loops dropped)", p_edge,
+                         (long long)st.self_loops);
+        goto fail;
+    }
     HALO_TRY(ogb_read_labels(p_label, nodes, g->label, &g->classes));
     for (int s = 0; s < 3; s++) {
         HALO_TRY(

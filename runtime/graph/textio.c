@@ -157,6 +157,10 @@ int halo_import_reader_next(halo_import_reader *r, char **line)
             }
             s[len] = '\0'; /* cap > end always leaves room for the last line's NUL */
             r->line++;
+            if (memchr(s, '\0', len) != NULL) {
+                /* a NUL would end the line early (a line of NULs would read as blank) */
+                return halo_import_fail(r, "a NUL byte: binary data, not text");
+            }
             *line = s;
             return 1;
         }
@@ -249,10 +253,7 @@ int halo_import_parse_u64(const halo_import_reader *r, const char *field, const 
 {
     const char *s = field;
     uint64_t v = 0;
-    if (*s == '+') {
-        s++;
-    }
-    if (*s < '0' || *s > '9') {
+    if (*s < '0' || *s > '9') { /* digits only: no sign, no space */
         return halo_import_fail(r, "%s '%.40s' is not a non-negative integer", what, field);
     }
     for (; *s >= '0' && *s <= '9'; s++) {

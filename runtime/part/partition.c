@@ -9,6 +9,7 @@
 #include "core/progress.h"
 #include "core/sort.h"
 #include "core/timer.h"
+#include "graph/stats.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -1097,11 +1098,29 @@ int halo_partition_write(const halo_graph *g, const int32_t *assignment,
                            stats);
 }
 
+/* Refuses a NaN or infinite feature before any work: it would be copied into a part and reach
+ * training as a NaN loss, far from the file that holds it. */
+static int check_features(const halo_graph *g)
+{
+    char f[4200];
+    if (!halo_graph_typed(g)) {
+        snprintf(f, sizeof f, "%s/feat.f32", g->dir);
+        return halo_check_features(g->feat, g->nodes, g->feat_dim, 0, f);
+    }
+    for (int t = 0; t < g->ntypes; t++) {
+        snprintf(f, sizeof f, "%s/feat.%s.f32", g->dir, g->ntype_name[t]);
+        HALO_CHECK(halo_check_features(g->tfeat[t], g->tstart[t + 1] - g->tstart[t],
+                                       g->ntype_feat_dim[t], 0, f));
+    }
+    return 0;
+}
+
 int halo_partition_run(const halo_graph *g, const halo_partition_opts *opts, const char *pdir,
                        halo_partition_stats *stats)
 {
     int P, M, G;
     HALO_CHECK(halo_partition_resolve(g, opts, &P, &M, &G));
+    HALO_CHECK(check_features(g));
     /* Refuse a foreign output directory before spending time on the assignment. */
     uint32_t checksum = halo_partition_graph_checksum(g);
     HALO_CHECK(check_outdir(pdir, checksum, opts->force));

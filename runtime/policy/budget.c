@@ -57,12 +57,6 @@ static bool late(halo_policy *p)
     return true;
 }
 
-const char *halo_policy_time_text(const halo_policy *p, char *buf, size_t size)
-{
-    snprintf(buf, size, "wall-clock limit of %g s per call exceeded", p->time_limit);
-    return buf;
-}
-
 void halo_policy_arm(halo_policy *p)
 {
     p->used = 0;

@@ -25,8 +25,10 @@ void halo_policy_doc(FILE *out)
     fprintf(out, "  %-40s %s\n", "halo.log(...)", "prints a line to halo's log (as print does)");
     fprintf(out, "  %-40s %s\n", "halo.version", "halo's version string");
     fprintf(out, "\narray methods (a: an array, m: a bool mask, idx: an int32/int64 array)\n");
-    for (const halo_policy_reg *r = halo_policy_array_methods; r->name != NULL; r++) {
-        fprintf(out, "  %-40s %s\n", r->sig, r->doc);
+    for (const halo_policy_reg *const *t = halo_policy_array_tables; *t != NULL; t++) {
+        for (const halo_policy_reg *r = *t; r->name != NULL; r++) {
+            fprintf(out, "  %-40s %s\n", r->sig, r->doc);
+        }
     }
     fprintf(out, "  %-40s %s\n", "#a, tostring(a)", "length; a short printable form");
     fprintf(out, "\n");
@@ -247,10 +249,9 @@ static void place(world *w, int64_t s, int64_t pos, int64_t step)
     w->ctx.cache.used++;
 }
 
-static int check_hooks(halo_policy *pol, world *w, FILE *out)
+/* The partition hook on a synthetic graph of CK_NODES nodes: its choice printed. */
+static int check_partition_hook(halo_policy *pol, world *w, FILE *out)
 {
-    halo_policy_ctx *c = &w->ctx;
-    /* partition */
     halo_policy_graph_info g = {"synthetic",  CK_NODES, w->indptr[CK_NODES], 16,        8,
                                 CK_NODES / 2, CK_PARTS, w->indptr,           w->indices};
     halo_policy_partition_choice pc;
@@ -275,7 +276,13 @@ static int check_hooks(halo_policy *pol, world *w, FILE *out)
         fprintf(out, "%s, imbalance %g, objective %s\n", pc.nconstraints ? "" : "none",
                 pc.imbalance, pc.objective == HALO_POLICY_CUT ? "cut" : "vol");
     }
-    /* cache_init */
+    return 0;
+}
+
+/* The cache_init hook: the slot arrays of w sized by its capacity and filled from its plan. */
+static int check_cache_init_hook(halo_policy *pol, world *w, FILE *out)
+{
+    halo_policy_ctx *c = &w->ctx;
     halo_policy_cache_plan plan = {.ids = HALO_ALLOC(int32_t, CK_HALO)};
     c->epoch = 0;
     int rc = halo_policy_cache_init(pol, c, &plan);
@@ -306,8 +313,52 @@ static int check_hooks(halo_policy *pol, world *w, FILE *out)
     fprintf(out, "  %-12s -> capacity %lld of %d halo nodes, %lld filled\n", "cache_init",
             (long long)cap, CK_HALO, (long long)plan.n_ids);
     halo_free(plan.ids);
-    /* the epochs */
+    return 0;
+}
+
+/* Draws batch (e, b)'s CK_INPUT distinct halo inputs (60% from the hot set) into input and
+ * sorts them into slot hits and halo misses, counting them in w; returns the hit count. */
+static int64_t draw_batch(world *w, int e, int64_t b, int32_t *input, int32_t *hit,
+                          int32_t *miss, uint8_t *chosen, int64_t *nmiss)
+{
     halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_POLICY, (uint64_t)e, (uint64_t)b, 1);
+    memset(chosen, 0, CK_HALO);
+    int64_t nh = 0, nm = 0;
+    for (int i = 0; i < CK_INPUT; i++) {
+        int32_t pos;
+        do {
+            pos = halo_rng_below(&r, 10) < 6 ? w->hot[halo_rng_below(&r, 400)]
+                                             : (int32_t)halo_rng_below(&r, CK_HALO);
+        } while (chosen[pos]);
+        chosen[pos] = 1;
+        input[i] = w->ids[pos];
+        if (w->slot_of[pos] >= 0) {
+            int32_t s = w->slot_of[pos];
+            hit[nh++] = s;
+            w->slot_hits[s]++;
+            w->slot_last[s] = w->ctx.step;
+        } else {
+            miss[nm++] = pos;
+            w->misses[pos]++;
+        }
+    }
+    *nmiss = nm;
+    return nh;
+}
+
+/* Every hook on the synthetic world: partition, cache_init, then CK_EPOCHS epochs of fanout,
+ * pipeline, CK_BATCHES cache_batch calls (their decisions applied) and epoch_end. */
+static int check_hooks(halo_policy *pol, world *w, FILE *out)
+{
+    halo_policy_ctx *c = &w->ctx;
+    HALO_CHECK(check_partition_hook(pol, w, out));
+    int rc = check_cache_init_hook(pol, w, out);
+    if (rc < 0) {
+        return rc;
+    }
+    int64_t cap = c->cache.capacity;
+    /* the epochs */
     int32_t *input = HALO_ALLOC(int32_t, CK_INPUT);
     int32_t *hit = HALO_ALLOC(int32_t, CK_INPUT);
     int32_t *miss = HALO_ALLOC(int32_t, CK_INPUT);
@@ -328,27 +379,8 @@ static int check_hooks(halo_policy *pol, world *w, FILE *out)
         halo_policy_stats ep = {.epoch = e};
         for (int64_t b = 0; b < CK_BATCHES; b++) {
             c->batch = b;
-            halo_rng_init(&r, 1, HALO_RNG_POLICY, (uint64_t)e, (uint64_t)b, 1);
-            memset(chosen, 0, CK_HALO);
-            int64_t nh = 0, nm = 0;
-            for (int i = 0; i < CK_INPUT; i++) {
-                int32_t pos;
-                do {
-                    pos = halo_rng_below(&r, 10) < 6 ? w->hot[halo_rng_below(&r, 400)]
-                                                     : (int32_t)halo_rng_below(&r, CK_HALO);
-                } while (chosen[pos]);
-                chosen[pos] = 1;
-                input[i] = w->ids[pos];
-                if (w->slot_of[pos] >= 0) {
-                    int32_t s = w->slot_of[pos];
-                    hit[nh++] = s;
-                    w->slot_hits[s]++;
-                    w->slot_last[s] = c->step;
-                } else {
-                    miss[nm++] = pos;
-                    w->misses[pos]++;
-                }
-            }
+            int64_t nm;
+            int64_t nh = draw_batch(w, e, b, input, hit, miss, chosen, &nm);
             halo_policy_batch bv = {e, b, c->step, CK_INPUT, input, nh, hit, nm, miss};
             halo_policy_cache_decision d = {evict, 0, admit, 0};
             double t0 = halo_now();

@@ -76,14 +76,49 @@ size_t halo_policy_clean_text(char *dst, size_t size, const char *src, size_t n)
 
 /* ---- error reporting ---- */
 
-/* Message handler: adds a traceback. */
+/* Whether msg starts with a place, "FILE:LINE: " (Lua's own prefix, for any chunk name). */
+static bool names_a_place(const char *msg)
+{
+    const char *c = msg;
+    while (*c && *c != ' ' && *c != '\n') {
+        if (c > msg && c[0] == ':' && c[1] >= '0' && c[1] <= '9') {
+            const char *d = c + 1;
+            while (*d >= '0' && *d <= '9') {
+                d++;
+            }
+            if (d[0] == ':' && d[1] == ' ') {
+                return true;
+            }
+        }
+        c++;
+    }
+    return false;
+}
+
+/* Message handler: the error as one string that names its place. A string or number is taken
+ * as it is; any other value (nil, a table, an object whose __tostring might loop or recurse) is
+ * named by its type and never converted, so the handler cannot fail or run policy code. When
+ * the text names no place, the innermost frame of a Lua file (the error call's line) is put in
+ * front, so every message names the policy file, or the module's, and the line. */
 int halo_policy_msgh(lua_State *L)
 {
-    const char *msg = lua_tostring(L, 1);
-    if (msg == NULL) {
-        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    int t = lua_type(L, 1);
+    const char *msg = t == LUA_TSTRING || t == LUA_TNUMBER
+                          ? lua_tostring(L, 1)
+                          : lua_pushfstring(L, "error object is a %s value, not a string",
+                                            luaL_typename(L, 1));
+    if (names_a_place(msg)) {
+        lua_pushstring(L, msg);
+        return 1;
     }
-    luaL_traceback(L, L, msg, 1);
+    lua_Debug ar;
+    for (int level = 0; lua_getstack(L, level, &ar); level++) {
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0 && ar.source[0] == '@') {
+            lua_pushfstring(L, "%s:%d: %s", ar.source + 1, ar.currentline, msg);
+            return 1;
+        }
+    }
+    lua_pushstring(L, msg);
     return 1;
 }
 
@@ -116,13 +151,14 @@ void halo_policy_moment(const halo_policy *p, char *buf, size_t size, bool with_
     }
 }
 
-/* Sets the halo error from the Lua error at the top of the stack: the first line with the
- * moment appended, then the traceback indented by four spaces. */
+/* Sets the halo error from the Lua error at the top of the stack: one line, its place (the
+ * policy file when the text names none), the text cleaned, and the moment. */
 int halo_policy_report(halo_policy *p, int status)
 {
     lua_State *L = p->L;
-    const char *msg = lua_tostring(L, -1);
-    char head[600], tail[400] = "", when[160];
+    size_t ml = 0;
+    const char *msg = lua_tolstring(L, -1, &ml);
+    char head[1000], when[160];
     halo_policy_moment(p, when, sizeof when, true);
     if (p->timed_out && (msg == NULL || strstr(msg, "wall-clock limit") == NULL)) {
         /* refused by the allocator (or swallowed and replaced): name the line and the limit */
@@ -141,38 +177,20 @@ int halo_policy_report(halo_policy *p, int status)
                                  : "policy",
                  p->mem_limit >> 20);
         msg = NULL;
-    } else if (msg == NULL) {
-        snprintf(head, sizeof head, "%.400s: error object is not a string",
-                 p->path[0] ? p->path : "policy");
     } else {
-        const char *tb = strstr(msg, "\nstack traceback:");
-        size_t hl = tb ? (size_t)(tb - msg) : strlen(msg);
-        halo_policy_clean_text(head, sizeof head, msg, hl);
-        if (tb != NULL) {
-            /* Re-indent the traceback; drop the [C] frames of the engine itself. */
-            size_t t = 0;
-            for (const char *s = tb + 1; *s && t + 8 < sizeof tail;) {
-                const char *e = strchr(s, '\n');
-                size_t len = e ? (size_t)(e - s) : strlen(s);
-                while (len > 0 && *s == '\t') {
-                    s++;
-                    len--;
-                }
-                if (len > 0 && !(len == 9 && strncmp(s, "[C]: in ?", 9) == 0)) {
-                    char line[200];
-                    halo_policy_clean_text(line, sizeof line, s, len);
-                    int w = snprintf(tail + t, sizeof tail - t, "\n    %s", line);
-                    t = w > 0 && (size_t)w < sizeof tail - t ? t + (size_t)w : sizeof tail - 1;
-                }
-                if (e == NULL) {
-                    break;
-                }
-                s = e + 1;
-            }
-        }
+        /* one line: a multi-line message keeps its breaks as \n; text that names no place
+         * (an error in the handler itself, LUA_ERRERR) gets the policy file in front */
+        const char *where = msg != NULL && names_a_place(msg) ? ""
+                            : p->path[0]                     ? p->path
+                                                             : "policy";
+        static const char not_text[] = "error object is not a string";
+        char text[560];
+        halo_policy_clean_text(text, sizeof text, msg != NULL ? msg : not_text,
+                               msg != NULL ? ml : sizeof not_text - 1);
+        snprintf(head, sizeof head, "%.400s%s%s", where, where[0] ? ": " : "", text);
     }
     lua_pop(L, 1);
-    return halo_errorf(HALO_ELUA, "%s%s%s", head, when, tail);
+    return halo_errorf(HALO_ELUA, "%s%s", head, when);
 }
 
 /* Runs the C function fn with nargs arguments (already pushed after it) in protected mode; a

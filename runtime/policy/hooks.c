@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const hook_names[HALO_POLICY_NHOOKS] = {
-    "partition", "fanout", "pipeline", "cache_init", "cache_batch", "epoch_end",
-};
-
-const char *halo_policy_hook_name(int hook)
-{
-    return hook >= 0 && hook < HALO_POLICY_NHOOKS ? hook_names[hook] : NULL;
-}
-
 /* ---- hook calls ---- */
 
 /* Pushes t[name] of the table at idx without metamethods (validation runs no policy code). */
@@ -43,7 +34,7 @@ static const char *show(lua_State *L, int idx)
 /* Pushes hook h's function (caller checked it exists) and records the moment. */
 static void begin(halo_policy *p, int h, int rank, int epoch, int64_t batch)
 {
-    p->cur_hook = hook_names[h];
+    p->cur_hook = halo_policy_hook_name(h);
     p->cur_rank = rank >= 0 ? rank : p->rank;
     p->cur_epoch = epoch;
     p->cur_batch = batch;
@@ -81,6 +72,22 @@ static int64_t want_int(lua_State *L, int idx, const char *what, int64_t lo, int
     return v;
 }
 
+/* Refuses a table at idx whose keys are not exactly 1..n (a list mixed with named or sparse
+ * entries: the extra entries would be ignored without a word). */
+static void want_sequence(lua_State *L, int idx, const char *what, int64_t n)
+{
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        lua_pop(L, 1);
+        int ok = 0;
+        lua_Integer k = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &ok) : 0;
+        if (!ok || k < 1 || k > n) {
+            luaL_error(L, "%s has a key %s besides its %I list entries, expected a plain list",
+                       what, show(L, -1), (lua_Integer)n);
+        }
+    }
+}
+
 /* Reads the list at idx (a Lua sequence of integers or an int32/int64 halo array) into an owned
  * int32 array pushed on the stack, checking each value against [lo, hi]. */
 static halo_policy_array *want_list(lua_State *L, int idx, const char *what, int64_t maxlen,
@@ -97,6 +104,7 @@ static halo_policy_array *want_list(lua_State *L, int idx, const char *what, int
         n = a->n;
     } else if (lua_istable(L, idx)) {
         n = (int64_t)lua_rawlen(L, idx);
+        want_sequence(L, idx, what, n);
     } else {
         luaL_error(L, "%s is %s, expected a list of integers or an int32 array", what,
                    luaL_typename(L, idx));
@@ -290,6 +298,20 @@ static int check_partition(lua_State *L)
             luaL_error(L, "assign has %I entries, expected one per node (%I)", (lua_Integer)a->n,
                        (lua_Integer)g->nodes);
         }
+        /* every part gets a node: an empty part would leave a rank without work */
+        uint8_t *seen = halo_policy_scratch(L, (size_t)c->parts);
+        memset(seen, 0, (size_t)c->parts);
+        int64_t parts_seen = 0;
+        for (int64_t v = 0; v < a->n && parts_seen < c->parts; v++) {
+            int32_t k = ((const int32_t *)a->data)[v];
+            parts_seen += !seen[k];
+            seen[k] = 1;
+        }
+        for (int k = 0; k < c->parts && parts_seen < c->parts; k++) {
+            if (!seen[k]) {
+                luaL_error(L, "assign leaves part %d of %d without a node", k, c->parts);
+            }
+        }
         return 1;
     }
     if (at != LUA_TNIL) {
@@ -435,6 +457,7 @@ static int check_fanout_spec(lua_State *L)
     if (n > max) {
         luaL_error(L, "fanouts has %I entries, at most %I allowed", n, (lua_Integer)max);
     }
+    want_sequence(L, 1, "fanouts", n);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     char what[64];
@@ -538,6 +561,7 @@ static int check_pipeline(lua_State *L)
 {
     int *v = lua_touserdata(L, 2);
     if (lua_type(L, 1) == LUA_TNUMBER) {
+        /* documented shorthand: a bare number is the depth (one sampler thread) */
         v[0] = (int)want_int(L, 1, "depth", 0, 64);
         return 0;
     }

@@ -6,7 +6,10 @@
  *   view.c     the read-only context objects over the caller's structs, and their docs
  *   load.c     opening, running the policy file, checking its table, --set, closing
  *   hooks.c    calling each hook and validating its results
- *   array.c    halo arrays and their vector methods; data.c data files; check.c policy check */
+ *   array.c    halo arrays: the core (memory, views, argument checks, basic methods, reductions)
+ *   array_elem.c   element-wise array methods; array_order.c sorting, top-k, search
+ *   names.c    the hook names, the policy's name and the time-limit text (used by all)
+ *   data.c data files; check.c policy check */
 #ifndef HALO_POLICY_INTERNAL_H
 #define HALO_POLICY_INTERNAL_H
 
@@ -44,9 +47,14 @@ typedef struct halo_policy_reg {
     const char *doc;  /* one line */
 } halo_policy_reg;
 
-/* Module functions (halo.*) and array methods (a:*), each ending with a NULL name. */
+/* Module functions (halo.*) and array methods (a:*), each ending with a NULL name: the core's
+ * (array.c), the element-wise ones (array_elem.c) and the ordering ones (array_order.c). */
 extern const halo_policy_reg halo_policy_module_funcs[];
 extern const halo_policy_reg halo_policy_array_methods[];
+extern const halo_policy_reg halo_policy_array_elem_methods[];
+extern const halo_policy_reg halo_policy_array_order_methods[];
+/* The three method tables above, NULL-terminated (sandbox.c: it opens them; check.c: doc). */
+extern const halo_policy_reg *const halo_policy_array_tables[];
 
 /* The engine's state, reachable from Lua through the state's extra space. */
 struct halo_policy {
@@ -110,8 +118,9 @@ void halo_policy_charge(lua_State *L, int64_t n);
 /* Charges units instructions of work done in C and looks at the clock: a Lua error when the
  * budget or the time of the call is spent (nothing outside a budgeted call). */
 void halo_policy_spend(lua_State *L, int64_t units);
-/* Registers the array metatable and puts the module functions into the table on top. */
-void halo_policy_open_arrays(lua_State *L);
+/* Registers the array metatable with the methods of the given tables (NULL-terminated) and
+ * puts the module functions into the table on top. */
+void halo_policy_open_arrays(lua_State *L, const halo_policy_reg *const *tables);
 /* Pushes a zero-copy view of caller memory valid until the current hook call returns. */
 void halo_policy_push_view(lua_State *L, void *data, int64_t n, int type, bool writable,
                            const char *name);
@@ -133,6 +142,8 @@ int halo_policy_budgeted_call(halo_policy *p, int nargs, int nres);
 /* Arms the limits for one call (budget, memory-refusal record, deadline, count hook) / disarms. */
 void halo_policy_arm(halo_policy *p);
 void halo_policy_disarm(halo_policy *p);
+
+/* ---- names.c ---- */
 /* "wall-clock limit of 5 s per call exceeded" into buf. */
 const char *halo_policy_time_text(const halo_policy *p, char *buf, size_t size);
 

@@ -26,6 +26,31 @@ static void push_param_value(lua_State *L, const char *v)
     }
 }
 
+/* The params table at idx: a plain table (no metatable) of name = default, each default a
+ * number, a string or a boolean (what --set can give); anything else is a Lua error. */
+static void check_params(lua_State *L, int idx)
+{
+    if (!lua_istable(L, idx)) {
+        luaL_error(L, "'params' is a %s, not a table of defaults", luaL_typename(L, idx));
+    }
+    if (lua_getmetatable(L, idx)) {
+        luaL_error(L, "'params' has a metatable; give the defaults in a plain table");
+    }
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        if (lua_type(L, -2) != LUA_TSTRING) {
+            luaL_error(L, "'params' has a %s key, expected parameter names",
+                       luaL_typename(L, -2));
+        }
+        int t = lua_type(L, -1);
+        if (t != LUA_TNUMBER && t != LUA_TSTRING && t != LUA_TBOOLEAN) {
+            luaL_error(L, "params.%s is a %s, expected a number, a string or a boolean",
+                       lua_tostring(L, -2), luaL_typename(L, -1));
+        }
+        lua_pop(L, 1);
+    }
+}
+
 /* After the chunk ran (its result at index 1): checks the returned table, keeps the hook
  * references, merges the parameters. Protected; errors are plain messages. */
 static int finish_load(lua_State *L)
@@ -34,6 +59,12 @@ static int finish_load(lua_State *L)
     if (!lua_istable(L, 1)) {
         return luaL_error(L, "the policy must return a table of hooks, it returned %s",
                           luaL_typename(L, 1));
+    }
+    if (lua_getmetatable(L, 1)) {
+        /* hooks are read from the table itself (raw): a metatable's __index would be ignored
+         * and its loops or errors would surface far from here */
+        return luaL_error(L, "the returned table has a metatable; put the hooks, name and "
+                             "params in the table itself");
     }
     lua_pushnil(L);
     while (lua_next(L, 1) != 0) {
@@ -57,10 +88,7 @@ static int finish_load(lua_State *L)
             lua_pushvalue(L, -1);
             p->hook_ref[h] = luaL_ref(L, LUA_REGISTRYINDEX);
         } else if (strcmp(k, "params") == 0) {
-            if (!lua_istable(L, -1)) {
-                return luaL_error(L, "'params' is a %s, not a table of defaults",
-                                  luaL_typename(L, -1));
-            }
+            check_params(L, lua_gettop(L));
         } else if (strcmp(k, "name") == 0 || strcmp(k, "description") == 0) {
             if (lua_type(L, -1) != LUA_TSTRING) {
                 return luaL_error(L, "'%s' must be a string", k);
@@ -313,11 +341,6 @@ unsigned halo_policy_hooks(const halo_policy *pol)
         }
     }
     return m;
-}
-
-const char *halo_policy_name(const halo_policy *pol)
-{
-    return pol->name;
 }
 
 const char *halo_policy_path(const halo_policy *pol)

@@ -394,6 +394,9 @@ static void bound_libraries(lua_State *L)
     lua_pop(L, 1);
 }
 
+const halo_policy_reg *const halo_policy_array_tables[] = {
+    halo_policy_array_methods, halo_policy_array_elem_methods, halo_policy_array_order_methods, NULL};
+
 /* Opens the libraries and the halo module (protected: runs under lua_pcall). */
 int halo_policy_setup_state(lua_State *L)
 {
@@ -419,7 +422,7 @@ int halo_policy_setup_state(lua_State *L)
     bound_libraries(L);
     /* the halo module */
     lua_newtable(L);
-    halo_policy_open_arrays(L);
+    halo_policy_open_arrays(L, halo_policy_array_tables);
     lua_pushstring(L, HALO_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushcfunction(L, l_print);

@@ -354,8 +354,9 @@ static const char *const hook_docs[HALO_POLICY_NHOOKS][3] = {
      "each epoch: per-layer fanouts, input layer first, -1 = all; on a typed graph a layer may be "
      "{REL=N, [\"*\"]=N}",
      "{10, 25}"},
-    {"pipeline(ctx) -> {depth=, sampler_threads=}",
-     "each epoch: batches prepared ahead (0 = synchronous) and sampler threads",
+    {"pipeline(ctx) -> {depth=, sampler_threads=} | depth",
+     "each epoch: batches prepared ahead (0 = synchronous) and sampler threads; a bare number is "
+     "the depth with one sampler thread",
      "depth 0, 1 thread"},
     {"cache_init(ctx) -> {capacity=, ids=, score=}",
      "once per rank: slots, initial halo ids (slot i gets ids[i]), initial slot score",

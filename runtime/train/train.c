@@ -49,6 +49,16 @@ void halo_train_opts_default(halo_train_opts *o)
     o->embed_lr = 0.01;
 }
 
+void halo_train_opts_for_model(halo_train_opts *o)
+{
+    if (o->model == HALO_MODEL_RGCN) {
+        /* DGL's RGCN examples' width and rate; RGCN needs more steps than GraphSAGE's 2000 */
+        o->hidden = 64;
+        o->lr = 0.01;
+        o->batch = 500;
+    }
+}
+
 const char *halo_train_batching_name(int b)
 {
     return b == HALO_TRAIN_BATCH_GLOBAL ? "global" : "local";

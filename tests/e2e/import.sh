@@ -235,6 +235,23 @@ if "$HALO" verify --help >/dev/null 2>&1; then
     done
 fi
 
+# ---- Inputs that would import as something the user did not mean -----------------------------
+fresh_ogb "$T/o"
+head -c 4096 /dev/zero | gzip -n >"$T/o/raw/edge.csv.gz"
+fails_clean "ogb gzip member of NUL bytes" "o/raw/edge.csv.gz:1: a NUL byte: binary data, not text" \
+    "$HALO" import ogb "$T/o" -o "$T/bad"
+fresh_ogb "$T/o"
+printf '0,0\n1,1\n' | gzip -n >"$T/o/raw/edge.csv.gz"
+fails_clean "ogb edges all self-loops" "o/raw/edge.csv.gz: no edges left \(2 self-loops dropped\)" \
+    "$HALO" import ogb "$T/o" -o "$T/bad"
+printf '0 0\n1 1\n2 2\n' >"$T/loops.txt"
+fails_clean "edge list of self-loops only" \
+    "loops.txt: every edge is a self-loop \(3 dropped\): no edges left" \
+    "$HALO" import edgelist "$T/loops.txt" -o "$T/bad"
+printf '0 1\n+1 2\n' >"$T/plus.txt"
+fails_clean "ids with a + sign" "plus.txt:2: source id '\+1' is not a non-negative integer" \
+    "$HALO" import edgelist "$T/plus.txt" -o "$T/bad"
+
 # ---- Command line --------------------------------------------------------------------------
 check_out "import --help shows both formats" \
     "halo import edgelist FILE -o DIR" "$HALO" import --help

@@ -16,7 +16,8 @@ val_acc() { sed -n 's/.*val acc \([0-9.]*\),.*/\1/p' "$1" | tail -1; }
 check "sage trains" run2 --model sage
 cp "$T/out" "$T/sage.out"
 cp "$T/err" "$T/sage.err"
-check "rgcn trains" run2 --model rgcn
+# GraphSAGE's hidden and rate, so that both compute the same function from the same weights
+check "rgcn trains" run2 --model rgcn --hidden 16 --lr 0.003
 cp "$T/out" "$T/rgcn.out"
 s=$(val_acc "$T/sage.out")
 r=$(val_acc "$T/rgcn.out")
@@ -33,11 +34,18 @@ if grep -q '^halo\[0\]: train: .*model rgcn, hidden 16' "$T/err" && \
 else
     not_ok "the run says which model it trains"
 fi
-check "rgcn again" run2 --model rgcn
+check "rgcn again" run2 --model rgcn --hidden 16 --lr 0.003
 if [ "$(grep -o 'params [0-9a-f]*' "$T/out")" = "$(grep -o 'params [0-9a-f]*' "$T/rgcn.out")" ]; then
     ok "the same rgcn run twice gives the same weights"
 else
     not_ok "the same rgcn run twice gives the same weights"
+fi
+
+check "rgcn with its own defaults" run2 --model rgcn --epochs 1
+if grep -q '^halo\[0\]: train: .*batch 128 (local), model rgcn, hidden 64' "$T/err"; then
+    ok "rgcn's defaults are hidden 64 (a given --batch wins)"
+else
+    not_ok "rgcn's defaults are hidden 64 (a given --batch wins)"; grep 'train:' "$T/err" | head -2
 fi
 
 check "sage checkpoint" run2 --model sage --epochs 2 --checkpoint "$T/ck"

@@ -211,14 +211,15 @@ static void run_policy(const ttrace *t, const char *name, const char *const *set
 
 /* ---- references, written from the specifications ---- */
 
-/* MassiveGNN (massivegnn.md), one batch at a time; c = batches since the start. */
+/* MassiveGNN (massivegnn.md), one batch at a time, scores in float32; c = batches since the
+ * start. */
 static void ref_massivegnn(const ttrace *t, double f, double alpha, int delta, bool random_init,
                            int64_t *hits)
 {
     int64_t nh = t->nh, k = (int64_t)floor(f * (double)nh);
     int32_t *buf = malloc((size_t)(k + 1) * sizeof(int32_t)); /* slot -> halo position */
-    double *SE = malloc((size_t)(k + 1) * sizeof(double));
-    double *SN = calloc((size_t)nh, sizeof(double));
+    float *SE = malloc((size_t)(k + 1) * sizeof(float)); /* float32, as the authors' arrays */
+    float *SN = calloc((size_t)nh, sizeof(float));
     uint8_t *taken = calloc((size_t)nh, 1);
     /* initial fill: the k highest in-degrees (or random keys of rank 0, seed 1), ties to the
      * lower position (selection) */
@@ -242,10 +243,10 @@ static void ref_massivegnn(const ttrace *t, double f, double alpha, int delta, b
         SE[s] = 1.0;
         SN[best] = -1;
     }
-    double d = 1 - alpha;
-    char txt[32]; /* Python's round(x, 3): from the exact value of the double */
-    snprintf(txt, sizeof txt, "%.3f", pow(d, delta));
-    double T = strtod(txt, NULL);
+    float d = (float)(1 - alpha);
+    char txt[32]; /* Python's round(x, 3): from the exact value of the double 1 - alpha */
+    snprintf(txt, sizeof txt, "%.3f", pow(1 - alpha, delta));
+    float T = (float)strtod(txt, NULL); /* compared in float32 */
     bool statik = alpha == 0 && delta == 0;
     int32_t *missed = malloc((size_t)nh * sizeof(int32_t));
     int64_t *E = malloc((size_t)(k + 1) * sizeof(int64_t));

@@ -174,9 +174,7 @@ static void parse_u64_rejects_non_numeric_negative_and_overflow(void **state)
     uint64_t v = 0;
     assert_int_equal(halo_import_parse_u64(r, "9223372036854775807", "id", &v), 0);
     assert_true(v == UINT64_C(9223372036854775807));
-    assert_int_equal(halo_import_parse_u64(r, "+12", "id", &v), 0);
-    assert_true(v == 12);
-    const char *bad[] = {"", "-1", "12a", "1.0", "0x10", "abc", " 3"};
+    const char *bad[] = {"", "-1", "+12", "12a", "1.0", "0x10", "abc", " 3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(halo_import_parse_u64(r, bad[i], "source id", &v), HALO_EINPUT);
         assert_non_null(strstr(halo_errmsg(), "one.txt:1: source id '"));
@@ -320,7 +318,7 @@ static void edgelist_unknown_label_id_fails_without_output(void **state)
 static void edgelist_import_loads_back_with_dense_ids(void **state)
 {
     (void)state;
-    const char *el = put("h.txt", "# c\n30 10\n10 20\n", 17, false);
+    const char *el = put("h.txt", "# c\n30 10\n10 20\n", 16, false);
     char out[128];
     snprintf(out, sizeof out, "%s/hout", base);
     halo_import_opts o = {.directed = true, .name = "h"};

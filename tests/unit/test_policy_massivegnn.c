@@ -1,5 +1,6 @@
 /* policies/massivegnn.lua against a plain C implementation of MassiveGNN's prefetch and eviction
- * written from ../shared/reference/massivegnn.md: same decisions and scores on every batch. */
+ * written from the authors' rules (docs/massivegnn.md): same decisions and scores, float32 like
+ * theirs, on every batch. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,9 +28,9 @@ typedef struct ref {
     int64_t k;         /* slots */
     int32_t slot[NH];  /* halo position in each slot */
     int32_t where[NH]; /* slot of each halo position, -1 */
-    double se[NH];     /* S_E per slot */
-    double sn[NH];     /* S_N per halo node */
-    double d, t;       /* decay and threshold */
+    float se[NH];      /* S_E per slot (float32, as the authors' numpy arrays) */
+    float sn[NH];      /* S_N per halo node */
+    float d, t;        /* decay float32(1 - alpha) and threshold float32(round(.., 3)) */
     int delta;         /* eviction period */
     bool stat;         /* static buffer */
 } ref;
@@ -37,13 +38,13 @@ typedef struct ref {
 static void ref_init(ref *r, const int32_t *deg, double f, double alpha, int delta)
 {
     r->k = (int64_t)floor(f * NH);
-    r->d = 1.0 - alpha;
+    r->d = (float)(1.0 - alpha);
     r->delta = delta;
     r->stat = alpha == 0 && delta == 0;
     /* Python's round(x, 3): from the exact value of the double, as "%.3f" rounds */
     char txt[32];
-    snprintf(txt, sizeof txt, "%.3f", delta > 0 ? pow(r->d, delta) : 0.0);
-    r->t = delta > 0 ? strtod(txt, NULL) : 0;
+    snprintf(txt, sizeof txt, "%.3f", delta > 0 ? pow(1.0 - alpha, delta) : 0.0);
+    r->t = delta > 0 ? (float)strtod(txt, NULL) : 0;
     bool taken[NH] = {false};
     for (int v = 0; v < NH; v++) {
         r->where[v] = -1;
@@ -226,15 +227,15 @@ static void run_case(double f, double alpha, int delta, int64_t *evictions)
         }
         *evictions += n;
         for (int64_t s = 0; s < cap; s++) {
-            if (fabs(se[s] - r.se[s]) > 1e-9 * fabs(r.se[s]) + 1e-12) {
+            if (se[s] != (double)r.se[s]) { /* float32 values, exactly */
                 fail_msg("batch %lld: S_E[%lld] = %.17g, reference %.17g", (long long)b,
-                         (long long)s, se[s], r.se[s]);
+                         (long long)s, se[s], (double)r.se[s]);
             }
         }
         for (int v = 0; v < NH; v++) {
-            if (fabs(hscore[v] - r.sn[v]) > 1e-9 * fabs(r.sn[v]) + 1e-12) {
+            if (hscore[v] != (double)r.sn[v]) {
                 fail_msg("batch %lld: S_N[%d] = %.17g, reference %.17g", (long long)b, v, hscore[v],
-                         r.sn[v]);
+                         (double)r.sn[v]);
             }
         }
     }
@@ -265,6 +266,21 @@ static void massivegnn_matches_reference_python_rounding(void **state)
     (void)state;
     int64_t ev;
     run_case(0.25, 0.05, 2, &ev);
+    assert_true(ev > 0);
+}
+
+/* alpha 0.1, delta 2: T = round(0.81, 3) = 0.81; in float32 a slot left alone for two batches
+ * has 0.9f * 0.9f = 0.80999994, below float32(0.81) = 0.81000000238, and is evicted, while in
+ * float64 0.9 * 0.9 = 0.81000000000000005 is not below 0.81 and stays: the policy must compute
+ * as the authors' float32 arrays do. */
+static void massivegnn_matches_reference_float32_threshold(void **state)
+{
+    (void)state;
+    float d = (float)(1.0 - 0.1);
+    assert_true(d * d < (float)0.81);  /* the premise, in float32 */
+    assert_false(0.9 * 0.9 < 0.81);    /* and its opposite in float64 */
+    int64_t ev;
+    run_case(0.25, 0.1, 2, &ev);
     assert_true(ev > 0);
 }
 
@@ -300,6 +316,7 @@ int main(void)
         cmocka_unit_test(massivegnn_matches_reference_default_params),
         cmocka_unit_test(massivegnn_matches_reference_fast_eviction),
         cmocka_unit_test(massivegnn_matches_reference_python_rounding),
+        cmocka_unit_test(massivegnn_matches_reference_float32_threshold),
         cmocka_unit_test(massivegnn_matches_reference_paper_params),
         cmocka_unit_test(massivegnn_matches_reference_when_replacements_run_out),
         cmocka_unit_test(massivegnn_static_buffer_never_evicts),
