@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const top_fields[] = {"name",   "title",     "caption", "paper",   "mode",
-                                         "graph",  "partition", "run",     "trace",   "sweep",
-                                         "points", "repeat",    "repeats", "quick",   "measures",
-                                         "derive", "plot",      "plots",   "timeout", NULL};
+static const char *const top_fields[] = {
+    "name",     "title",  "caption", "paper",  "mode",    "graph",   "partition",
+    "run",      "trace",  "sweep",   "points", "repeat",  "repeats", "quick",
+    "measures", "derive", "plot",    "plots",  "timeout", "extends", NULL};
 
 static const char *const plot_kinds[] = {"line", "bars", "stacked", "heatmap", "scatter", NULL};
 
@@ -662,7 +662,7 @@ static int load_fields(const halo_sweep_ctx *c, const halo_json *root, halo_swee
     }
     for (size_t i = 0; v != NULL && i < v->len; i++) {
         if (!halo_sweep_in_list(v->keys[i], top_fields) || strcmp(v->keys[i], "quick") == 0 ||
-            strcmp(v->keys[i], "name") == 0) {
+            strcmp(v->keys[i], "name") == 0 || strcmp(v->keys[i], "extends") == 0) {
             p = fp2("quick", v->keys[i]);
             return halo_sweep_ferr(c, &p, "not a field quick can change");
         }
@@ -678,6 +678,56 @@ static int load_tree(const halo_sweep_ctx *c, const halo_json *root, halo_sweep_
     HALO_CHECK(load_measures(c, root, e));
     HALO_CHECK(load_derives(c, root, e));
     HALO_CHECK(load_plots(c, root, e));
+    return 0;
+}
+
+/* extends = "FILE.lua" -> the experiment FILE (beside this one, or as given when absolute)
+ * with this file's fields merged over it (tables key by key, anything else replaced); one level:
+ * the base may not extend another. Replaces *root by the merged tree. */
+static int load_extends(const halo_sweep_ctx *c, halo_json **root)
+{
+    const halo_json *x = halo_json_get(*root, "extends");
+    if (x == NULL) {
+        return 0;
+    }
+    halo_sweep_fpath p = fp1("extends");
+    if (x->type != HALO_JSON_STRING || x->string[0] == '\0') {
+        return halo_sweep_ferr(c, &p, "%s, expected the path of an experiment file",
+                               halo_sweep_type_name(x));
+    }
+    char base_path[4200];
+    const char *slash = strrchr(c->path, '/');
+    if (x->string[0] == '/' || slash == NULL) {
+        snprintf(base_path, sizeof base_path, "%s", x->string);
+    } else {
+        snprintf(base_path, sizeof base_path, "%.*s/%s", (int)(slash - c->path), c->path,
+                 x->string);
+    }
+    halo_json *base = NULL;
+    int rc = halo_policy_load_data(base_path, &base);
+    if (rc < 0) {
+        return rc;
+    }
+    if (base->type != HALO_JSON_OBJECT || halo_json_get(base, "extends") != NULL) {
+        halo_json_free(base);
+        return halo_sweep_ferr(c, &p, "%s: %s", base_path,
+                               "an experiment to extend returns a table of fields and extends "
+                               "no other");
+    }
+    json_merge(base, *root);
+    for (size_t i = 0; i < base->len; i++) {
+        if (strcmp(base->keys[i], "extends") == 0) {
+            halo_json_free(base->items[i]);
+            halo_free(base->keys[i]);
+            memmove(&base->items[i], &base->items[i + 1],
+                    (base->len - i - 1) * sizeof *base->items);
+            memmove(&base->keys[i], &base->keys[i + 1], (base->len - i - 1) * sizeof *base->keys);
+            base->len--;
+            break;
+        }
+    }
+    halo_json_free(*root);
+    *root = base;
     return 0;
 }
 
@@ -705,6 +755,7 @@ int halo_sweep_load(const char *path, bool quick, halo_sweep_exp **out)
                          path);
         goto fail;
     }
+    HALO_TRY(load_extends(&c, &root));
     /* the quick variant is checked even without --quick, so that its mistakes show at once */
     const halo_json *q = halo_json_get(root, "quick");
     if (q != NULL && q->type == HALO_JSON_OBJECT) {

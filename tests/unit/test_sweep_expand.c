@@ -1,7 +1,7 @@
 /* Unit tests of an experiment's expansion into points (sweep/expand.c, through halo_sweep_load):
  * the product's order, trace's lists, explicit points after the product, repetitions, the
- * parts a cluster profile implies, the cache keys, and the one-line errors. The expected points
- * are written out by hand. */
+ * parts a cluster profile implies, the cache keys, an experiment extending another, and the
+ * one-line errors. The expected points are written out by hand. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -241,6 +241,40 @@ static void bad_lists_name_the_field(void **state)
     }
 }
 
+/* extends = "base.lua": the base's fields with this file's merged over them (tables key by key),
+ * the name from this file; a base that extends another is refused. */
+static void extends_merges_over_the_base(void **state)
+{
+    (void)state;
+    halo_sweep_exp *e = NULL;
+    int rc = load_text("base",
+                       "return { mode = 'partition', graph = { gen = 'sbm', nodes = 100 },\n"
+                       "  partition = { parts = 2, method = 'random' }, title = 'base',\n"
+                       "  measures = { 'edge_cut' }, sweep = { ['run.batch'] = { 100, 300 } } }\n",
+                       &e);
+    assert_int_equal(rc, 0);
+    halo_sweep_free(e);
+    rc = load_text("child",
+                   "return { extends = 'base.lua', partition = { parts = 4 },\n"
+                   "  sweep = { ['run.batch'] = { 50 } } }\n",
+                   &e);
+    assert_int_equal(rc, 0);
+    assert_string_equal(e->name, "child");
+    assert_string_equal(e->title, "base");
+    assert_int_equal(e->npts, 1);
+    assert_string_equal(val(e, 0, "run.batch"), "50");
+    assert_string_equal(val(e, 0, "partition.parts"), "4");
+    assert_string_equal(val(e, 0, "partition.method"), "random");
+    assert_string_equal(val(e, 0, "graph.nodes"), "100");
+    assert_int_equal(kind(e, 0, "extends"), -1);
+    halo_sweep_free(e);
+    rc = load_text("grandchild", "return { extends = 'child.lua' }\n", &e);
+    assert_int_equal(rc, HALO_EINPUT);
+    assert_null(e);
+    assert_non_null(strstr(halo_errmsg(), "grandchild.lua:1: field extends: "));
+    assert_non_null(strstr(halo_errmsg(), "extends no other"));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -265,6 +299,7 @@ int main(void)
         cmocka_unit_test(points_follow_the_product),
         cmocka_unit_test(cluster_gives_the_machines),
         cmocka_unit_test(bad_lists_name_the_field),
+        cmocka_unit_test(extends_merges_over_the_base),
     };
     return cmocka_run_group_tests_name("sweep_expand", tests, setup, teardown);
 }
