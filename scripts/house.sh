@@ -54,11 +54,6 @@ ALLOW=(
     # h18's own, not yet split (issue 23 follow-up)
     runtime/graph/gen_hetero.c:halo_gen_hetero_graph
     runtime/graph/import_ogb.c:import_ogb_hetero
-    runtime/sweep/csv.c:halo_sweep_data_make
-    runtime/sweep/exec.c:halo_sweep_plan_make
-    runtime/sweep/plot.c:panel_plot
-    runtime/sweep/report.c:halo_sweep_meta_write
-    runtime/sweep/sweep.c:halo_sweep_run
 )
 
 usage() {
