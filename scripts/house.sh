@@ -51,8 +51,6 @@ ALLOW=(
     runtime/cli/cmd_train.c:halo_cmd_train        # h21
     runtime/cache/cache.c:halo_cache_open         # unassigned (the lead; h17 opens a cache on a part)
     runtime/cache/trace.c:index_file              # unassigned (the lead)
-    # h18's own, not yet split (issue 23 follow-up)
-    runtime/graph/import_ogb.c:import_ogb_hetero
 )
 
 usage() {
