@@ -18,7 +18,7 @@
 # Exit status: 0 when every file and function is within its limit or on the allow-list below,
 # 1 when one is over, 2 on a usage error.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 
 MAX_FILE=1000
 MAX_FUNC=120
@@ -62,7 +62,7 @@ dirs=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --top)
-        [ $# -ge 2 ] && [[ "$2" =~ ^[0-9]+$ ]] || usage
+        if [ $# -lt 2 ] || ! [[ "$2" =~ ^[0-9]+$ ]]; then usage; fi
         TOP=$2
         shift 2
         ;;
@@ -165,6 +165,7 @@ echo "$funcs" | sort -rn | head -n "$TOP" | awk '{ printf "%6d  %s (line %d)%s\n
 
 echo "# over the limits"
 over=0
+# shellcheck disable=SC2086
 while read -r n f; do
     [ "$n" -gt "$MAX_FILE" ] || continue
     over=1
@@ -172,7 +173,7 @@ while read -r n f; do
     else echo "FAIL: $f: $n lines, over $MAX_FILE"; fail=1; fi
 done < <(wc -l $files | grep -v ' total$')
 while read -r n key start excused; do
-    [ -n "$n" ] && [ "$n" -gt "$MAX_FUNC" ] || continue
+    if [ -z "$n" ] || [ "$n" -le "$MAX_FUNC" ]; then continue; fi
     over=1
     if [ "$excused" = 1 ]; then echo "excused: $key: $n lines (its comment says why)"
     elif allowed "$key" || allowed "${key%%:*}"; then echo "allowed: $key: $n lines (on the allow-list)"

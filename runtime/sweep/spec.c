@@ -704,9 +704,10 @@ static int load_extends(const halo_sweep_ctx *c, halo_json **root)
                  x->string);
     }
     halo_json *base = NULL;
-    int rc = halo_policy_load_data(base_path, &base);
-    if (rc < 0) {
-        return rc;
+    if (halo_policy_load_data(base_path, &base) < 0) {
+        char msg[1500];
+        snprintf(msg, sizeof msg, "%s", halo_errmsg());
+        return halo_sweep_ferr(c, &p, "%s", msg);
     }
     if (base->type != HALO_JSON_OBJECT || halo_json_get(base, "extends") != NULL) {
         halo_json_free(base);

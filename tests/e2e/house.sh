@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The house rules (scripts/house.sh): no .c file of runtime/ over 1,000 lines, no function over
 # 120 lines unless its comment says why; and the script itself sees what it must.
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
 
 if scripts/house.sh >"$T/house.out" 2>&1; then ok "runtime/ keeps the house rules (scripts/house.sh)"

@@ -273,6 +273,11 @@ static void extends_merges_over_the_base(void **state)
     assert_null(e);
     assert_non_null(strstr(halo_errmsg(), "grandchild.lua:1: field extends: "));
     assert_non_null(strstr(halo_errmsg(), "extends no other"));
+    /* a missing base is named with the line that names it */
+    rc = load_text("orphan", "return {\n  extends = 'nope.lua' }\n", &e);
+    assert_int_equal(rc, HALO_EINPUT);
+    assert_non_null(strstr(halo_errmsg(), "orphan.lua:2: field extends: "));
+    assert_non_null(strstr(halo_errmsg(), "nope.lua"));
 }
 
 static int setup(void **state)
