@@ -72,6 +72,8 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 BENCH_BIN := $(BENCH_SRC:%.c=$(BUILD)/%)
 TEST_HELPERS := $(wildcard tests/common/*.c)
 TEST_HOBJ := $(TEST_HELPERS:%.c=$(BUILD)/%.o)
+BENCH_HELPERS := $(wildcard bench/common/*.c)
+BENCH_HOBJ := $(BENCH_HELPERS:%.c=$(BUILD)/%.o)
 
 .SECONDARY:
 
@@ -144,8 +146,8 @@ $(BUILD)/tests/unit/%: $(BUILD)/tests/unit/%.o $(TEST_HOBJ) $(LIB)
 $(BUILD)/tests/mpi/%: $(BUILD)/tests/mpi/%.o $(TEST_HOBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_HOBJ) $(LIB) $(LDLIBS)
 
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BENCH_HOBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $< $(BENCH_HOBJ) $(LIB) $(LDLIBS)
 
 test: deps
 	@$(MAKE) --no-print-directory check
@@ -215,4 +217,4 @@ install: $(BIN) $(CUDA_SO)
 clean:
 	rm -rf build build-asan bin
 
--include $(LIB_OBJ:%.o=%.d) $(CLI_OBJ:%.o=%.d) $(UNIT_BIN:%=%.d) $(MPI_BIN:%=%.d) $(BENCH_BIN:%=%.d) $(TEST_HOBJ:%.o=%.d)
+-include $(LIB_OBJ:%.o=%.d) $(CLI_OBJ:%.o=%.d) $(UNIT_BIN:%=%.d) $(MPI_BIN:%=%.d) $(BENCH_BIN:%=%.d) $(TEST_HOBJ:%.o=%.d) $(BENCH_HOBJ:%.o=%.d)

@@ -1,6 +1,7 @@
 /* Benchmark of one GraphSAGE training step (forward, backward, Adam) on a sampled-shape block:
  * halo's model vs the same step in PyTorch (bench/model_torch.py) on the same block and thread
  * count, and the step's GFLOP/s vs OpenBLAS sgemm, all measured in the same run. */
+#include "common/bench_util.h"
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -304,37 +305,11 @@ static int write_block_file(const char *path, const bench_opts *o, const bench_b
     }
     fwrite(labels, sizeof(int32_t), (size_t)b->mb.num_seeds, f);
     fwrite(feat, sizeof(float), (size_t)b->mb.num_input * o->in_dim, f);
-    size_t n;
-    const float *p = halo_model_params(m, &n);
-    for (int l = 0; l < o->layers; l++) {
-        int64_t off = (int64_t)halo_model_param_offset(m, l);
-        fwrite(&off, sizeof off, 1, f);
-    }
-    int64_t n64 = (int64_t)n;
-    fwrite(&n64, sizeof n64, 1, f);
-    fwrite(p, sizeof(float), n, f);
+    bench_write_params(f, m, o->layers);
     if (fclose(f) != 0) {
         return halo_errorf(HALO_EIO, "bench_model: cannot write %s", path);
     }
     return 0;
-}
-
-static int parse_fanouts(const char *s, bench_opts *o)
-{
-    o->layers = 0;
-    while (*s != '\0' && o->layers < HALO_MAX_LAYERS) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 0) {
-            return -1;
-        }
-        o->fanout[o->layers++] = (int)v;
-        s = *end == ',' ? end + 1 : end;
-        if (*end != ',' && *end != '\0') {
-            return -1;
-        }
-    }
-    return o->layers > 0 ? 0 : -1;
 }
 
 static void usage(void)
@@ -373,7 +348,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--seeds") == 0) {
             o.seeds = atoi(v);
         } else if (strcmp(a, "--fanouts") == 0) {
-            ok = parse_fanouts(v, &o) == 0;
+            ok = bench_parse_fanouts(v, 0, o.fanout, &o.layers) == 0;
         } else if (strcmp(a, "--in") == 0) {
             o.in_dim = atoi(v);
         } else if (strcmp(a, "--hidden") == 0) {

@@ -2,6 +2,7 @@
  * without and with basis decomposition, against the GraphSAGE step on the same edges, and against
  * PyG's RGCNConv (bench/rgcn_pyg.py) on the same block when torch-geometric is importable; all
  * measured in the same run. */
+#include "common/bench_util.h"
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -201,34 +202,11 @@ static int write_block_file(const char *path, const bench_opts *o, const bench_b
     }
     fwrite(labels, 4, (size_t)o->seeds, f);
     fwrite(feat, 4, (size_t)b->mb.num_input * o->in_dim, f);
-    size_t count;
-    const float *p = halo_model_params(m, &count);
-    for (int l = 0; l < o->layers; l++) {
-        int64_t off = (int64_t)halo_model_param_offset(m, l);
-        fwrite(&off, 8, 1, f);
-    }
-    int64_t cnt = (int64_t)count;
-    fwrite(&cnt, 8, 1, f);
-    fwrite(p, 4, count, f);
+    bench_write_params(f, m, o->layers);
     if (fclose(f) != 0) {
         return halo_errorf(HALO_EIO, "bench_rgcn: cannot write %s", path);
     }
     return 0;
-}
-
-static int parse_fanouts(const char *s, bench_opts *o)
-{
-    o->layers = 0;
-    while (*s != '\0' && o->layers < HALO_MAX_LAYERS) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 1) {
-            return -1;
-        }
-        o->fanout[o->layers++] = (int)v;
-        s = *end == ',' ? end + 1 : end;
-    }
-    return o->layers > 0 ? 0 : -1;
 }
 
 static void usage(void)
@@ -270,7 +248,7 @@ int main(int argc, char **argv)
         if (strcmp(a, "--seeds") == 0) {
             o.seeds = atoi(v);
         } else if (strcmp(a, "--fanouts") == 0) {
-            if (parse_fanouts(v, &o) < 0) {
+            if (bench_parse_fanouts(v, 1, o.fanout, &o.layers) < 0) {
                 usage();
                 return 2;
             }

@@ -1,6 +1,6 @@
 -- DistDGLv2 vs DistDGL as the GPUs grow (DistDGLv2, arXiv 2112.15345: "2-3x faster than DistDGL"),
--- simulated on the Perlmutter profile (machines of 4 A100). v2_speedup_aws.lua is the same figure
--- on the AWS p3dn profile.
+-- simulated on the Perlmutter profile (machines of 4 A100). v2_speedup_aws.lua extends this file:
+-- the same figure on the AWS p3dn profile.
 --
 -- One partition per GPU count, shared by both policies: METIS for the products-like graph,
 -- one-pass streaming (LDG) for the papers100M-like one. The batch is about 1000 x scale seeds

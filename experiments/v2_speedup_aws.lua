@@ -1,96 +1,20 @@
 -- DistDGLv2 vs DistDGL as the GPUs grow (DistDGLv2, arXiv 2112.15345: "2-3x faster than DistDGL"),
 -- simulated on the AWS p3dn.24xlarge profile with 4 of its 8 V100 used per instance (so the GPU
--- counts match v2_speedup.lua, the same figure on Perlmutter). Graphs, partitions and batches are
--- those of v2_speedup.lua (shared through the sweep cache).
---
--- One partition per GPU count, shared by both policies: METIS for the products-like graph,
--- one-pass streaming (LDG) for the papers100M-like one. The batch is about 1000 x scale seeds
--- per trainer (products x0.1: 100, papers100M x0.02: 50), so each trainer runs roughly as many
--- mini-batches per epoch as at full scale with DistDGL's batch of 1000.
---
--- The driver draws one panel per plot table and has no per-panel row filter, so each panel's
--- column is a derived one whose baseline fixes the preset: rows of the other preset find no
--- baseline and are NaN (left out of that panel).
-local cluster = "aws-p3dn"
-local trainers = 4
-
-local presets = {
-    { name = "products", scale = 0.1, batch = 100, method = nil },
-    { name = "papers100M", scale = 0.02, batch = 50, method = "stream" },
-}
-local quick_presets = {
-    { name = "products", scale = 0.02, batch = 25, method = nil },
-    { name = "papers100M", scale = 0.005, batch = 25, method = "stream" },
-}
-local policies = { "policies/distdgl.lua", "policies/distdglv2.lua" }
-
-local function points(list, machines)
-    local pts = {}
-    for _, g in ipairs(list) do
-        for _, pol in ipairs(policies) do
-            for _, m in ipairs(machines) do
-                pts[#pts + 1] = {
-                    ["graph.preset"] = g.name, ["graph.scale"] = g.scale,
-                    ["partition.method"] = g.method, ["partition.parts"] = m * trainers,
-                    ["run.batch"] = g.batch, ["run.policy"] = pol,
-                }
-            end
-        end
-    end
-    return pts
-end
-
-local derive, plots = {}, {}
-for _, g in ipairs(presets) do
-    local p = g.name
-    derive["speedup_" .. p] = {
-        of = "epoch_s", op = "baseline/value",
-        baseline = { ["run.policy"] = "policies/distdgl.lua", ["graph.preset"] = p },
-        by = { "graph.preset", "partition.parts" },
-    }
-    derive["rel_epoch_" .. p] = {
-        of = "epoch_s", op = "value/baseline",
-        baseline = { ["run.policy"] = "policies/distdgl.lua", ["graph.preset"] = p,
-                     ["partition.parts"] = 2 * trainers },
-        by = { "graph.preset" },
-    }
-    plots[#plots + 1] = {
-        kind = "line", x = "partition.parts", y = "rel_epoch_" .. p, series = "run.policy",
-        logy = true, title = p .. "-like: epoch time",
-        xlabel = "GPUs (machines x 4)", ylabel = "epoch time / DistDGL's on 8 GPUs",
-    }
-    plots[#plots + 1] = {
-        kind = "bars", x = "partition.parts", y = "speedup_" .. p, series = "run.policy",
-        title = p .. "-like: speedup over DistDGL",
-        xlabel = "GPUs (machines x 4)", ylabel = "speedup (DistDGL epoch / epoch)",
-    }
-end
-
+-- counts match v2_speedup.lua, the same figure on Perlmutter). Everything but the profile, the
+-- name and the words comes from v2_speedup.lua (extends): its graphs, partitions and batches,
+-- shared through the sweep cache.
 return {
+    extends = "v2_speedup.lua",
     name = "v2_speedup_aws",
     title = "DistDGLv2 vs DistDGL, 8 to 64 GPUs (simulated, AWS p3dn)",
-    caption = "Simulated epoch time of DistDGL (synchronous) and DistDGLv2 (asynchronous " ..
-        "pipeline of depth 4) on one shared partition per GPU count, on the AWS p3dn.24xlarge profile " ..
-        "(100 Gbit/s per instance, PCIe 3.0; 4 of its 8 V100 used per instance), " ..
-        "2 to 16 machines x 4 GPUs, GraphSAGE fanouts 10,25, hidden 256, 3 epochs (the last 2 " ..
-        "timed). Top: products-like x0.1 (METIS, batch 100), bottom: papers100M-like x0.02 " ..
-        "(streaming LDG, batch 50). Left: epoch time relative to DistDGL's on 8 GPUs (log " ..
-        "scale); right: DistDGLv2's speedup (DistDGL = 1). The paper reports DistDGLv2 2-3x " ..
-        "faster than DistDGL; in halo only the pipeline differs (the paper's v2 also samples on " ..
-        "GPUs), so the speedup is bounded by the slowest pipeline stage.",
-    paper = "DistDGLv2: 2-3x faster than DistDGL on 8-64 GPUs (arXiv 2112.15345)",
-    mode = "sim",
-    graph = { no_features = true },
-    run = { cluster = cluster, trainers = trainers, epochs = 3, hidden = 256 },
-    points = points(presets, { 2, 4, 8, 16 }),
+    caption = "The figure of v2_speedup (simulated epoch time of DistDGL and DistDGLv2, the " ..
+        "same graphs, partitions, batches and panels) on the AWS p3dn.24xlarge profile instead " ..
+        "of Perlmutter: 100 Gbit/s per instance, PCIe 3.0, 4 of its 8 V100 used per instance, " ..
+        "2 to 16 instances. The paper reports DistDGLv2 2-3x faster than DistDGL; in halo only " ..
+        "the pipeline differs, so the speedup is bounded by the slowest pipeline stage.",
+    run = { cluster = "aws-p3dn" },
     quick = {
         title = "DistDGLv2 vs DistDGL, 8 and 32 GPUs (quick: products x0.02, papers100M x0.005; " ..
             "simulated, AWS p3dn)",
-        points = points(quick_presets, { 2, 8 }),
-        run = { epochs = 1 },
     },
-    measures = { "epoch_s", "sample_s", "fetch_s", "compute_s", "allreduce_s", "wait_s",
-                 "remote_mb", "batches" },
-    derive = derive,
-    plots = plots,
 }

@@ -139,6 +139,102 @@ static void het_members_build(const int32_t *comm, int64_t v0, int64_t v1, int c
     halo_free(fill);
 }
 
+/* 2. Edges of each relation and its reverse (relation 2k and 2k+1) into dst[] and key[]
+ * (relation << 32 | source, for halo_graph_typed_csr): an anchor node uniform in its type, the
+ * other end from the anchor's community with the relation's probability `own`, else skewed over
+ * its type; no self-loops. Returns the entries written. */
+static int64_t het_edges(const halo_gen_hetero_params *p, const int64_t *tstart,
+                         const int32_t *comm, const het_members *mem, int32_t *dst, uint64_t *key)
+{
+    const het_preset *ps = &het_presets[p->preset];
+    int64_t ne = 0;
+    for (int k = 0; k < ps->nrels; k++) {
+        const het_rel *rl = &ps->rels[k];
+        int at = rl->anchor_dst ? rl->dst : rl->src, pt = rl->anchor_dst ? rl->src : rl->dst;
+        int64_t na = tstart[at + 1] - tstart[at], np = tstart[pt + 1] - tstart[pt];
+        int64_t m = (int64_t)llround((double)rl->edges * p->scale);
+        for (int64_t i = 0; i < m; i++) {
+            halo_rng r;
+            halo_rng_init(&r, p->seed, HALO_RNG_GEN_EDGES, (uint64_t)k, (uint64_t)i, 7);
+            int64_t a = tstart[at] + (int64_t)halo_rng_below(&r, (uint64_t)na), b;
+            const het_members *pm = &mem[pt];
+            int64_t c0 = pm->start[comm[a]], cn = pm->start[comm[a] + 1] - c0;
+            if (halo_rng_uniform(&r) < rl->own && cn > 0) {
+                b = pm->ids[c0 + het_skewed(&r, cn)];
+            } else {
+                b = tstart[pt] + het_skewed(&r, np);
+            }
+            if (a == b) {
+                continue; /* no self-citations */
+            }
+            int64_t s = rl->anchor_dst ? b : a, d = rl->anchor_dst ? a : b;
+            dst[ne] = (int32_t)d;
+            key[ne++] = ((uint64_t)(2 * k) << 32) | (uint64_t)s;
+            dst[ne] = (int32_t)s;
+            key[ne++] = ((uint64_t)(2 * k + 1) << 32) | (uint64_t)d;
+        }
+    }
+    return ne;
+}
+
+/* 3. Labels and the year-based split on the target type: a node is labelled with
+ * probability `labelled`; its year falls in the train years, the valid year or the test
+ * year with the preset's shares. */
+static void het_labels(const halo_gen_hetero_params *p, int64_t ntarget, const int32_t *comm,
+                       halo_graph *g)
+{
+    const het_preset *ps = &het_presets[p->preset];
+    int C = p->classes;
+    for (int64_t v = 0; v < g->nodes; v++) {
+        g->label[v] = -1;
+        g->split[v] = HALO_SPLIT_NONE;
+        if (v >= ntarget) {
+            continue;
+        }
+        halo_rng r;
+        halo_rng_init(&r, p->seed, HALO_RNG_SPLIT, (uint64_t)v, 3, 0);
+        if (halo_rng_uniform(&r) >= ps->labelled) {
+            continue;
+        }
+        double y = halo_rng_uniform(&r);
+        g->split[v] = y < ps->train ? HALO_SPLIT_TRAIN
+                      : y < ps->train + ps->valid ? HALO_SPLIT_VALID : HALO_SPLIT_TEST;
+        g->label[v] = halo_rng_uniform(&r) < p->label_noise
+                          ? (int32_t)halo_rng_below(&r, (uint64_t)C) : comm[v];
+    }
+}
+
+/* 4. Features of featured types: class mean (of the node's community) plus noise, into
+ * each featured type's own array; featureless types have none. */
+static void het_features(const halo_gen_hetero_params *p, const int32_t *comm, halo_graph *g)
+{
+    int C = p->classes;
+    if (!p->topology_only && p->feat_dim > 0) {
+        int f = p->feat_dim;
+        float *mu = HALO_ALLOC(float, (size_t)C * (size_t)f);
+        for (int c = 0; c < C; c++) {
+            halo_rng r;
+            halo_rng_init(&r, p->seed, HALO_RNG_GEN_FEAT, (uint64_t)c, 1, 0);
+            for (int j = 0; j < f; j++) {
+                mu[(size_t)c * f + j] = (float)halo_rng_normal(&r);
+            }
+        }
+        for (int64_t v = 0; v < g->nodes; v++) {
+            int t = g->ntype[v];
+            if (g->tfeat[t] == NULL) {
+                continue;
+            }
+            halo_rng r;
+            halo_rng_init(&r, p->seed, HALO_RNG_GEN_FEAT, (uint64_t)v, 0, 0);
+            float *row = g->tfeat[t] + (size_t)(v - g->tstart[t]) * (size_t)f;
+            for (int j = 0; j < f; j++) {
+                row[j] = mu[(size_t)comm[v] * f + j] + (float)(p->noise * halo_rng_normal(&r));
+            }
+        }
+        halo_free(mu);
+    }
+}
+
 int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out)
 {
     const het_preset *ps = &het_presets[p->preset];
@@ -182,33 +278,7 @@ int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out)
     }
     int32_t *dst = HALO_ALLOC(int32_t, want + 1);
     uint64_t *key = HALO_ALLOC(uint64_t, want + 1);
-    int64_t ne = 0;
-    for (int k = 0; k < ps->nrels; k++) {
-        const het_rel *rl = &ps->rels[k];
-        int at = rl->anchor_dst ? rl->dst : rl->src, pt = rl->anchor_dst ? rl->src : rl->dst;
-        int64_t na = tstart[at + 1] - tstart[at], np = tstart[pt + 1] - tstart[pt];
-        int64_t m = (int64_t)llround((double)rl->edges * p->scale);
-        for (int64_t i = 0; i < m; i++) {
-            halo_rng r;
-            halo_rng_init(&r, p->seed, HALO_RNG_GEN_EDGES, (uint64_t)k, (uint64_t)i, 7);
-            int64_t a = tstart[at] + (int64_t)halo_rng_below(&r, (uint64_t)na), b;
-            const het_members *pm = &mem[pt];
-            int64_t c0 = pm->start[comm[a]], cn = pm->start[comm[a] + 1] - c0;
-            if (halo_rng_uniform(&r) < rl->own && cn > 0) {
-                b = pm->ids[c0 + het_skewed(&r, cn)];
-            } else {
-                b = tstart[pt] + het_skewed(&r, np);
-            }
-            if (a == b) {
-                continue; /* no self-citations */
-            }
-            int64_t s = rl->anchor_dst ? b : a, d = rl->anchor_dst ? a : b;
-            dst[ne] = (int32_t)d;
-            key[ne++] = ((uint64_t)(2 * k) << 32) | (uint64_t)s;
-            dst[ne] = (int32_t)s;
-            key[ne++] = ((uint64_t)(2 * k + 1) << 32) | (uint64_t)d;
-        }
-    }
+    int64_t ne = het_edges(p, tstart, comm, mem, dst, key);
     halo_graph *g = halo_graph_alloc(N, 0, 0, C, T);
     snprintf(g->name, sizeof g->name, "%s", p->name);
     g->feat_dim = p->feat_dim;
@@ -235,52 +305,8 @@ int halo_gen_hetero_graph(const halo_gen_hetero_params *p, halo_graph **out)
         }
     }
     halo_graph_alloc_type_feat(g); /* one array per featured type, none when topology-only */
-    /* 3. Labels and the year-based split on the target type: a node is labelled with
-     * probability `labelled`; its year falls in the train years, the valid year or the test
-     * year with the preset's shares. */
-    for (int64_t v = 0; v < N; v++) {
-        g->label[v] = -1;
-        g->split[v] = HALO_SPLIT_NONE;
-        if (v >= tstart[1]) {
-            continue;
-        }
-        halo_rng r;
-        halo_rng_init(&r, p->seed, HALO_RNG_SPLIT, (uint64_t)v, 3, 0);
-        if (halo_rng_uniform(&r) >= ps->labelled) {
-            continue;
-        }
-        double y = halo_rng_uniform(&r);
-        g->split[v] = y < ps->train ? HALO_SPLIT_TRAIN
-                      : y < ps->train + ps->valid ? HALO_SPLIT_VALID : HALO_SPLIT_TEST;
-        g->label[v] = halo_rng_uniform(&r) < p->label_noise
-                          ? (int32_t)halo_rng_below(&r, (uint64_t)C) : comm[v];
-    }
-    /* 4. Features of featured types: class mean (of the node's community) plus noise, into
-     * each featured type's own array; featureless types have none. */
-    if (!p->topology_only && p->feat_dim > 0) {
-        int f = p->feat_dim;
-        float *mu = HALO_ALLOC(float, (size_t)C * (size_t)f);
-        for (int c = 0; c < C; c++) {
-            halo_rng r;
-            halo_rng_init(&r, p->seed, HALO_RNG_GEN_FEAT, (uint64_t)c, 1, 0);
-            for (int j = 0; j < f; j++) {
-                mu[(size_t)c * f + j] = (float)halo_rng_normal(&r);
-            }
-        }
-        for (int64_t v = 0; v < N; v++) {
-            int t = g->ntype[v];
-            if (g->tfeat[t] == NULL) {
-                continue;
-            }
-            halo_rng r;
-            halo_rng_init(&r, p->seed, HALO_RNG_GEN_FEAT, (uint64_t)v, 0, 0);
-            float *row = g->tfeat[t] + (size_t)(v - g->tstart[t]) * (size_t)f;
-            for (int j = 0; j < f; j++) {
-                row[j] = mu[(size_t)comm[v] * f + j] + (float)(p->noise * halo_rng_normal(&r));
-            }
-        }
-        halo_free(mu);
-    }
+    het_labels(p, tstart[1], comm, g);
+    het_features(p, comm, g);
     g->directed = false; /* every relation has its reverse */
     for (int t = 0; t < T; t++) {
         halo_free(mem[t].start);

@@ -142,7 +142,9 @@ int halo_graph_relation(const halo_graph *g, const char *name);
 int halo_graph_ntype_id(const halo_graph *g, const char *name);
 /* First node id of type t (node types are contiguous in id order); t == ntypes gives nodes. */
 int64_t halo_graph_type_start(const halo_graph *g, int t);
-/* Loads a graph directory: parses meta.json, maps each array and checks its size against it.
+/* The address of array `which`'s pointer in g (the loader points it at the mapped file). */
+void **halo_graph_slot(halo_graph *g, int which);
+/* Loads a graph directory (load.c): parses meta.json, maps each array and checks its size against it.
  * Errors name the file. Checksums are not verified here (see halo_graph_verify). */
 int halo_graph_load(const char *dir, halo_graph **out);
 void halo_graph_free(halo_graph *g);

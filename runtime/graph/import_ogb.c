@@ -672,6 +672,98 @@ fail:
     return rc;
 }
 
+/* The one node type with labels (raw/node-label/TYPE/node-label) into *target; a second one, or
+ * none, is an error. */
+static int het_find_target(const char *src, const het_ntype *t, int ntypes, int *target)
+{
+    char rel[1024], path[4096];
+    *target = -1;
+    for (int i = 0; i < ntypes; i++) {
+        het_fmt(rel, sizeof rel, "raw/node-label/%s/node-label", t[i].name);
+        HALO_CHECK(ogb_path(src, rel, path, sizeof path));
+        if (halo_path_exists(path)) {
+            if (*target >= 0) {
+                return halo_errorf(HALO_EINPUT, "%s: labels for a second node type (%s has "
+                                   "them too); one labelled type is supported", path,
+                                   t[*target].name);
+            }
+            *target = i;
+        }
+    }
+    if (*target < 0) {
+        return halo_errorf(HALO_EINPUT, "%s/raw/node-label: no TYPE/node-label.csv.gz for any "
+                           "node type", src);
+    }
+    return 0;
+}
+
+/* g's relations: each of rels, followed by its reverse "rev_NAME" when per is 2; a reverse whose
+ * name clashes with another relation is an error. */
+static int het_set_relations(halo_graph *g, const het_rel *rels, int nrels, int per,
+                             const char *src)
+{
+    for (int k = 0; k < nrels; k++) {
+        halo_relation *f = &g->rel[per * k];
+        het_fmt(f->name, HALO_TYPE_NAME, "%s", rels[k].name);
+        f->src = rels[k].src;
+        f->dst = rels[k].dst;
+        if (per == 2) {
+            halo_relation *b = &g->rel[2 * k + 1];
+            snprintf(b->name, HALO_TYPE_NAME, "rev_%.*s", HALO_TYPE_NAME - 5, rels[k].name);
+            b->src = rels[k].dst;
+            b->dst = rels[k].src;
+        }
+    }
+    g->nrels = per * nrels;
+    for (int q = 0; q < g->nrels; q++) {
+        for (int p = 0; p < q; p++) {
+            if (strcmp(g->rel[p].name, g->rel[q].name) == 0) {
+                return halo_errorf(HALO_EINPUT, "%s/raw/relations: relation '%s' clashes with the "
+                                   "reverse of another (use --directed)", src, g->rel[q].name);
+            }
+        }
+    }
+    return 0;
+}
+
+/* Features: each type's own width, in its own file (none for a type without them); g's
+ * feat_dim is the widest. */
+static int het_read_feats(const char *src, const het_ntype *t, int ntypes, halo_graph *g)
+{
+    char rel[1024], path[4096];
+    int rc = 0;
+    int width[HALO_MAX_NTYPES] = {0};
+    float *feats[HALO_MAX_NTYPES] = {NULL};
+    int fmax = 0;
+    for (int i = 0; i < ntypes; i++) {
+        het_fmt(rel, sizeof rel, "raw/node-feat/%s/node-feat", t[i].name);
+        rc = ogb_path(src, rel, path, sizeof path);
+        if (rc < 0) {
+            for (int j = 0; j < i; j++) {
+                halo_free(feats[j]);
+            }
+            return rc;
+        }
+        if (halo_path_exists(path) && t[i].nodes > 0) {
+            rc = ogb_read_feat(path, t[i].nodes, &feats[i], &width[i]);
+            if (rc < 0) {
+                for (int j = 0; j < i; j++) {
+                    halo_free(feats[j]);
+                }
+                return rc;
+            }
+            fmax = width[i] > fmax ? width[i] : fmax;
+        }
+    }
+    g->feat_dim = fmax;
+    halo_graph_set_type_starts(g);
+    for (int i = 0; i < ntypes; i++) {
+        g->ntype_feat_dim[i] = width[i];
+        g->tfeat[i] = feats[i]; /* nodes_i x width_i, the graph's now */
+    }
+    return 0;
+}
+
 /* The heterogeneous import: num-node-dict, relations (with reverses unless directed), the one
  * labelled type's labels and split, features of every type that has them (rows of narrower or
  * featureless types zero-padded to the widest). Written only when everything parsed. */
@@ -692,22 +784,7 @@ static int import_ogb_hetero(const char *src, const char *dir, const halo_import
     HALO_CHECK(het_list_relations(src, t, ntypes, rels, opts->directed ? HALO_MAX_RELS
                                                                        : HALO_MAX_RELS / 2,
                                   &nrels));
-    for (int i = 0; i < ntypes; i++) {
-        het_fmt(rel, sizeof rel, "raw/node-label/%s/node-label", t[i].name);
-        HALO_CHECK(ogb_path(src, rel, path, sizeof path));
-        if (halo_path_exists(path)) {
-            if (target >= 0) {
-                return halo_errorf(HALO_EINPUT, "%s: labels for a second node type (%s has "
-                                   "them too); one labelled type is supported", path,
-                                   t[target].name);
-            }
-            target = i;
-        }
-    }
-    if (target < 0) {
-        return halo_errorf(HALO_EINPUT, "%s/raw/node-label: no TYPE/node-label.csv.gz for any "
-                           "node type", src);
-    }
+    HALO_CHECK(het_find_target(src, t, ntypes, &target));
     HALO_CHECK(ogb_pick_split(src, opts->split, split, sizeof split));
     for (int s = 0; s < 3; s++) {
         het_fmt(rel, sizeof rel, "split/%s/%s/%s", split, t[target].name,
@@ -728,28 +805,7 @@ static int import_ogb_hetero(const char *src, const char *dir, const halo_import
         memset(g->ntype + t[i].start, i, (size_t)t[i].nodes);
     }
     int per = opts->directed ? 1 : 2;
-    for (int k = 0; k < nrels; k++) {
-        halo_relation *f = &g->rel[per * k];
-        het_fmt(f->name, HALO_TYPE_NAME, "%s", rels[k].name);
-        f->src = rels[k].src;
-        f->dst = rels[k].dst;
-        if (per == 2) {
-            halo_relation *b = &g->rel[2 * k + 1];
-            snprintf(b->name, HALO_TYPE_NAME, "rev_%.*s", HALO_TYPE_NAME - 5, rels[k].name);
-            b->src = rels[k].dst;
-            b->dst = rels[k].src;
-        }
-    }
-    g->nrels = per * nrels;
-    for (int q = 0; q < g->nrels; q++) {
-        for (int p = 0; p < q; p++) {
-            if (strcmp(g->rel[p].name, g->rel[q].name) == 0) {
-                rc = halo_errorf(HALO_EINPUT, "%s/raw/relations: relation '%s' clashes with the "
-                                 "reverse of another (use --directed)", src, g->rel[q].name);
-                goto fail;
-            }
-        }
-    }
+    HALO_TRY(het_set_relations(g, rels, nrels, per, src));
     for (int k = 0; k < nrels; k++) {
         int64_t read;
         het_fmt(rel, sizeof rel, "raw/relations/%s/edge", rels[k].dir);
@@ -779,30 +835,7 @@ static int import_ogb_hetero(const char *src, const char *dir, const halo_import
         HALO_TRY(ogb_read_split(path, t[target].nodes, (uint8_t)(s + 1),
                                 g->split + t[target].start, &split_count[s + 1]));
     }
-    /* features: each type's own width, in its own file (none for a type without them) */
-    int width[HALO_MAX_NTYPES] = {0};
-    float *feats[HALO_MAX_NTYPES] = {NULL};
-    int fmax = 0;
-    for (int i = 0; i < ntypes; i++) {
-        het_fmt(rel, sizeof rel, "raw/node-feat/%s/node-feat", t[i].name);
-        HALO_TRY(ogb_path(src, rel, path, sizeof path));
-        if (halo_path_exists(path) && t[i].nodes > 0) {
-            rc = ogb_read_feat(path, t[i].nodes, &feats[i], &width[i]);
-            if (rc < 0) {
-                for (int j = 0; j < i; j++) {
-                    halo_free(feats[j]);
-                }
-                goto fail;
-            }
-            fmax = width[i] > fmax ? width[i] : fmax;
-        }
-    }
-    g->feat_dim = fmax;
-    halo_graph_set_type_starts(g);
-    for (int i = 0; i < ntypes; i++) {
-        g->ntype_feat_dim[i] = width[i];
-        g->tfeat[i] = feats[i]; /* nodes_i x width_i, the graph's now */
-    }
+    HALO_TRY(het_read_feats(src, t, ntypes, g));
     halo_import_csr_stats st = {read_total, 0, 0};
     char *source = ogb_source_json(src, split, opts->directed, &st, split_count);
     rc = halo_graph_write(g, dir, source);

@@ -1,5 +1,6 @@
 /* Partition writer: relabels a graph by an assignment, splits the training nodes evenly, finds
- * every part's halo and writes the partition directory; also options, dispatch and summaries. */
+ * every part's halo and writes the partition directory with its summary; the quality figures
+ * (edge cut, balance). Options and dispatch: options.c. */
 #include "part/partition.h"
 
 #include "core/args.h"
@@ -15,194 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const method_names[] = {"metis", "multilevel", "random", "stream", "custom"};
-static const char *const constraint_names[3] = {"nodes", "train", "edges"};
-
-void halo_partition_opts_init(halo_partition_opts *opts)
-{
-    memset(opts, 0, sizeof *opts);
-    opts->choice.method = HALO_PARTITION_METIS;
-    opts->choice.constraints = HALO_PCON_ALL;
-    opts->choice.imbalance = 1.05;
-    opts->choice.objective = HALO_POBJ_CUT;
-    opts->choice.stream = HALO_STREAM_LDG;
-    opts->seed = 1;
-}
-
-const char *halo_partition_method_name(int method)
-{
-    if (method < 0 || method > HALO_PARTITION_CUSTOM) {
-        return "?";
-    }
-    return method_names[method];
-}
-
-int halo_partition_parse_method(const char *s, int *method)
-{
-    for (int m = 0; m <= HALO_PARTITION_CUSTOM; m++) {
-        if (strcmp(s, method_names[m]) == 0) {
-            *method = m;
-            return 0;
-        }
-    }
-    return halo_errorf(HALO_EUSAGE,
-                       "--method: '%s' is not one of metis, multilevel, random, stream, custom", s);
-}
-
-/* Parses a comma-separated subset of nodes,train,edges ("none" is not allowed: METIS needs a
- * column, so an empty list means nodes). */
-int halo_partition_parse_constraints(const char *s, unsigned *constraints)
-{
-    char buf[256], *v[16];
-    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) {
-        return halo_errorf(HALO_EUSAGE, "--constraints: list is too long");
-    }
-    int n = halo_split_list(buf, "--constraints", v, 16);
-    if (n < 0) {
-        return n;
-    }
-    unsigned c = 0;
-    for (int k = 0; k < n; k++) {
-        bool found = false;
-        for (int i = 0; i < 3; i++) {
-            if (strcmp(v[k], constraint_names[i]) == 0) {
-                c |= 1u << i;
-                found = true;
-            }
-        }
-        if (!found) {
-            return halo_errorf(HALO_EUSAGE, "--constraints: '%s' is not one of nodes, train, edges",
-                               v[k]);
-        }
-    }
-    *constraints = c;
-    return 0;
-}
-
-int halo_partition_parse_objective(const char *s, int *objective)
-{
-    if (strcmp(s, "cut") == 0) {
-        *objective = HALO_POBJ_CUT;
-    } else if (strcmp(s, "vol") == 0) {
-        *objective = HALO_POBJ_VOL;
-    } else {
-        return halo_errorf(HALO_EUSAGE, "--objective: '%s' is not cut or vol", s);
-    }
-    return 0;
-}
-
-int halo_partition_parse_stream(const char *s, int *stream)
-{
-    if (strcmp(s, "ldg") == 0) {
-        *stream = HALO_STREAM_LDG;
-    } else if (strcmp(s, "fennel") == 0) {
-        *stream = HALO_STREAM_FENNEL;
-    } else {
-        return halo_errorf(HALO_EUSAGE, "--stream: '%s' is not ldg or fennel", s);
-    }
-    return 0;
-}
-
-/* P, machines and trainers per machine from opts: P = machines * trainers, with whichever of
- * parts / machines is missing derived from the other. */
-int halo_partition_resolve(const halo_graph *g, const halo_partition_opts *opts, int *parts,
-                           int *machines, int *trainers)
-{
-    int t = opts->trainers_per_machine > 0 ? opts->trainers_per_machine : 1;
-    int p = opts->parts, m = opts->machines;
-    if (p < 0 || m < 0 || opts->trainers_per_machine < 0) {
-        return halo_errorf(HALO_EUSAGE, "partition: parts, machines and trainers must be >= 1");
-    }
-    if (p == 0 && m == 0) {
-        return halo_errorf(HALO_EUSAGE, "partition: --parts must be >= 1 (got 0)");
-    }
-    if (m == 0) {
-        if (p % t != 0) {
-            return halo_errorf(HALO_EUSAGE,
-                               "partition: --parts %d is not a multiple of --trainers-per-part %d",
-                               p, t);
-        }
-        m = p / t;
-    }
-    if ((int64_t)m * t > (1 << 20)) {
-        return halo_errorf(HALO_EUSAGE, "partition: %d machines x %d trainers is too many", m, t);
-    }
-    if (p == 0) {
-        p = m * t;
-    }
-    if (p != m * t) {
-        return halo_errorf(HALO_EUSAGE,
-                           "partition: --parts %d != --machines %d x --trainers-per-part %d", p,
-                           m, t);
-    }
-    if (p > g->nodes) {
-        return halo_errorf(HALO_EUSAGE, "partition: %d parts for a graph of %lld nodes", p,
-                           (long long)g->nodes);
-    }
-    *parts = p;
-    *machines = m;
-    *trainers = t;
-    return 0;
-}
-
-/* Checks that every entry of assignment lies in [0, parts) and that no part is left empty (a
- * part without nodes has no rank's work and breaks the contiguous id ranges' meaning). */
-static int check_assignment(const int32_t *a, int64_t n, int parts, const char *where)
-{
-    int64_t *count = HALO_NEW(int64_t, (size_t)parts);
-    int rc = 0;
-    for (int64_t v = 0; v < n && rc == 0; v++) {
-        if (a[v] < 0 || a[v] >= parts) {
-            rc = halo_errorf(HALO_EINPUT, "%s: node %lld is assigned to part %d, not in [0, %d)",
-                             where, (long long)v, a[v], parts);
-        } else {
-            count[a[v]]++;
-        }
-    }
-    for (int k = 0; k < parts && rc == 0; k++) {
-        if (count[k] == 0) {
-            rc = halo_errorf(HALO_EINPUT, "%s: part %d of %d has no node", where, k, parts);
-        }
-    }
-    halo_free(count);
-    return rc;
-}
-
-int halo_partition_assign(const halo_graph *g, const halo_partition_opts *opts,
-                          int32_t *assignment)
-{
-    int p, m, t;
-    HALO_CHECK(halo_partition_resolve(g, opts, &p, &m, &t));
-    const halo_partition_choice *c = &opts->choice;
-    unsigned con = c->constraints != 0 ? c->constraints : HALO_PCON_NODES;
-    if (c->imbalance < 1.0) {
-        return halo_errorf(HALO_EUSAGE, "partition: imbalance %g is below 1", c->imbalance);
-    }
-    switch (c->method) {
-    case HALO_PARTITION_METIS:
-        return halo_partition_metis(g, p, con, c->imbalance, c->objective, opts->seed, assignment);
-    case HALO_PARTITION_MULTILEVEL:
-        return halo_partition_multilevel(g, m, t, con, c->imbalance, c->objective, opts->seed,
-                                         assignment);
-    case HALO_PARTITION_RANDOM: return halo_partition_random(g, p, opts->seed, assignment);
-    case HALO_PARTITION_STREAM:
-        return halo_partition_stream(g, p, con, c->imbalance, c->stream, opts->seed, assignment);
-    case HALO_PARTITION_CUSTOM:
-        if (c->assignment == NULL) {
-            return halo_errorf(HALO_EUSAGE, "partition: custom method without an assignment");
-        }
-        if (c->assignment_len != g->nodes) {
-            return halo_errorf(HALO_EINPUT,
-                               "custom assignment: %lld entries for a graph of %lld nodes",
-                               (long long)c->assignment_len, (long long)g->nodes);
-        }
-        HALO_CHECK(check_assignment(c->assignment, g->nodes, p, "custom assignment"));
-        memcpy(assignment, c->assignment, (size_t)g->nodes * sizeof *assignment);
-        return 0;
-    default: return halo_errorf(HALO_EUSAGE, "partition: unknown method %d", c->method);
-    }
-}
 
 int64_t halo_partition_edge_cut(const halo_graph *g, const int32_t *assignment)
 {
@@ -587,6 +400,87 @@ static int write_pass(const halo_graph *g, const int32_t *a, const relabel *r, i
     return 0;
 }
 
+/* One entry of a meta.json "files" table: NAME = { bytes = ..., crc32 = "hex" }. */
+static void jw_file(halo_jw *j, const char *name, uint64_t bytes, uint32_t crc)
+{
+    char hex[16];
+    snprintf(hex, sizeof hex, "%08x", crc);
+    halo_jw_key(j, name);
+    halo_jw_obj_begin(j);
+    halo_jw_key(j, "bytes");
+    halo_jw_i64(j, (int64_t)bytes);
+    halo_jw_key(j, "crc32");
+    halo_jw_str(j, hex);
+    halo_jw_obj_end(j);
+}
+
+/* part-K/meta.json of part k: its place (machine, id range), counts and files with their
+ * sizes and checksums. */
+static int part_meta(const halo_graph *g, const relabel *r, int k, const part_out *po,
+                     int64_t nhalo)
+{
+    int64_t s = r->start[k], e = r->start[k + 1];
+    halo_jw j;
+    halo_jw_init(&j, true);
+    halo_jw_obj_begin(&j);
+    halo_jw_key(&j, "format");
+    halo_jw_i64(&j, HALO_PART_FORMAT);
+    halo_jw_key(&j, "part");
+    halo_jw_i64(&j, k);
+    halo_jw_key(&j, "machine");
+    halo_jw_i64(&j, k / r->trainers);
+    halo_jw_key(&j, "start");
+    halo_jw_i64(&j, s);
+    halo_jw_key(&j, "end");
+    halo_jw_i64(&j, e);
+    halo_jw_key(&j, "nodes");
+    halo_jw_i64(&j, e - s);
+    halo_jw_key(&j, "edges");
+    halo_jw_i64(&j, po->off);
+    halo_jw_key(&j, "feat_dim");
+    halo_jw_i64(&j, g->feat_dim);
+    if (g->topology_only) {
+        halo_jw_key(&j, "features");
+        halo_jw_bool(&j, false);
+    }
+    halo_jw_key(&j, "num_halo");
+    halo_jw_i64(&j, nhalo);
+    halo_jw_key(&j, "num_train");
+    halo_jw_i64(&j, r->per_part);
+    if (halo_graph_typed(g)) {
+        halo_jw_key(&j, "ntypes");
+        halo_jw_i64(&j, g->ntypes);
+        halo_jw_key(&j, "nrels");
+        halo_jw_i64(&j, g->nrels);
+    }
+    halo_jw_key(&j, "files");
+    halo_jw_obj_begin(&j);
+    for (int i = 0; i < (halo_graph_typed(g) ? F_COUNT : F_TRAIN + 1); i++) {
+        if (i == W_FEAT && !halo_graph_has_array(g, HALO_GA_FEAT)) {
+            continue;
+        }
+        jw_file(&j, f_names[i], po->bytes[i], po->crc[i]);
+    }
+    for (int t = 0; t < g->ntypes && halo_graph_typed(g); t++) {
+        if (!halo_graph_has_type_feat(g, t)) {
+            continue;
+        }
+        char name[64];
+        halo_graph_type_feat_name(g, t, name, sizeof name);
+        jw_file(&j, name, po->fbytes[t], po->fcrc[t]);
+    }
+    halo_jw_obj_end(&j);
+    halo_jw_obj_end(&j);
+    halo_sb_putc(&j.sb, '\n');
+    char path[4200];
+    int rc = halo_path_join(path, sizeof path, po->dir, "meta.json");
+    if (rc == 0) {
+        rc = halo_file_write_all(path, j.sb.buf, j.sb.len);
+    }
+    halo_jw_free(&j);
+    return rc;
+}
+
 /* Finishes part k after the pass: closes its streamed files, writes the halo (the bitmap's ids,
  * ascending, with each node's in-degree in the whole graph; the bitmap is left zeroed), the
  * training seeds and part-K/meta.json. */
@@ -655,79 +549,7 @@ static int part_finish(const halo_graph *g, const relabel *r, int k, part_out *p
         po->bytes[F_HALO_NTYPE] = (uint64_t)nhalo;
     }
 
-    int64_t s = r->start[k], e = r->start[k + 1];
-    halo_jw j;
-    halo_jw_init(&j, true);
-    halo_jw_obj_begin(&j);
-    halo_jw_key(&j, "format");
-    halo_jw_i64(&j, HALO_PART_FORMAT);
-    halo_jw_key(&j, "part");
-    halo_jw_i64(&j, k);
-    halo_jw_key(&j, "machine");
-    halo_jw_i64(&j, k / r->trainers);
-    halo_jw_key(&j, "start");
-    halo_jw_i64(&j, s);
-    halo_jw_key(&j, "end");
-    halo_jw_i64(&j, e);
-    halo_jw_key(&j, "nodes");
-    halo_jw_i64(&j, e - s);
-    halo_jw_key(&j, "edges");
-    halo_jw_i64(&j, po->off);
-    halo_jw_key(&j, "feat_dim");
-    halo_jw_i64(&j, g->feat_dim);
-    if (g->topology_only) {
-        halo_jw_key(&j, "features");
-        halo_jw_bool(&j, false);
-    }
-    halo_jw_key(&j, "num_halo");
-    halo_jw_i64(&j, nhalo);
-    halo_jw_key(&j, "num_train");
-    halo_jw_i64(&j, r->per_part);
-    if (halo_graph_typed(g)) {
-        halo_jw_key(&j, "ntypes");
-        halo_jw_i64(&j, g->ntypes);
-        halo_jw_key(&j, "nrels");
-        halo_jw_i64(&j, g->nrels);
-    }
-    halo_jw_key(&j, "files");
-    halo_jw_obj_begin(&j);
-    for (int i = 0; i < (halo_graph_typed(g) ? F_COUNT : F_TRAIN + 1); i++) {
-        char hex[16];
-        if (i == W_FEAT && !halo_graph_has_array(g, HALO_GA_FEAT)) {
-            continue;
-        }
-        snprintf(hex, sizeof hex, "%08x", po->crc[i]);
-        halo_jw_key(&j, f_names[i]);
-        halo_jw_obj_begin(&j);
-        halo_jw_key(&j, "bytes");
-        halo_jw_i64(&j, (int64_t)po->bytes[i]);
-        halo_jw_key(&j, "crc32");
-        halo_jw_str(&j, hex);
-        halo_jw_obj_end(&j);
-    }
-    for (int t = 0; t < g->ntypes && halo_graph_typed(g); t++) {
-        if (!halo_graph_has_type_feat(g, t)) {
-            continue;
-        }
-        char hex[16], name[64];
-        snprintf(hex, sizeof hex, "%08x", po->fcrc[t]);
-        halo_graph_type_feat_name(g, t, name, sizeof name);
-        halo_jw_key(&j, name);
-        halo_jw_obj_begin(&j);
-        halo_jw_key(&j, "bytes");
-        halo_jw_i64(&j, (int64_t)po->fbytes[t]);
-        halo_jw_key(&j, "crc32");
-        halo_jw_str(&j, hex);
-        halo_jw_obj_end(&j);
-    }
-    halo_jw_obj_end(&j);
-    halo_jw_obj_end(&j);
-    halo_sb_putc(&j.sb, '\n');
-    rc = halo_path_join(path, sizeof path, po->dir, "meta.json");
-    if (rc == 0) {
-        rc = halo_file_write_all(path, j.sb.buf, j.sb.len);
-    }
-    halo_jw_free(&j);
+    rc = part_meta(g, r, k, po, nhalo);
 fail:
     halo_free(halo);
     halo_free(hdeg);
@@ -880,27 +702,10 @@ static void write_types(halo_jw *j, const halo_graph *g, const relabel *r, const
     halo_jw_obj_end(j);
 }
 
-/* Builds partition.json from the relabelling and the per-part figures. */
-static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_opts *opts,
-                          const relabel *r, const part_fig *fig, int machines, uint32_t checksum,
-                          halo_partition_stats *st)
+/* partition.json's "parameters": the method's constraints, tolerance, objective, heuristic
+ * and seed. */
+static void write_parameters(halo_jw *j, const halo_partition_opts *opts)
 {
-    int P = r->parts;
-    char hex[16];
-    snprintf(hex, sizeof hex, "%08x", checksum);
-    halo_jw_obj_begin(j);
-    halo_jw_key(j, "format");
-    halo_jw_i64(j, HALO_PART_FORMAT);
-    halo_jw_key(j, "parts");
-    halo_jw_i64(j, P);
-    halo_jw_key(j, "method");
-    halo_jw_str(j, halo_partition_method_name(opts->choice.method));
-    halo_jw_key(j, "policy");
-    if (opts->policy != NULL) {
-        halo_jw_str(j, opts->policy);
-    } else {
-        halo_jw_null(j);
-    }
     halo_jw_key(j, "parameters");
     halo_jw_obj_begin(j);
     halo_jw_key(j, "constraints");
@@ -908,7 +713,7 @@ static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_
     unsigned con = opts->choice.constraints != 0 ? opts->choice.constraints : HALO_PCON_NODES;
     for (int c = 0; c < 3; c++) {
         if (con & (1u << c)) {
-            halo_jw_str(j, constraint_names[c]);
+            halo_jw_str(j, halo_partition_constraint_name(c));
         }
     }
     halo_jw_arr_end(j);
@@ -921,6 +726,13 @@ static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_
     halo_jw_key(j, "seed");
     halo_jw_i64(j, (int64_t)opts->seed);
     halo_jw_obj_end(j);
+}
+
+/* partition.json's "graph": the input graph's name, place, sizes and checksum. */
+static void write_graph(halo_jw *j, const halo_graph *g, uint32_t checksum)
+{
+    char hex[16];
+    snprintf(hex, sizeof hex, "%08x", checksum);
     halo_jw_key(j, "graph");
     halo_jw_obj_begin(j);
     halo_jw_key(j, "name");
@@ -942,6 +754,59 @@ static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_
     halo_jw_key(j, "checksum");
     halo_jw_str(j, hex);
     halo_jw_obj_end(j);
+}
+
+/* partition.json's per-part lists: halo, replication, edges and training nodes of each part. */
+static void write_per_part(halo_jw *j, const relabel *r, const part_fig *fig)
+{
+    int P = r->parts;
+    int64_t *tmp = HALO_ALLOC(int64_t, P);
+    for (int k = 0; k < P; k++) {
+        tmp[k] = fig[k].halo;
+    }
+    jw_i64_array(j, "halo_per_part", tmp, P);
+    halo_jw_key(j, "replication_per_part");
+    halo_jw_arr_begin(j);
+    for (int k = 0; k < P; k++) {
+        int64_t own = r->start[k + 1] - r->start[k];
+        halo_jw_f64(j, own > 0 ? (double)(own + fig[k].halo) / (double)own : 0.0);
+    }
+    halo_jw_arr_end(j);
+    for (int k = 0; k < P; k++) {
+        tmp[k] = fig[k].weight[2];
+    }
+    jw_i64_array(j, "edges_per_part", tmp, P);
+    for (int k = 0; k < P; k++) {
+        tmp[k] = fig[k].weight[1];
+    }
+    jw_i64_array(j, "train_owned_per_part", tmp, P);
+    jw_i64_array(j, "train_borrowed_per_part", r->borrowed, P);
+    jw_i64_array(j, "train_borrowed_other_machine", r->borrowed_xm, P);
+    jw_i64_array(j, "train_lent_per_part", r->lent, P);
+    halo_free(tmp);
+}
+
+/* Builds partition.json from the relabelling and the per-part figures. */
+static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_opts *opts,
+                          const relabel *r, const part_fig *fig, int machines, uint32_t checksum,
+                          halo_partition_stats *st)
+{
+    int P = r->parts;
+    halo_jw_obj_begin(j);
+    halo_jw_key(j, "format");
+    halo_jw_i64(j, HALO_PART_FORMAT);
+    halo_jw_key(j, "parts");
+    halo_jw_i64(j, P);
+    halo_jw_key(j, "method");
+    halo_jw_str(j, halo_partition_method_name(opts->choice.method));
+    halo_jw_key(j, "policy");
+    if (opts->policy != NULL) {
+        halo_jw_str(j, opts->policy);
+    } else {
+        halo_jw_null(j);
+    }
+    write_parameters(j, opts);
+    write_graph(j, g, checksum);
     halo_jw_key(j, "rows_sorted");
     halo_jw_bool(j, r->sort_rows);
     if (halo_graph_typed(g)) {
@@ -973,7 +838,7 @@ static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_
     halo_jw_key(j, "balance");
     halo_jw_obj_begin(j);
     for (int c = 0; c < 3; c++) {
-        halo_jw_key(j, constraint_names[c]);
+        halo_jw_key(j, halo_partition_constraint_name(c));
         halo_jw_f64(j, st->balance[c]);
     }
     halo_jw_obj_end(j);
@@ -987,30 +852,7 @@ static void write_summary(halo_jw *j, const halo_graph *g, const halo_partition_
     halo_jw_i64(j, st->train_dropped);
     halo_jw_key(j, "train_borrowed");
     halo_jw_i64(j, st->train_borrowed);
-    int64_t *tmp = HALO_ALLOC(int64_t, P);
-    for (int k = 0; k < P; k++) {
-        tmp[k] = fig[k].halo;
-    }
-    jw_i64_array(j, "halo_per_part", tmp, P);
-    halo_jw_key(j, "replication_per_part");
-    halo_jw_arr_begin(j);
-    for (int k = 0; k < P; k++) {
-        int64_t own = r->start[k + 1] - r->start[k];
-        halo_jw_f64(j, own > 0 ? (double)(own + fig[k].halo) / (double)own : 0.0);
-    }
-    halo_jw_arr_end(j);
-    for (int k = 0; k < P; k++) {
-        tmp[k] = fig[k].weight[2];
-    }
-    jw_i64_array(j, "edges_per_part", tmp, P);
-    for (int k = 0; k < P; k++) {
-        tmp[k] = fig[k].weight[1];
-    }
-    jw_i64_array(j, "train_owned_per_part", tmp, P);
-    jw_i64_array(j, "train_borrowed_per_part", r->borrowed, P);
-    jw_i64_array(j, "train_borrowed_other_machine", r->borrowed_xm, P);
-    jw_i64_array(j, "train_lent_per_part", r->lent, P);
-    halo_free(tmp);
+    write_per_part(j, r, fig);
     halo_jw_key(j, "peak_rss_bytes");
     halo_jw_i64(j, (int64_t)st->rss_peak);
     halo_jw_key(j, "time_s");
@@ -1041,7 +883,7 @@ static int partition_write(const halo_graph *g, const int32_t *assignment,
     if (assignment == NULL) {
         return halo_errorf(HALO_EUSAGE, "partition: no assignment");
     }
-    HALO_CHECK(check_assignment(assignment, g->nodes, P, "assignment"));
+    HALO_CHECK(halo_partition_check_assignment(assignment, g->nodes, P, "assignment"));
     HALO_CHECK(check_outdir(pdir, checksum, opts->force));
 
     relabel r;

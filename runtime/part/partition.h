@@ -85,6 +85,11 @@ const char *halo_partition_method_name(int method);
 int halo_partition_resolve(const halo_graph *g, const halo_partition_opts *opts, int *parts,
                            int *machines, int *trainers);
 
+/* Fails (HALO_EINPUT, naming where) unless every entry of a[0..n) is a part in [0, parts) and
+ * no part is empty. */
+int halo_partition_check_assignment(const int32_t *a, int64_t n, int parts, const char *where);
+/* Name of balance constraint c (the weight column c: 0, 1, 2): "nodes", "train", "edges". */
+const char *halo_partition_constraint_name(int c);
 /* Computes the part of every input node with the method of opts->choice into
  * assignment[g->nodes] (caller-allocated). Part k lies on machine k / trainers. */
 int halo_partition_assign(const halo_graph *g, const halo_partition_opts *opts,

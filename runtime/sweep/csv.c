@@ -347,6 +347,65 @@ static double derive_op(const char *op, double v, double b)
     return v - b; /* difference */
 }
 
+/* Records a failed point in d: its key, its axes as "axis=value ..." (and rep=R when repeated),
+ * its error. */
+static void note_failure(const halo_sweep_exp *e, const halo_sweep_point *p, const char *error,
+                         halo_sweep_data *d)
+{
+    halo_sb ax;
+    halo_sb_init(&ax);
+    for (int a = 0; a < e->naxes; a++) {
+        const char *v = halo_sweep_get(p, e->axes[a]);
+        halo_sb_printf(&ax, "%s%s=%s", a ? " " : "", e->axes[a], v ? v : "");
+    }
+    if (e->repeat > 1) {
+        halo_sb_printf(&ax, "%srep=%d", e->naxes ? " " : "", p->rep);
+    }
+    d->fail_key[d->failed] = halo_strdup(p->key);
+    d->fail_axes[d->failed] = halo_strdup(ax.buf ? ax.buf : "");
+    d->fail_error[d->failed] = halo_strdup(error);
+    d->failed++;
+    halo_sb_free(&ax);
+}
+
+/* The derived columns of t: each row's value against its baseline row, the row that has the
+ * baseline's values and the row's `by` values. */
+static void derive_columns(const halo_sweep_exp *e, halo_sweep_table *t)
+{
+    for (int k = 0; k < e->nderives; k++) {
+        const halo_sweep_derive *dv = &e->derives[k];
+        int dc = e->naxes + e->nmeasures + k;
+        int of = halo_sweep_table_col(t, dv->of);
+        int *bc = HALO_NEW(int, dv->nbase + 1), *yc = HALO_NEW(int, dv->nby + 1);
+        for (int b = 0; b < dv->nbase; b++) {
+            bc[b] = halo_sweep_table_col(t, dv->base[b].key);
+        }
+        for (int b = 0; b < dv->nby; b++) {
+            yc[b] = halo_sweep_table_col(t, dv->by[b]);
+        }
+        for (int r = 0; r < t->nrows; r++) {
+            double v = NAN, bv = NAN;
+            halo_sweep_is_num(t->rows[r][of], &v);
+            for (int s = 0; s < t->nrows; s++) {
+                bool match = true;
+                for (int b = 0; b < dv->nbase && match; b++) {
+                    match = bc[b] >= 0 && strcmp(t->rows[s][bc[b]], dv->base[b].val) == 0;
+                }
+                for (int b = 0; b < dv->nby && match; b++) {
+                    match = yc[b] >= 0 && strcmp(t->rows[s][yc[b]], t->rows[r][yc[b]]) == 0;
+                }
+                if (match) {
+                    halo_sweep_is_num(t->rows[s][of], &bv);
+                    break;
+                }
+            }
+            t->rows[r][dc] = num_text(derive_op(dv->op, v, bv));
+        }
+        halo_free(bc);
+        halo_free(yc);
+    }
+}
+
 int halo_sweep_data_make(const halo_sweep_exp *e, const halo_sweep_table *csv, halo_sweep_data *d)
 {
     memset(d, 0, sizeof *d);
@@ -402,20 +461,7 @@ int halo_sweep_data_make(const halo_sweep_exp *e, const halo_sweep_table *csv, h
                 d->seconds += secs;
             }
             if (cs < 0 || strcmp(csv->rows[r][cs], "ok") != 0) {
-                halo_sb ax;
-                halo_sb_init(&ax);
-                for (int a = 0; a < e->naxes; a++) {
-                    const char *v = halo_sweep_get(p, e->axes[a]);
-                    halo_sb_printf(&ax, "%s%s=%s", a ? " " : "", e->axes[a], v ? v : "");
-                }
-                if (e->repeat > 1) {
-                    halo_sb_printf(&ax, "%srep=%d", e->naxes ? " " : "", p->rep);
-                }
-                d->fail_key[d->failed] = halo_strdup(p->key);
-                d->fail_axes[d->failed] = halo_strdup(ax.buf ? ax.buf : "");
-                d->fail_error[d->failed] = halo_strdup(ce >= 0 ? csv->rows[r][ce] : "");
-                d->failed++;
-                halo_sb_free(&ax);
+                note_failure(e, p, ce >= 0 ? csv->rows[r][ce] : "", d);
                 continue;
             }
             d->ok++;
@@ -448,39 +494,7 @@ int halo_sweep_data_make(const halo_sweep_exp *e, const halo_sweep_table *csv, h
         }
         i = j;
     }
-    /* derived columns: the baseline row has the baseline's values and the row's `by` values */
-    for (int k = 0; k < e->nderives; k++) {
-        const halo_sweep_derive *dv = &e->derives[k];
-        int dc = e->naxes + e->nmeasures + k;
-        int of = halo_sweep_table_col(t, dv->of);
-        int *bc = HALO_NEW(int, dv->nbase + 1), *yc = HALO_NEW(int, dv->nby + 1);
-        for (int b = 0; b < dv->nbase; b++) {
-            bc[b] = halo_sweep_table_col(t, dv->base[b].key);
-        }
-        for (int b = 0; b < dv->nby; b++) {
-            yc[b] = halo_sweep_table_col(t, dv->by[b]);
-        }
-        for (int r = 0; r < t->nrows; r++) {
-            double v = NAN, bv = NAN;
-            halo_sweep_is_num(t->rows[r][of], &v);
-            for (int s = 0; s < t->nrows; s++) {
-                bool match = true;
-                for (int b = 0; b < dv->nbase && match; b++) {
-                    match = bc[b] >= 0 && strcmp(t->rows[s][bc[b]], dv->base[b].val) == 0;
-                }
-                for (int b = 0; b < dv->nby && match; b++) {
-                    match = yc[b] >= 0 && strcmp(t->rows[s][yc[b]], t->rows[r][yc[b]]) == 0;
-                }
-                if (match) {
-                    halo_sweep_is_num(t->rows[s][of], &bv);
-                    break;
-                }
-            }
-            t->rows[r][dc] = num_text(derive_op(dv->op, v, bv));
-        }
-        halo_free(bc);
-        halo_free(yc);
-    }
+    derive_columns(e, t);
     halo_free(sum);
     halo_free(cnt);
     halo_free(mcol);

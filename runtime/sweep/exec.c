@@ -163,41 +163,153 @@ void halo_sweep_plan_free(halo_sweep_plan *pl)
     halo_sweep_cmd_free(&pl->main);
 }
 
+/* The command that builds the point's graph (gen or import) into pl->gtmp, unless graph.dir
+ * names one. */
+static void plan_graph(const halo_sweep_point *p, const char *exe, const char *cache, int pid,
+                       bool final_names, halo_sweep_plan *pl)
+{
+    const char *gdir = halo_sweep_get(p, "graph.dir");
+    if (gdir != NULL) {
+        snprintf(pl->gdir, sizeof pl->gdir, "%s", gdir);
+        return;
+    }
+    pl->build_graph = true;
+    snprintf(pl->gdir, sizeof pl->gdir, "%s/%s", cache, p->gkey);
+    snprintf(pl->gtmp, sizeof pl->gtmp, "%s.tmp-%d", pl->gdir, pid);
+    if (final_names) {
+        snprintf(pl->gtmp, sizeof pl->gtmp, "%s", pl->gdir);
+    }
+    halo_sweep_cmd *c = &pl->graph;
+    halo_sweep_cmd_add(c, exe);
+    const char *imp = halo_sweep_get(p, "graph.import");
+    static const char *const skip[] = {"gen", "import", "src", NULL};
+    if (imp != NULL) {
+        halo_sweep_cmd_add(c, "import");
+        halo_sweep_cmd_add(c, imp);
+        halo_sweep_cmd_add(c, halo_sweep_get(p, "graph.src"));
+    } else {
+        halo_sweep_cmd_add(c, "gen");
+        const char *kind = halo_sweep_get(p, "graph.gen");
+        if (kind != NULL) {
+            halo_sweep_cmd_add(c, kind);
+        }
+    }
+    add_section(c, p, "graph", skip);
+    halo_sweep_cmd_add(c, "-o");
+    halo_sweep_cmd_add(c, pl->gtmp);
+}
+
+/* run mode: mpirun (with the point's timeout) of halo train on the partition. */
+static void plan_run(const halo_sweep_point *p, const char *exe, double timeout,
+                     halo_sweep_plan *pl)
+{
+    halo_sweep_cmd *c = &pl->main;
+    char num[64];
+    c->mpi = true;
+    halo_sweep_cmd_add(c, "mpirun");
+    halo_sweep_cmd_add(c, "--timeout");
+    snprintf(num, sizeof num, "%.0f", timeout > 1 ? timeout : 1);
+    halo_sweep_cmd_add(c, num);
+    halo_sweep_cmd_add(c, "--oversubscribe");
+    halo_sweep_cmd_add(c, "--bind-to");
+    halo_sweep_cmd_add(c, "none");
+    halo_sweep_cmd_add(c, "-np");
+    snprintf(num, sizeof num, "%d", p->parts);
+    halo_sweep_cmd_add(c, num);
+    halo_sweep_cmd_add(c, exe);
+    halo_sweep_cmd_add(c, "train");
+    halo_sweep_cmd_add(c, pl->pdir);
+    add_run(c, p, HALO_SWEEP_RUN);
+    halo_sweep_cmd_add(c, "--metrics");
+    halo_sweep_cmd_add(c, pl->metrics);
+    halo_sweep_cmd_add(c, "--no-table");
+    if (halo_sweep_get(p, "run.eval") == NULL) {
+        halo_sweep_cmd_add(c, "--eval");
+        halo_sweep_cmd_add(c, "sampled");
+    }
+}
+
+/* sim mode (and partition mode's counts): halo sim on the partition, with the cluster profile's
+ * machines and trainers when the point has one. */
+static void plan_sim(const halo_sweep_point *p, int mode, const char *exe, halo_sweep_plan *pl)
+{
+    halo_sweep_cmd *c = &pl->main;
+    char num[64];
+    halo_sweep_cmd_add(c, exe);
+    halo_sweep_cmd_add(c, "sim");
+    halo_sweep_cmd_add(c, pl->pdir);
+    if (p->cluster[0]) {
+        halo_sweep_cmd_add(c, "--cluster");
+        halo_sweep_cmd_add(c, p->cluster);
+        halo_sweep_cmd_add(c, "--machines");
+        snprintf(num, sizeof num, "%d", p->machines);
+        halo_sweep_cmd_add(c, num);
+        halo_sweep_cmd_add(c, "--trainers");
+        snprintf(num, sizeof num, "%d", p->trainers);
+        halo_sweep_cmd_add(c, num);
+    }
+    add_run(c, p, mode);
+    halo_sweep_cmd_add(c, "--metrics");
+    halo_sweep_cmd_add(c, pl->metrics);
+    halo_sweep_cmd_add(c, "-q");
+}
+
+/* trace mode: halo trace record into the cache (once per trace key), then halo trace replay
+ * of the point's policy, capacity, row size and parameters. */
+static void plan_trace(const halo_sweep_point *p, const char *exe, const char *cache, int pid,
+                       bool final_names, halo_sweep_plan *pl)
+{
+    snprintf(pl->trc, sizeof pl->trc, "%s/%s.trc", cache, p->tkey);
+    snprintf(pl->ttmp, sizeof pl->ttmp, "%s/%s.tmp-%d.trc", cache, p->tkey, pid);
+    if (final_names) {
+        snprintf(pl->ttmp, sizeof pl->ttmp, "%s", pl->trc);
+    }
+    halo_sweep_cmd *r = &pl->record;
+    halo_sweep_cmd_add(r, exe);
+    halo_sweep_cmd_add(r, "trace");
+    halo_sweep_cmd_add(r, "record");
+    halo_sweep_cmd_add(r, pl->pdir);
+    halo_sweep_cmd_add(r, "-o");
+    halo_sweep_cmd_add(r, pl->ttmp);
+    add_run(r, p, HALO_SWEEP_TRACE);
+    const char *mb = halo_sweep_get(p, "trace.max_batches");
+    if (mb != NULL) {
+        halo_sweep_cmd_add(r, "--max-batches");
+        halo_sweep_cmd_add(r, mb);
+    }
+    halo_sweep_cmd *c = &pl->main;
+    halo_sweep_cmd_add(c, exe);
+    halo_sweep_cmd_add(c, "trace");
+    halo_sweep_cmd_add(c, "replay");
+    halo_sweep_cmd_add(c, pl->trc);
+    halo_sweep_cmd_add(c, "--policy");
+    halo_sweep_cmd_add(c, halo_sweep_get(p, "trace.policy"));
+    const char *cap = halo_sweep_get(p, "trace.capacity");
+    if (cap != NULL) {
+        halo_sweep_cmd_add(c, "--capacities");
+        halo_sweep_cmd_add(c, cap);
+    }
+    const char *rb = halo_sweep_get(p, "trace.row_bytes");
+    if (rb != NULL) {
+        halo_sweep_cmd_add(c, "--row-bytes");
+        halo_sweep_cmd_add(c, rb);
+    }
+    for (int i = 0; i < p->nkv; i++) {
+        if (strncmp(p->kv[i].key, "trace.set.", 10) == 0) {
+            char set[2048];
+            snprintf(set, sizeof set, "%s=%s", p->kv[i].key + 10, p->kv[i].val);
+            halo_sweep_cmd_add(c, "--set");
+            halo_sweep_cmd_add(c, set);
+        }
+    }
+}
+
 int halo_sweep_plan_make(const halo_sweep_exp *e, const halo_sweep_point *p, const char *exe,
                          const char *cache, double timeout, bool final_names, halo_sweep_plan *pl)
 {
     memset(pl, 0, sizeof *pl);
     int pid = (int)getpid();
-    /* the graph */
-    const char *gdir = halo_sweep_get(p, "graph.dir");
-    if (gdir != NULL) {
-        snprintf(pl->gdir, sizeof pl->gdir, "%s", gdir);
-    } else {
-        pl->build_graph = true;
-        snprintf(pl->gdir, sizeof pl->gdir, "%s/%s", cache, p->gkey);
-        snprintf(pl->gtmp, sizeof pl->gtmp, "%s.tmp-%d", pl->gdir, pid);
-        if (final_names) {
-            snprintf(pl->gtmp, sizeof pl->gtmp, "%s", pl->gdir);
-        }
-        halo_sweep_cmd *c = &pl->graph;
-        halo_sweep_cmd_add(c, exe);
-        const char *imp = halo_sweep_get(p, "graph.import");
-        static const char *const skip[] = {"gen", "import", "src", NULL};
-        if (imp != NULL) {
-            halo_sweep_cmd_add(c, "import");
-            halo_sweep_cmd_add(c, imp);
-            halo_sweep_cmd_add(c, halo_sweep_get(p, "graph.src"));
-        } else {
-            halo_sweep_cmd_add(c, "gen");
-            const char *kind = halo_sweep_get(p, "graph.gen");
-            if (kind != NULL) {
-                halo_sweep_cmd_add(c, kind);
-            }
-        }
-        add_section(c, p, "graph", skip);
-        halo_sweep_cmd_add(c, "-o");
-        halo_sweep_cmd_add(c, pl->gtmp);
-    }
+    plan_graph(p, exe, cache, pid, final_names, pl);
     /* the partition */
     snprintf(pl->pdir, sizeof pl->pdir, "%s/%s", cache, p->pkey);
     snprintf(pl->ptmp, sizeof pl->ptmp, "%s.tmp-%d", pl->pdir, pid);
@@ -214,113 +326,20 @@ int halo_sweep_plan_make(const halo_sweep_exp *e, const halo_sweep_point *p, con
     /* the point's own files */
     snprintf(pl->metrics, sizeof pl->metrics, "%s/points/%s-%s.jsonl", cache, e->name, p->key);
     snprintf(pl->log, sizeof pl->log, "%s/points/%s-%s.log", cache, e->name, p->key);
-    char num[64];
-    c = &pl->main;
+    bool counts = false;
     switch (e->mode) {
-    case HALO_SWEEP_RUN:
-        c->mpi = true;
-        halo_sweep_cmd_add(c, "mpirun");
-        halo_sweep_cmd_add(c, "--timeout");
-        snprintf(num, sizeof num, "%.0f", timeout > 1 ? timeout : 1);
-        halo_sweep_cmd_add(c, num);
-        halo_sweep_cmd_add(c, "--oversubscribe");
-        halo_sweep_cmd_add(c, "--bind-to");
-        halo_sweep_cmd_add(c, "none");
-        halo_sweep_cmd_add(c, "-np");
-        snprintf(num, sizeof num, "%d", p->parts);
-        halo_sweep_cmd_add(c, num);
-        halo_sweep_cmd_add(c, exe);
-        halo_sweep_cmd_add(c, "train");
-        halo_sweep_cmd_add(c, pl->pdir);
-        add_run(c, p, e->mode);
-        halo_sweep_cmd_add(c, "--metrics");
-        halo_sweep_cmd_add(c, pl->metrics);
-        halo_sweep_cmd_add(c, "--no-table");
-        if (halo_sweep_get(p, "run.eval") == NULL) {
-            halo_sweep_cmd_add(c, "--eval");
-            halo_sweep_cmd_add(c, "sampled");
-        }
-        break;
-    case HALO_SWEEP_SIM:
-        halo_sweep_cmd_add(c, exe);
-        halo_sweep_cmd_add(c, "sim");
-        halo_sweep_cmd_add(c, pl->pdir);
-        if (p->cluster[0]) {
-            halo_sweep_cmd_add(c, "--cluster");
-            halo_sweep_cmd_add(c, p->cluster);
-            halo_sweep_cmd_add(c, "--machines");
-            snprintf(num, sizeof num, "%d", p->machines);
-            halo_sweep_cmd_add(c, num);
-            halo_sweep_cmd_add(c, "--trainers");
-            snprintf(num, sizeof num, "%d", p->trainers);
-            halo_sweep_cmd_add(c, num);
-        }
-        add_run(c, p, e->mode);
-        halo_sweep_cmd_add(c, "--metrics");
-        halo_sweep_cmd_add(c, pl->metrics);
-        halo_sweep_cmd_add(c, "-q");
-        break;
-    case HALO_SWEEP_TRACE: {
-        snprintf(pl->trc, sizeof pl->trc, "%s/%s.trc", cache, p->tkey);
-        snprintf(pl->ttmp, sizeof pl->ttmp, "%s/%s.tmp-%d.trc", cache, p->tkey, pid);
-        if (final_names) {
-            snprintf(pl->ttmp, sizeof pl->ttmp, "%s", pl->trc);
-        }
-        halo_sweep_cmd *r = &pl->record;
-        halo_sweep_cmd_add(r, exe);
-        halo_sweep_cmd_add(r, "trace");
-        halo_sweep_cmd_add(r, "record");
-        halo_sweep_cmd_add(r, pl->pdir);
-        halo_sweep_cmd_add(r, "-o");
-        halo_sweep_cmd_add(r, pl->ttmp);
-        add_run(r, p, e->mode);
-        const char *mb = halo_sweep_get(p, "trace.max_batches");
-        if (mb != NULL) {
-            halo_sweep_cmd_add(r, "--max-batches");
-            halo_sweep_cmd_add(r, mb);
-        }
-        halo_sweep_cmd_add(c, exe);
-        halo_sweep_cmd_add(c, "trace");
-        halo_sweep_cmd_add(c, "replay");
-        halo_sweep_cmd_add(c, pl->trc);
-        halo_sweep_cmd_add(c, "--policy");
-        halo_sweep_cmd_add(c, halo_sweep_get(p, "trace.policy"));
-        const char *cap = halo_sweep_get(p, "trace.capacity");
-        if (cap != NULL) {
-            halo_sweep_cmd_add(c, "--capacities");
-            halo_sweep_cmd_add(c, cap);
-        }
-        const char *rb = halo_sweep_get(p, "trace.row_bytes");
-        if (rb != NULL) {
-            halo_sweep_cmd_add(c, "--row-bytes");
-            halo_sweep_cmd_add(c, rb);
-        }
-        for (int i = 0; i < p->nkv; i++) {
-            if (strncmp(p->kv[i].key, "trace.set.", 10) == 0) {
-                char set[2048];
-                snprintf(set, sizeof set, "%s=%s", p->kv[i].key + 10, p->kv[i].val);
-                halo_sweep_cmd_add(c, "--set");
-                halo_sweep_cmd_add(c, set);
-            }
-        }
-        break;
-    }
-    case HALO_SWEEP_PARTITION: {
-        bool counts = false;
+    case HALO_SWEEP_RUN: plan_run(p, exe, timeout, pl); break;
+    case HALO_SWEEP_SIM: plan_sim(p, e->mode, exe, pl); break;
+    case HALO_SWEEP_TRACE: plan_trace(p, exe, cache, pid, final_names, pl); break;
+    case HALO_SWEEP_PARTITION:
+        /* a counts-only simulation when a measure comes from a metrics file */
         for (int i = 0; i < e->nmeasures; i++) {
             counts = counts || halo_sweep_measure_from_metrics(e->measures[i], e->mode);
         }
         if (counts) {
-            halo_sweep_cmd_add(c, exe);
-            halo_sweep_cmd_add(c, "sim");
-            halo_sweep_cmd_add(c, pl->pdir);
-            add_run(c, p, e->mode);
-            halo_sweep_cmd_add(c, "--metrics");
-            halo_sweep_cmd_add(c, pl->metrics);
-            halo_sweep_cmd_add(c, "-q");
+            plan_sim(p, e->mode, exe, pl);
         }
         break;
-    }
     default: return halo_errorf(HALO_ESTATE, "sweep: unknown mode %d", e->mode);
     }
     return 0;

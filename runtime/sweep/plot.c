@@ -164,6 +164,68 @@ static void panel_tables(halo_sb *sb, int i, const panel *p)
     }
 }
 
+/* The plot items of a line or scatter panel: one per series and y column (after the y = x
+ * diagonal when asked for). */
+static void plot_lines(halo_sb *sb, int i, const panel *p, int ns)
+{
+    const halo_sweep_plot *pl = p->pl;
+    const char *style = pl->kind == HALO_SWEEP_LINE ? "smooth unique with linespoints lw 2 pt 7"
+                                                    : "with points pt 7 ps 1.3";
+    if (pl->diagonal) {
+        halo_sb_puts(sb, "x with lines dt 2 lc rgb \"gray50\" title \"y = x\", ");
+    }
+    int n = 0;
+    for (int j = 0; j < ns; j++) {
+        for (int k = 0; k < pl->ny; k++) {
+            halo_sb_printf(sb, "%s$p%ds%d using 1:%d %s title ", n++ ? ", \\\n        " : "", i, j,
+                           k + 2, style);
+            if (p->s.n > 0) {
+                gp_label(sb, p->s.v[j]);
+            } else if (pl->ny > 1) {
+                gp_str(sb, pl->y[k]);
+            } else {
+                halo_sb_puts(sb, "\"\"");
+            }
+        }
+    }
+}
+
+/* The plot items of a bars or stacked panel: boxes side by side per series (stacked: the y
+ * columns summed, drawn from the tallest down). */
+static void plot_bars(halo_sb *sb, int i, const panel *p, int ns)
+{
+    const halo_sweep_plot *pl = p->pl;
+    double w = 0.8 / ns;
+    int n = 0;
+    for (int j = 0; j < ns; j++) {
+        double off = (j - (ns - 1) / 2.0) * w;
+        int parts = pl->kind == HALO_SWEEP_STACKED ? pl->ny : 1;
+        for (int k = parts; k >= 1; k--) {
+            halo_sb_printf(sb, "%s$p%ds%d using ($1%+.4f):(", n++ ? ", \\\n        " : "", i, j,
+                           off);
+            for (int q = 1; q <= k; q++) {
+                halo_sb_printf(sb, "%s$%d", q > 1 ? "+" : "", q + 1);
+            }
+            halo_sb_printf(sb, "):(%.4f) with boxes fs solid 0.85 border lc \"black\"", w * 0.95);
+            if (pl->kind == HALO_SWEEP_STACKED) {
+                halo_sb_printf(sb, " lc %d title ", k);
+                if (j == 0) {
+                    gp_str(sb, pl->y[k - 1]);
+                } else {
+                    halo_sb_puts(sb, "\"\"");
+                }
+            } else {
+                halo_sb_printf(sb, " lc %d title ", j + 1);
+                if (p->s.n > 0) {
+                    gp_label(sb, p->s.v[j]);
+                } else {
+                    halo_sb_puts(sb, "\"\"");
+                }
+            }
+        }
+    }
+}
+
 /* The plot command of one panel (inside the terminal loop). */
 static void panel_plot(halo_sb *sb, int i, const panel *p, const char *title)
 {
@@ -226,62 +288,9 @@ static void panel_plot(halo_sb *sb, int i, const panel *p, const char *title)
     halo_sb_puts(sb, "    plot ");
     switch (pl->kind) {
     case HALO_SWEEP_LINE:
-    case HALO_SWEEP_SCATTER: {
-        const char *style = pl->kind == HALO_SWEEP_LINE ? "smooth unique with linespoints lw 2 pt 7"
-                                                        : "with points pt 7 ps 1.3";
-        if (pl->diagonal) {
-            halo_sb_puts(sb, "x with lines dt 2 lc rgb \"gray50\" title \"y = x\", ");
-        }
-        int n = 0;
-        for (int j = 0; j < ns; j++) {
-            for (int k = 0; k < pl->ny; k++) {
-                halo_sb_printf(sb, "%s$p%ds%d using 1:%d %s title ", n++ ? ", \\\n        " : "", i,
-                               j, k + 2, style);
-                if (p->s.n > 0) {
-                    gp_label(sb, p->s.v[j]);
-                } else if (pl->ny > 1) {
-                    gp_str(sb, pl->y[k]);
-                } else {
-                    halo_sb_puts(sb, "\"\"");
-                }
-            }
-        }
-        break;
-    }
+    case HALO_SWEEP_SCATTER: plot_lines(sb, i, p, ns); break;
     case HALO_SWEEP_BARS:
-    case HALO_SWEEP_STACKED: {
-        double w = 0.8 / ns;
-        int n = 0;
-        for (int j = 0; j < ns; j++) {
-            double off = (j - (ns - 1) / 2.0) * w;
-            int parts = pl->kind == HALO_SWEEP_STACKED ? pl->ny : 1;
-            for (int k = parts; k >= 1; k--) {
-                halo_sb_printf(sb, "%s$p%ds%d using ($1%+.4f):(", n++ ? ", \\\n        " : "", i, j,
-                               off);
-                for (int q = 1; q <= k; q++) {
-                    halo_sb_printf(sb, "%s$%d", q > 1 ? "+" : "", q + 1);
-                }
-                halo_sb_printf(sb, "):(%.4f) with boxes fs solid 0.85 border lc \"black\"",
-                               w * 0.95);
-                if (pl->kind == HALO_SWEEP_STACKED) {
-                    halo_sb_printf(sb, " lc %d title ", k);
-                    if (j == 0) {
-                        gp_str(sb, pl->y[k - 1]);
-                    } else {
-                        halo_sb_puts(sb, "\"\"");
-                    }
-                } else {
-                    halo_sb_printf(sb, " lc %d title ", j + 1);
-                    if (p->s.n > 0) {
-                        gp_label(sb, p->s.v[j]);
-                    } else {
-                        halo_sb_puts(sb, "\"\"");
-                    }
-                }
-            }
-        }
-        break;
-    }
+    case HALO_SWEEP_STACKED: plot_bars(sb, i, p, ns); break;
     case HALO_SWEEP_HEATMAP:
         halo_sb_printf(sb,
                        "$p%ds0 using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 noborder "

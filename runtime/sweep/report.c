@@ -115,6 +115,116 @@ static void caption_with_profiles(const halo_sweep_exp *e, halo_sb *sb)
     }
 }
 
+/* meta.json's "files": the names of the CSV, the data, the script and the figure (empty when
+ * not written). */
+static void meta_files(halo_jw *w, const halo_sweep_exp *e, const halo_sweep_meta_in *in)
+{
+    char f[600];
+    halo_jw_key(w, "files");
+    halo_jw_obj_begin(w);
+    snprintf(f, sizeof f, "%s.csv", e->name);
+    halo_jw_key(w, "csv");
+    halo_jw_str(w, f);
+    snprintf(f, sizeof f, "%s.data.csv", e->name);
+    halo_jw_key(w, "data");
+    halo_jw_str(w, f);
+    snprintf(f, sizeof f, "%s.gp", e->name);
+    halo_jw_key(w, "script");
+    halo_jw_str(w, e->nplots > 0 ? f : "");
+    snprintf(f, sizeof f, "%s.png", e->name);
+    halo_jw_key(w, "png");
+    halo_jw_str(w, in->figure ? f : "");
+    snprintf(f, sizeof f, "%s.svg", e->name);
+    halo_jw_key(w, "svg");
+    halo_jw_str(w, in->figure ? f : "");
+    halo_jw_obj_end(w);
+}
+
+/* meta.json's "points": the counts and each failure's key, axes and error. */
+static void meta_points(halo_jw *w, const halo_sweep_exp *e, const halo_sweep_data *d)
+{
+    halo_jw_key(w, "points");
+    halo_jw_obj_begin(w);
+    halo_jw_key(w, "total");
+    halo_jw_i64(w, e->npts);
+    halo_jw_key(w, "ok");
+    halo_jw_i64(w, d->ok);
+    halo_jw_key(w, "failed");
+    halo_jw_i64(w, d->failed);
+    halo_jw_key(w, "not_run");
+    halo_jw_i64(w, d->missing);
+    halo_jw_key(w, "failures");
+    halo_jw_arr_begin(w);
+    for (int i = 0; i < d->failed; i++) {
+        halo_jw_obj_begin(w);
+        halo_jw_key(w, "key");
+        halo_jw_str(w, d->fail_key[i]);
+        halo_jw_key(w, "point");
+        halo_jw_str(w, d->fail_axes[i]);
+        halo_jw_key(w, "error");
+        halo_jw_str(w, d->fail_error[i]);
+        halo_jw_obj_end(w);
+    }
+    halo_jw_arr_end(w);
+    halo_jw_obj_end(w);
+}
+
+/* meta.json's "ranges": value ranges of the measures and derived columns, over the figure's
+ * rows. */
+static void meta_ranges(halo_jw *w, const halo_sweep_exp *e, const halo_sweep_data *d)
+{
+    halo_jw_key(w, "ranges");
+    halo_jw_obj_begin(w);
+    for (int c = e->naxes; c < d->t.ncols - 1; c++) {
+        double lo, hi;
+        int n;
+        int k = c - e->naxes - e->nmeasures;
+        col_range(&d->t, c, k >= 0 ? &e->derives[k] : NULL, &lo, &hi, &n);
+        halo_jw_key(w, d->t.cols[c]);
+        halo_jw_obj_begin(w);
+        halo_jw_key(w, "n");
+        halo_jw_i64(w, n);
+        if (n > 0) {
+            halo_jw_key(w, "min");
+            halo_jw_f64(w, lo);
+            halo_jw_key(w, "max");
+            halo_jw_f64(w, hi);
+        }
+        halo_jw_obj_end(w);
+    }
+    halo_jw_obj_end(w);
+}
+
+/* meta.json's "provenance": commit, host, CPU, cores, date and durations. */
+static void meta_provenance(halo_jw *w, const halo_sweep_meta_in *in, const halo_sweep_data *d)
+{
+    char commit[128], host[256] = "", cpu[256], date[64];
+    first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
+    gethostname(host, sizeof host - 1);
+    cpu_model(cpu, sizeof cpu);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    halo_jw_key(w, "provenance");
+    halo_jw_obj_begin(w);
+    halo_jw_key(w, "commit");
+    halo_jw_str(w, commit);
+    halo_jw_key(w, "host");
+    halo_jw_str(w, host);
+    halo_jw_key(w, "cpu");
+    halo_jw_str(w, cpu);
+    halo_jw_key(w, "cores");
+    halo_jw_i64(w, sysconf(_SC_NPROCESSORS_ONLN));
+    halo_jw_key(w, "date");
+    halo_jw_str(w, date);
+    halo_jw_key(w, "duration_s");
+    halo_jw_f64(w, round(in->duration_s * 1000) / 1000);
+    halo_jw_key(w, "points_s");
+    halo_jw_f64(w, round(d->seconds * 1000) / 1000);
+    halo_jw_obj_end(w);
+}
+
 int halo_sweep_meta_write(const halo_sweep_exp *e, const halo_sweep_data *d,
                           const halo_sweep_meta_in *in, const char *dir)
 {
@@ -147,25 +257,7 @@ int halo_sweep_meta_write(const halo_sweep_exp *e, const halo_sweep_data *d,
     snprintf(replot, sizeof replot, "gnuplot %s.gp", e->name);
     halo_jw_key(&w, "replot");
     halo_jw_str(&w, replot);
-    char f[600];
-    halo_jw_key(&w, "files");
-    halo_jw_obj_begin(&w);
-    snprintf(f, sizeof f, "%s.csv", e->name);
-    halo_jw_key(&w, "csv");
-    halo_jw_str(&w, f);
-    snprintf(f, sizeof f, "%s.data.csv", e->name);
-    halo_jw_key(&w, "data");
-    halo_jw_str(&w, f);
-    snprintf(f, sizeof f, "%s.gp", e->name);
-    halo_jw_key(&w, "script");
-    halo_jw_str(&w, e->nplots > 0 ? f : "");
-    snprintf(f, sizeof f, "%s.png", e->name);
-    halo_jw_key(&w, "png");
-    halo_jw_str(&w, in->figure ? f : "");
-    snprintf(f, sizeof f, "%s.svg", e->name);
-    halo_jw_key(&w, "svg");
-    halo_jw_str(&w, in->figure ? f : "");
-    halo_jw_obj_end(&w);
+    meta_files(&w, e, in);
     halo_jw_key(&w, "figure_error");
     halo_jw_str(&w, in->figure_error ? in->figure_error : "");
     halo_jw_key(&w, "axes");
@@ -174,51 +266,8 @@ int halo_sweep_meta_write(const halo_sweep_exp *e, const halo_sweep_data *d,
         halo_jw_str(&w, e->axes[i]);
     }
     halo_jw_arr_end(&w);
-    halo_jw_key(&w, "points");
-    halo_jw_obj_begin(&w);
-    halo_jw_key(&w, "total");
-    halo_jw_i64(&w, e->npts);
-    halo_jw_key(&w, "ok");
-    halo_jw_i64(&w, d->ok);
-    halo_jw_key(&w, "failed");
-    halo_jw_i64(&w, d->failed);
-    halo_jw_key(&w, "not_run");
-    halo_jw_i64(&w, d->missing);
-    halo_jw_key(&w, "failures");
-    halo_jw_arr_begin(&w);
-    for (int i = 0; i < d->failed; i++) {
-        halo_jw_obj_begin(&w);
-        halo_jw_key(&w, "key");
-        halo_jw_str(&w, d->fail_key[i]);
-        halo_jw_key(&w, "point");
-        halo_jw_str(&w, d->fail_axes[i]);
-        halo_jw_key(&w, "error");
-        halo_jw_str(&w, d->fail_error[i]);
-        halo_jw_obj_end(&w);
-    }
-    halo_jw_arr_end(&w);
-    halo_jw_obj_end(&w);
-    /* value ranges of the measures and derived columns, over the figure's rows */
-    halo_jw_key(&w, "ranges");
-    halo_jw_obj_begin(&w);
-    for (int c = e->naxes; c < d->t.ncols - 1; c++) {
-        double lo, hi;
-        int n;
-        int k = c - e->naxes - e->nmeasures;
-        col_range(&d->t, c, k >= 0 ? &e->derives[k] : NULL, &lo, &hi, &n);
-        halo_jw_key(&w, d->t.cols[c]);
-        halo_jw_obj_begin(&w);
-        halo_jw_key(&w, "n");
-        halo_jw_i64(&w, n);
-        if (n > 0) {
-            halo_jw_key(&w, "min");
-            halo_jw_f64(&w, lo);
-            halo_jw_key(&w, "max");
-            halo_jw_f64(&w, hi);
-        }
-        halo_jw_obj_end(&w);
-    }
-    halo_jw_obj_end(&w);
+    meta_points(&w, e, d);
+    meta_ranges(&w, e, d);
     /* the columns that stand for the figure's result: derived ones, else the plotted y */
     halo_jw_key(&w, "headline");
     halo_jw_arr_begin(&w);
@@ -231,32 +280,7 @@ int halo_sweep_meta_write(const halo_sweep_exp *e, const halo_sweep_data *d,
         halo_jw_str(&w, p->kind == HALO_SWEEP_HEATMAP ? p->z : p->y[0]);
     }
     halo_jw_arr_end(&w);
-    /* provenance */
-    char commit[128], host[256] = "", cpu[256], date[64];
-    first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
-    gethostname(host, sizeof host - 1);
-    cpu_model(cpu, sizeof cpu);
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    halo_jw_key(&w, "provenance");
-    halo_jw_obj_begin(&w);
-    halo_jw_key(&w, "commit");
-    halo_jw_str(&w, commit);
-    halo_jw_key(&w, "host");
-    halo_jw_str(&w, host);
-    halo_jw_key(&w, "cpu");
-    halo_jw_str(&w, cpu);
-    halo_jw_key(&w, "cores");
-    halo_jw_i64(&w, sysconf(_SC_NPROCESSORS_ONLN));
-    halo_jw_key(&w, "date");
-    halo_jw_str(&w, date);
-    halo_jw_key(&w, "duration_s");
-    halo_jw_f64(&w, round(in->duration_s * 1000) / 1000);
-    halo_jw_key(&w, "points_s");
-    halo_jw_f64(&w, round(d->seconds * 1000) / 1000);
-    halo_jw_obj_end(&w);
+    meta_provenance(&w, in, d);
     halo_jw_obj_end(&w);
     halo_sb_putc(&w.sb, '\n');
     char path[4200];

@@ -223,62 +223,58 @@ static int dry_run(const run_state *s, const bool *done, const char *out)
     return 0;
 }
 
-int halo_sweep_run(const halo_sweep_exp *e, const halo_sweep_opts *o, int *failed)
+/* The halo binary the points run: o->exe, else this process's own (/proc/self/exe). */
+static int find_exe(const halo_sweep_opts *o, char *exe, size_t size)
 {
-    *failed = 0;
-    double t0 = halo_now();
-    const char *out = o->out_dir ? o->out_dir : "reports";
-    char cache[4096], exe[4096], csvp[4200];
-    if (o->cache_dir != NULL) {
-        snprintf(cache, sizeof cache, "%s", o->cache_dir);
-    } else {
-        snprintf(cache, sizeof cache, "%s/.cache", out);
-    }
     if (o->exe != NULL) {
-        snprintf(exe, sizeof exe, "%s", o->exe);
-    } else {
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n <= 0) {
-            return halo_errorf(HALO_EIO,
-                               "sweep: cannot find the halo binary (/proc/self/exe): "
-                               "%s",
-                               strerror(errno));
+        snprintf(exe, size, "%s", o->exe);
+        return 0;
+    }
+    ssize_t n = readlink("/proc/self/exe", exe, size - 1);
+    if (n <= 0) {
+        return halo_errorf(HALO_EIO,
+                           "sweep: cannot find the halo binary (/proc/self/exe): "
+                           "%s",
+                           strerror(errno));
+    }
+    exe[n] = '\0';
+    return 0;
+}
+
+/* One line per finished point on stderr: the progress bar on a terminal (and a warning when it
+ * failed), else "[ran/todo] point I ok|FAILED ..." with the time left. */
+static void report_point(const halo_sweep_exp *e, halo_progress *prog, int i, int ran, int todo,
+                         bool ok, const char *what, const char *err, double secs, double t0)
+{
+    if (prog->tty) {
+        halo_progress_update(prog, (uint64_t)ran);
+        if (!ok) {
+            halo_progress_end(prog);
+            halo_warn("sweep %s: point %d/%d failed (%s): %s", e->name, i + 1, e->npts, what, err);
         }
-        exe[n] = '\0';
+    } else if (halo_log_level() >= HALO_LOG_NORMAL) {
+        double el = halo_now() - t0;
+        fprintf(stderr,
+                "halo: sweep %s: [%d/%d] point %d %s %.1f s %s%s%s (about %.0f s "
+                "left)\n",
+                e->name, ran, todo, i + 1, ok ? "ok" : "FAILED", secs, what, ok ? "" : ": ", err,
+                ran < todo ? el / ran * (todo - ran) : 0.0);
     }
-    run_state s = {e, exe, cache, 0, NULL, 0};
-    s.timeout = o->timeout > 0 ? o->timeout : e->timeout > 0 ? e->timeout : 600;
-    snprintf(csvp, sizeof csvp, "%s/%s.csv", out, e->name);
-    halo_sweep_table csv;
-    memset(&csv, 0, sizeof csv);
-    halo_sweep_data d;
-    memset(&d, 0, sizeof d);
-    double *vals = HALO_NEW(double, e->nmeasures + 1);
-    bool *done = HALO_NEW(bool, e->npts + 1);
-    halo_sb sb;
-    halo_sb_init(&sb);
-    int rc = halo_sweep_csv_read(csvp, &csv);
-    if (rc < 0) {
-        goto fail;
-    }
-    done_points(e, &csv, done);
-    if (o->dry_run) {
-        rc = dry_run(&s, done, out);
-        goto fail;
-    }
-    char points_dir[4200];
-    snprintf(points_dir, sizeof points_dir, "%s/points", cache);
-    HALO_TRY(halo_mkdir_p(out));
-    HALO_TRY(halo_mkdir_p(points_dir));
-    clean_stale(cache);
-    HALO_TRY(halo_sweep_csv_prepare(e, csvp));
-    halo_sweep_signals();
-    int todo = 0, ran = 0;
+}
+
+/* Runs every point not done yet, appending its CSV row to csvp as it finishes. */
+static int run_points(run_state *s, const bool *done, const char *csvp, double t0)
+{
+    const halo_sweep_exp *e = s->e;
+    int todo = 0, ran = 0, rc = 0;
     for (int i = 0; i < e->npts; i++) {
         todo += !done[i];
     }
     halo_info("sweep %s: %d points (mode %s%s), %d done before, %d to run", e->name, e->npts,
               halo_sweep_mode_name(e->mode), e->quick ? ", quick" : "", e->npts - todo, todo);
+    double *vals = HALO_NEW(double, e->nmeasures + 1);
+    halo_sb sb;
+    halo_sb_init(&sb);
     halo_progress prog;
     halo_progress_begin(&prog, e->name, (uint64_t)todo);
     for (int i = 0; i < e->npts; i++) {
@@ -288,9 +284,9 @@ int halo_sweep_run(const halo_sweep_exp *e, const halo_sweep_opts *o, int *faile
         const halo_sweep_point *p = &e->pts[i];
         double ts = halo_now();
         halo_sweep_plan pl;
-        rc = halo_sweep_plan_make(e, p, exe, cache, s.timeout, false, &pl);
+        rc = halo_sweep_plan_make(e, p, s->exe, s->cache, s->timeout, false, &pl);
         if (rc == 0) {
-            rc = run_point(&s, &pl, p, vals);
+            rc = run_point(s, &pl, p, vals);
         }
         halo_sweep_plan_free(&pl);
         bool ok = rc == 0;
@@ -304,29 +300,32 @@ int halo_sweep_run(const halo_sweep_exp *e, const halo_sweep_opts *o, int *faile
         ran++;
         sb.len = 0;
         point_text(e, p, &sb);
-        if (prog.tty) {
-            halo_progress_update(&prog, (uint64_t)ran);
-            if (!ok) {
-                halo_progress_end(&prog);
-                halo_warn("sweep %s: point %d/%d failed (%s): %s", e->name, i + 1, e->npts, sb.buf,
-                          err);
-            }
-        } else if (halo_log_level() >= HALO_LOG_NORMAL) {
-            double el = halo_now() - t0;
-            fprintf(stderr,
-                    "halo: sweep %s: [%d/%d] point %d %s %.1f s %s%s%s (about %.0f s "
-                    "left)\n",
-                    e->name, ran, todo, i + 1, ok ? "ok" : "FAILED", secs, sb.buf, ok ? "" : ": ",
-                    err, ran < todo ? el / ran * (todo - ran) : 0.0);
-        }
+        report_point(e, &prog, i, ran, todo, ok, sb.buf, err, secs, t0);
     }
+    rc = 0;
+fail:
     halo_progress_end(&prog);
-    /* the figure's data, from every row present (earlier runs included) */
-    halo_sweep_table_free(&csv);
+    halo_free(vals);
+    halo_sb_free(&sb);
+    return rc;
+}
+
+/* From every row of csvp (earlier runs included): NAME.data.csv, NAME.gp and the figure (unless
+ * no plot or no point finished), NAME.meta.json; *failed gets the failed points. The figure's
+ * failure is an error after everything else is written. */
+static int write_outputs(const halo_sweep_exp *e, const halo_sweep_opts *o, const char *out,
+                         const char *csvp, double t0, int *failed)
+{
+    halo_sweep_table csv;
+    memset(&csv, 0, sizeof csv);
+    halo_sweep_data d;
+    memset(&d, 0, sizeof d);
+    halo_sb sb;
+    halo_sb_init(&sb);
+    char path[4200];
+    int rc = 0;
     HALO_TRY(halo_sweep_csv_read(csvp, &csv));
     HALO_TRY(halo_sweep_data_make(e, &csv, &d));
-    char path[4200];
-    sb.len = 0;
     halo_sweep_data_csv(&d, &sb);
     snprintf(path, sizeof path, "%s/%s.data.csv", out, e->name);
     HALO_TRY(halo_file_write_atomic(path, sb.buf, sb.len));
@@ -364,9 +363,49 @@ int halo_sweep_run(const halo_sweep_exp *e, const halo_sweep_opts *o, int *faile
 fail:
     halo_sweep_data_free(&d);
     halo_sweep_table_free(&csv);
-    halo_free(vals);
+    halo_sb_free(&sb);
+    return rc;
+}
+
+int halo_sweep_run(const halo_sweep_exp *e, const halo_sweep_opts *o, int *failed)
+{
+    *failed = 0;
+    double t0 = halo_now();
+    const char *out = o->out_dir ? o->out_dir : "reports";
+    char cache[4096], exe[4096], csvp[4200];
+    if (o->cache_dir != NULL) {
+        snprintf(cache, sizeof cache, "%s", o->cache_dir);
+    } else {
+        snprintf(cache, sizeof cache, "%s/.cache", out);
+    }
+    HALO_CHECK(find_exe(o, exe, sizeof exe));
+    run_state s = {e, exe, cache, 0, NULL, 0};
+    s.timeout = o->timeout > 0 ? o->timeout : e->timeout > 0 ? e->timeout : 600;
+    snprintf(csvp, sizeof csvp, "%s/%s.csv", out, e->name);
+    halo_sweep_table csv;
+    memset(&csv, 0, sizeof csv);
+    bool *done = HALO_NEW(bool, e->npts + 1);
+    int rc = halo_sweep_csv_read(csvp, &csv);
+    if (rc < 0) {
+        goto fail;
+    }
+    done_points(e, &csv, done);
+    if (o->dry_run) {
+        rc = dry_run(&s, done, out);
+        goto fail;
+    }
+    char points_dir[4200];
+    snprintf(points_dir, sizeof points_dir, "%s/points", cache);
+    HALO_TRY(halo_mkdir_p(out));
+    HALO_TRY(halo_mkdir_p(points_dir));
+    clean_stale(cache);
+    HALO_TRY(halo_sweep_csv_prepare(e, csvp));
+    halo_sweep_signals();
+    HALO_TRY(run_points(&s, done, csvp, t0));
+    rc = write_outputs(e, o, out, csvp, t0, failed);
+fail:
+    halo_sweep_table_free(&csv);
     halo_free(done);
     halo_free(s.bad);
-    halo_sb_free(&sb);
     return rc;
 }

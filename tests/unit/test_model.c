@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "../common/batch.h"
+#include "../common/ref.h"
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -42,39 +43,7 @@ static void batch_make(test_batch *t, int layers, const int32_t *nodes, int maxd
     test_batch_blocks(t, layers, nodes, maxdeg, &r, batch_deg);
 }
 
-static float *random_floats(size_t n, double scale, uint64_t key)
-{
-    halo_rng r;
-    halo_rng_init(&r, 99, HALO_RNG_TEST, key, 0, 0);
-    float *x = HALO_ALLOC(float, n);
-    for (size_t i = 0; i < n; i++) {
-        x[i] = (float)((2.0 * halo_rng_uniform(&r) - 1.0) * scale);
-    }
-    return x;
-}
-
-static int32_t *random_labels(int32_t n, int classes, uint64_t key)
-{
-    halo_rng r;
-    halo_rng_init(&r, 98, HALO_RNG_TEST, key, 0, 0);
-    int32_t *y = HALO_ALLOC(int32_t, n);
-    for (int32_t i = 0; i < n; i++) {
-        y[i] = (int32_t)halo_rng_below(&r, (uint64_t)classes);
-    }
-    return y;
-}
-
 /* ---------------------------------------------------------------- double reference */
-
-/* The specification of dropout: element j of a row with global id gid is kept iff its uniform
- * draw of stream (seed, DROPOUT, step, layer, gid) number j+1 is >= p. */
-static int ref_keep(uint64_t seed, uint64_t step, int layer, int32_t gid, int j, double p)
-{
-    halo_rng r;
-    halo_rng_init(&r, seed, HALO_RNG_DROPOUT, step, (uint64_t)layer, (uint64_t)(int64_t)gid);
-    r.ctr = (uint64_t)j;
-    return halo_rng_uniform(&r) >= p;
-}
 
 /* Everything the reference forward needs. */
 typedef struct ref_model {
@@ -122,12 +91,8 @@ static double ref_loss(const ref_model *rm, const double *param, const halo_mini
                          mean[k] * wn[(size_t)k * out + j];
                 }
                 if (l < rm->layers - 1) {
-                    s = s > 0 ? s : 0;
-                    if (rm->dropout > 0) {
-                        s = ref_keep(rm->seed, rm->step, l, b->src_gid[i], j, rm->dropout)
-                                ? s / (1.0 - rm->dropout)
-                                : 0.0;
-                    }
+                    s = test_ref_relu_dropout(s, rm->seed, rm->step, l, b->src_gid[i], j,
+                                              rm->dropout);
                 }
                 y[(size_t)i * out + j] = s;
             }
@@ -136,26 +101,21 @@ static double ref_loss(const ref_model *rm, const double *param, const halo_mini
         free(h);
         h = y;
     }
-    int c = rm->dims[rm->layers];
-    double loss = 0;
-    for (int32_t i = 0; i < mb->num_seeds; i++) {
-        const double *x = h + (size_t)i * c;
-        double mx = x[0];
-        for (int j = 1; j < c; j++) {
-            mx = x[j] > mx ? x[j] : mx;
-        }
-        double s = 0;
-        for (int j = 0; j < c; j++) {
-            s += exp(x[j] - mx);
-        }
-        // cppcheck-suppress invalidFunctionArg
-        loss += mx + log(s) - x[labels[i]];
-    }
-    if (logits != NULL) {
-        memcpy(logits, h, sizeof(double) * (size_t)mb->num_seeds * c);
-    }
-    free(h);
-    return loss / mb->num_seeds;
+    return test_ref_output(h, mb->num_seeds, rm->dims[rm->layers], labels, logits);
+}
+
+/* ref_loss as a function of the parameters, for test_central_diff. */
+typedef struct loss_at {
+    const ref_model *rm;      /* the reference */
+    const halo_minibatch *mb; /* its batch */
+    const float *feat;        /* input rows */
+    const int32_t *lab;       /* seed labels */
+} loss_at;
+
+static double loss_of_params(void *ctx, const double *param)
+{
+    const loss_at *a = ctx;
+    return ref_loss(a->rm, param, a->mb, a->feat, a->lab, NULL);
 }
 
 static void ref_from_model(ref_model *rm, halo_model *m, uint64_t step)
@@ -170,25 +130,6 @@ static void ref_from_model(ref_model *rm, halo_model *m, uint64_t step)
     rm->dropout = c->dropout;
     rm->seed = c->seed;
     rm->step = step;
-}
-
-/* Largest |a - b| / (|b| + floor) over n values, where floor = rel_floor * max |b|. */
-static double max_rel_err(const float *a, const double *b, size_t n, double rel_floor, size_t *at)
-{
-    double bmax = 0, worst = 0;
-    for (size_t i = 0; i < n; i++) {
-        bmax = fabs(b[i]) > bmax ? fabs(b[i]) : bmax;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double e = fabs((double)a[i] - b[i]) / (fabs(b[i]) + rel_floor * bmax + 1e-30);
-        if (e > worst) {
-            worst = e;
-            if (at != NULL) {
-                *at = i;
-            }
-        }
-    }
-    return worst;
 }
 
 /* ---------------------------------------------------------------- operations */
@@ -208,9 +149,9 @@ static void gemm_matches_reference_in_all_transposes(void **state)
     int m = 37, n = 23, k = 29;
     for (int ta = 0; ta < 2; ta++) {
         for (int tb = 0; tb < 2; tb++) {
-            float *a = random_floats((size_t)m * k, 1.0, 1);
-            float *b = random_floats((size_t)k * n, 1.0, 2);
-            float *c = random_floats((size_t)m * n, 1.0, 3);
+            float *a = test_random_floats(99, (size_t)m * k, 1.0, 1);
+            float *b = test_random_floats(99, (size_t)k * n, 1.0, 2);
+            float *c = test_random_floats(99, (size_t)m * n, 1.0, 3);
             double *ref = malloc(sizeof(double) * m * n);
             int lda = ta ? m : k, ldb = tb ? k : n;
             for (int i = 0; i < m; i++) {
@@ -226,7 +167,7 @@ static void gemm_matches_reference_in_all_transposes(void **state)
             }
             assert_int_equal(
                 halo_ops_cpu.gemm(ctx, ta, tb, m, n, k, 0.5f, a, lda, b, ldb, 2.0f, c, n), 0);
-            assert_true(max_rel_err(c, ref, (size_t)m * n, 1e-2, NULL) < 1e-5);
+            assert_true(test_max_rel_err(c, ref, (size_t)m * n, 1e-2, NULL) < 1e-5);
             free(ref);
             halo_free(a);
             halo_free(b);
@@ -242,10 +183,10 @@ static void gemm_bias_act_is_bitwise_gemm_then_bias_act(void **state)
 {
     (void)state;
     int m = 2500, n = 33, k = 21, ldc = 35;
-    float *a = random_floats((size_t)m * k, 1.0, 31);
-    float *b = random_floats((size_t)k * n, 1.0, 32);
-    float *bias = random_floats((size_t)n, 0.5, 33);
-    float *c0 = random_floats((size_t)m * ldc, 1.0, 34);
+    float *a = test_random_floats(99, (size_t)m * k, 1.0, 31);
+    float *b = test_random_floats(99, (size_t)k * n, 1.0, 32);
+    float *bias = test_random_floats(99, (size_t)n, 0.5, 33);
+    float *c0 = test_random_floats(99, (size_t)m * ldc, 1.0, 34);
     float *want = HALO_ALLOC(float, (size_t)m * ldc);
     float *got = HALO_ALLOC(float, (size_t)m * ldc);
     int32_t *gid = HALO_ALLOC(int32_t, m);
@@ -291,8 +232,8 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
     batch_make(&t, 1, nodes, 9, 5);
     const halo_block *b = &t.mb.blocks[0];
     int dim = 13, ld_src = 15, ld_out = 17;
-    float *x = random_floats((size_t)b->num_src * ld_src, 1.0, 11);
-    float *w = random_floats((size_t)b->num_dst * ld_out, 1.0, 12);
+    float *x = test_random_floats(99, (size_t)b->num_src * ld_src, 1.0, 11);
+    float *w = test_random_floats(99, (size_t)b->num_dst * ld_out, 1.0, 12);
     float *y = HALO_NEW(float, (size_t)b->num_dst * ld_out);
     assert_int_equal(halo_ops_cpu.agg_mean(ctx, b->num_dst, b->indptr, b->indices, dim, x, ld_src,
                                            y, ld_out, 0),
@@ -311,7 +252,7 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
             yf[(size_t)i * dim + j] = y[(size_t)i * ld_out + j];
         }
     }
-    assert_true(max_rel_err(yf, yref, (size_t)b->num_dst * dim, 1e-3, NULL) < 1e-5);
+    assert_true(test_max_rel_err(yf, yref, (size_t)b->num_dst * dim, 1e-3, NULL) < 1e-5);
     /* backward: analytic (float) vs central differences of the double forward */
     float *dx = HALO_NEW(float, (size_t)b->num_src * ld_src);
     assert_int_equal(halo_ops_cpu.agg_mean_backward(ctx, b->num_dst, b->num_src, b->num_edges,
@@ -337,7 +278,7 @@ static void aggregation_and_its_backward_match_finite_differences(void **state)
             dxf[(size_t)u * dim + j] = dx[(size_t)u * ld_src + j];
         }
     }
-    assert_true(max_rel_err(dxf, fd, (size_t)b->num_src * dim, 1e-3, NULL) < 1e-5);
+    assert_true(test_max_rel_err(dxf, fd, (size_t)b->num_src * dim, 1e-3, NULL) < 1e-5);
     /* keep_rows = num_src adds to what is there; keep_rows = k adds to rows below k and
      * overwrites the others (bitwise what keep_rows = 0 gives them) */
     float *dx2 = HALO_NEW(float, (size_t)b->num_src * ld_src);
@@ -384,9 +325,9 @@ static void fused_activation_backward_is_bitwise_the_two_calls(void **state)
     const halo_block *b = &t.mb.blocks[0];
     int dim = 11, ld = 13, ld_out = 12;
     size_t n = (size_t)b->num_src * ld;
-    float *d_out = random_floats((size_t)b->num_dst * ld_out, 1.0, 41);
-    float *y = random_floats(n, 1.0, 42);
-    float *self = random_floats(n, 1.0, 43);
+    float *d_out = test_random_floats(99, (size_t)b->num_dst * ld_out, 1.0, 41);
+    float *y = test_random_floats(99, n, 1.0, 42);
+    float *self = test_random_floats(99, n, 1.0, 43);
     float *want = HALO_ALLOC(float, n), *got = HALO_ALLOC(float, n);
     float db_want[11], db_got[11];
     for (int threads = 1; threads <= 3; threads += 2) {
@@ -435,9 +376,9 @@ static void bias_relu_dropout_backward_matches_finite_differences(void **state)
     for (int r = 0; r < rows; r++) {
         gid[r] = 5 * r + 1;
     }
-    float *x = random_floats((size_t)rows * cols, 1.0, 21);
-    float *bias = random_floats((size_t)cols, 0.3, 22);
-    float *w = random_floats((size_t)rows * cols, 1.0, 23);
+    float *x = test_random_floats(99, (size_t)rows * cols, 1.0, 21);
+    float *bias = test_random_floats(99, (size_t)cols, 0.3, 22);
+    float *w = test_random_floats(99, (size_t)rows * cols, 1.0, 23);
     float *y = HALO_ALLOC(float, (size_t)rows * cols);
     memcpy(y, x, sizeof(float) * rows * cols);
     halo_ops_dropout drop = {.p = p, .seed = 7, .step = 3, .layer = 1, .gid = gid};
@@ -447,7 +388,7 @@ static void bias_relu_dropout_backward_matches_finite_differences(void **state)
         for (int j = 0; j < cols; j++) {
             double v = (double)x[r * cols + j] + bias[j];
             v = v > 0 ? v : 0;
-            int keep = ref_keep(7, 3, 1, gid[r], j, p);
+            int keep = test_ref_keep(7, 3, 1, gid[r], j, p);
             dropped += !keep;
             positive += v > 0;
             double want = keep ? v / (1.0 - p) : 0.0;
@@ -475,15 +416,15 @@ static void bias_relu_dropout_backward_matches_finite_differences(void **state)
     double fdb[7] = {0};
     for (int r = 0; r < rows; r++) {
         for (int j = 0; j < cols; j++) {
-            double keep = ref_keep(7, 3, 1, gid[r], j, p) ? 1.0 / (1.0 - p) : 0.0;
+            double keep = test_ref_keep(7, 3, 1, gid[r], j, p) ? 1.0 / (1.0 - p) : 0.0;
             double v = (double)x[r * cols + j] + bias[j];
             double vp = v + h > 0 ? v + h : 0, vm = v - h > 0 ? v - h : 0;
             fdx[r * cols + j] = w[r * cols + j] * keep * (vp - vm) / (2 * h);
             fdb[j] += fdx[r * cols + j];
         }
     }
-    assert_true(max_rel_err(dx, fdx, (size_t)rows * cols, 1e-3, NULL) < 1e-5);
-    assert_true(max_rel_err(db, fdb, 7, 1e-3, NULL) < 1e-4);
+    assert_true(test_max_rel_err(dx, fdx, (size_t)rows * cols, 1e-3, NULL) < 1e-5);
+    assert_true(test_max_rel_err(db, fdb, 7, 1e-3, NULL) < 1e-4);
     /* no dropout: identity on positives */
     memcpy(y, x, sizeof(float) * rows * cols);
     halo_ops_cpu.bias_act(ctx, y, rows, cols, cols, NULL, 1, NULL);
@@ -507,8 +448,8 @@ static void softmax_cross_entropy_matches_finite_differences(void **state)
     (void)state;
     halo_ops_ctx *ctx = open_cpu(2);
     int rows = 40, c = 6;
-    float *x = random_floats((size_t)rows * c, 3.0, 31);
-    int32_t *lab = random_labels(rows, c, 32);
+    float *x = test_random_floats(99, (size_t)rows * c, 3.0, 31);
+    int32_t *lab = test_random_labels(98, rows, c, 32);
     float *dx = HALO_ALLOC(float, (size_t)rows * c);
     float *loss = HALO_ALLOC(float, rows);
     int32_t *pred = HALO_ALLOC(int32_t, rows);
@@ -542,7 +483,7 @@ static void softmax_cross_entropy_matches_finite_differences(void **state)
             }
         }
     }
-    assert_true(max_rel_err(dx, fd, (size_t)rows * c, 1e-3, NULL) < 1e-4);
+    assert_true(test_max_rel_err(dx, fd, (size_t)rows * c, 1e-3, NULL) < 1e-4);
     int32_t bad = c;
     assert_int_equal(halo_ops_cpu.softmax_xent(ctx, x, 1, c, &bad, 1.0f, dx, loss, pred),
                      HALO_EINPUT);
@@ -561,15 +502,8 @@ static halo_model *make_model(int layers, int in, int hidden, int classes, float
                               int threads, int path)
 {
     halo_model_config cfg;
-    halo_model_config_default(&cfg);
-    cfg.layers = layers;
-    cfg.in_dim = in;
-    cfg.hidden = hidden;
-    cfg.classes = classes;
-    cfg.dropout = dropout;
-    cfg.threads = threads;
+    test_model_config(&cfg, layers, in, hidden, classes, dropout, threads, 17);
     cfg.path = path;
-    cfg.seed = 17;
     halo_model *m = NULL;
     int rc = halo_model_create(&cfg, &m);
     if (rc < 0) {
@@ -587,8 +521,8 @@ static void check_model_gradient(int layers, int in, int hidden, int classes, in
     halo_model *m = make_model(layers, in, hidden, classes, dropout, 2, path);
     test_batch t;
     batch_make(&t, layers, nodes, 6, 40 + (uint64_t)path);
-    float *feat = random_floats((size_t)nodes[0] * in, 1.0, 41);
-    int32_t *lab = random_labels(nodes[layers], classes, 42);
+    float *feat = test_random_floats(99, (size_t)nodes[0] * in, 1.0, 41);
+    int32_t *lab = test_random_labels(98, nodes[layers], classes, 42);
     uint64_t step = 9;
     halo_model_stats st;
     size_t n;
@@ -615,18 +549,10 @@ static void check_model_gradient(int layers, int in, int hidden, int classes, in
     double l0 = ref_loss(&rm, pd, &t.mb, feat, lab, NULL);
     assert_true(fabs(st.loss - l0) < 1e-5 * (1 + fabs(l0)));
     assert_int_equal(st.seeds, nodes[layers]);
-    double h = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        double keep = pd[i];
-        pd[i] = keep + h;
-        double lp = ref_loss(&rm, pd, &t.mb, feat, lab, NULL);
-        pd[i] = keep - h;
-        double lm = ref_loss(&rm, pd, &t.mb, feat, lab, NULL);
-        pd[i] = keep;
-        fd[i] = (lp - lm) / (2 * h);
-    }
+    loss_at la = {&rm, &t.mb, feat, lab};
+    test_central_diff(loss_of_params, &la, pd, n, 1e-6, fd);
     size_t at = 0;
-    double err = max_rel_err(g, fd, n, 1e-2, &at);
+    double err = test_max_rel_err(g, fd, n, 1e-2, &at);
     if (err >= 2e-3) {
         fprintf(stderr, "# layers %d path %d: gradient %zu is %g, finite differences %g\n",
                 layers, path, at, (double)g[at], fd[at]);
@@ -677,8 +603,8 @@ static void inference_matches_reference_and_layerwise_path(void **state)
     halo_model *m = make_model(2, 5, 8, 3, 0.5f, 2, HALO_MODEL_PATH_AUTO);
     test_batch t;
     batch_make(&t, 2, nodes, 5, 50);
-    float *feat = random_floats((size_t)nodes[0] * 5, 1.0, 51);
-    int32_t *lab = random_labels(nodes[2], 3, 52);
+    float *feat = test_random_floats(99, (size_t)nodes[0] * 5, 1.0, 51);
+    int32_t *lab = test_random_labels(98, nodes[2], 3, 52);
     float logits[11 * 3];
     int32_t pred[11];
     halo_model_stats st;
@@ -695,7 +621,7 @@ static void inference_matches_reference_and_layerwise_path(void **state)
     double ref_logits[11 * 3];
     double l = ref_loss(&rm, pd, &t.mb, feat, lab, ref_logits);
     assert_true(fabs(st.loss - l) < 1e-5);
-    assert_true(max_rel_err(logits, ref_logits, 33, 1e-2, NULL) < 1e-5);
+    assert_true(test_max_rel_err(logits, ref_logits, 33, 1e-2, NULL) < 1e-5);
     int correct = 0;
     for (int i = 0; i < 11; i++) {
         correct += pred[i] == lab[i];
@@ -723,8 +649,8 @@ static void training_step_is_bitwise_identical_across_thread_counts(void **state
     test_batch t;
     batch_make(&t, 2, nodes, 12, 60);
     int in = 40, hidden = 64, classes = 7;
-    float *feat = random_floats((size_t)nodes[0] * in, 1.0, 61);
-    int32_t *lab = random_labels(nodes[2], classes, 62);
+    float *feat = test_random_floats(99, (size_t)nodes[0] * in, 1.0, 61);
+    int32_t *lab = test_random_labels(98, nodes[2], classes, 62);
     for (int path = HALO_MODEL_PATH_AGG_FIRST; path <= HALO_MODEL_PATH_LIN_FIRST; path++) {
         float *g1 = NULL, *p1 = NULL;
         float loss1 = 0;
@@ -959,7 +885,7 @@ static void bad_input_is_reported(void **state)
     halo_model *m = make_model(2, 3, 4, 2, 0.5f, 1, 0);
     test_batch t;
     batch_make(&t, 2, nodes, 4, 80);
-    float *feat = random_floats(20 * 3, 1.0, 81);
+    float *feat = test_random_floats(99, 20 * 3, 1.0, 81);
     int32_t lab[4] = {0, 1, 2, 0};
     assert_int_equal(halo_model_train_forward_backward(m, &t.mb, feat, lab, 0, NULL), HALO_EINPUT);
     assert_non_null(strstr(halo_errmsg(), "label 2"));

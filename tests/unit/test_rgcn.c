@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "../common/batch.h"
+#include "../common/ref.h"
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -76,28 +77,6 @@ static void typed_free(typed_batch *b)
     test_batch_free(&b->t);
 }
 
-static float *random_floats(size_t n, double scale, uint64_t key)
-{
-    halo_rng r;
-    halo_rng_init(&r, 77, HALO_RNG_TEST, key, 0, 0);
-    float *x = HALO_ALLOC(float, n);
-    for (size_t i = 0; i < n; i++) {
-        x[i] = (float)((2.0 * halo_rng_uniform(&r) - 1.0) * scale);
-    }
-    return x;
-}
-
-static int32_t *random_labels(int32_t n, int classes, uint64_t key)
-{
-    halo_rng r;
-    halo_rng_init(&r, 78, HALO_RNG_TEST, key, 0, 0);
-    int32_t *y = HALO_ALLOC(int32_t, n);
-    for (int32_t i = 0; i < n; i++) {
-        y[i] = (int32_t)halo_rng_below(&r, (uint64_t)classes);
-    }
-    return y;
-}
-
 /* ---------------------------------------------------------------- double reference */
 
 /* The layout of model.h, restated: W_self, then R weights or B bases (in x out each), then the
@@ -115,16 +94,6 @@ static size_t ref_bias_at(const ref_rgcn *rm, int l)
     size_t io = (size_t)rm->dims[l] * rm->dims[l + 1];
     size_t mats = 1 + (size_t)(rm->B > 0 ? rm->B : rm->R);
     return mats * io + (rm->B > 0 ? (size_t)rm->R * rm->B : 0);
-}
-
-/* Dropout as specified in ops.h: element j of the row of global id gid is kept iff draw j+1 of
- * stream (seed, DROPOUT, step, layer, gid) is >= p. */
-static int ref_keep(uint64_t seed, uint64_t step, int layer, int32_t gid, int j, double p)
-{
-    halo_rng r;
-    halo_rng_init(&r, seed, HALO_RNG_DROPOUT, step, (uint64_t)layer, (uint64_t)(int64_t)gid);
-    r.ctr = (uint64_t)j;
-    return halo_rng_uniform(&r) >= p;
 }
 
 /* Relation r's weight (in x out) of layer l into w: W_r, or sum_b a[r][b] V_b. */
@@ -202,14 +171,9 @@ static double ref_loss(const ref_rgcn *rm, const double *param, const halo_minib
         if (l < rm->layers - 1) {
             for (int32_t i = 0; i < b->num_dst; i++) {
                 for (int j = 0; j < out; j++) {
-                    double s = y[(size_t)i * out + j];
-                    s = s > 0 ? s : 0;
-                    if (rm->dropout > 0) {
-                        s = ref_keep(rm->seed, rm->step, l, b->src_gid[i], j, rm->dropout)
-                                ? s / (1.0 - rm->dropout)
-                                : 0.0;
-                    }
-                    y[(size_t)i * out + j] = s;
+                    y[(size_t)i * out + j] = test_ref_relu_dropout(
+                        y[(size_t)i * out + j], rm->seed, rm->step, l, b->src_gid[i], j,
+                        rm->dropout);
                 }
             }
         }
@@ -218,46 +182,41 @@ static double ref_loss(const ref_rgcn *rm, const double *param, const halo_minib
         free(h);
         h = y;
     }
-    int c = rm->dims[rm->layers];
-    double loss = 0;
-    for (int32_t i = 0; i < mb->num_seeds; i++) {
-        const double *x = h + (size_t)i * c;
-        double mx = x[0];
-        for (int j = 1; j < c; j++) {
-            mx = x[j] > mx ? x[j] : mx;
-        }
-        double s = 0;
-        for (int j = 0; j < c; j++) {
-            s += exp(x[j] - mx);
-        }
-        // cppcheck-suppress invalidFunctionArg
-        loss += mx + log(s) - x[labels[i]];
-    }
-    if (logits != NULL) {
-        memcpy(logits, h, sizeof(double) * (size_t)mb->num_seeds * c);
-    }
-    free(h);
-    return loss / mb->num_seeds;
+    return test_ref_output(h, mb->num_seeds, rm->dims[rm->layers], labels, logits);
 }
 
 static halo_model *make_rgcn(int layers, int in, int hidden, int classes, int R, int B,
                              float dropout, int threads)
 {
     halo_model_config cfg;
-    halo_model_config_default(&cfg);
+    test_model_config(&cfg, layers, in, hidden, classes, dropout, threads, 5);
     cfg.kind = HALO_MODEL_RGCN;
-    cfg.layers = layers;
-    cfg.in_dim = in;
-    cfg.hidden = hidden;
-    cfg.classes = classes;
     cfg.relations = R;
     cfg.bases = B;
-    cfg.dropout = dropout;
-    cfg.seed = 5;
-    cfg.threads = threads;
     halo_model *m = NULL;
     assert_int_equal(halo_model_create(&cfg, &m), 0);
     return m;
+}
+
+/* ref_loss as a function of the parameters or of the input rows, for test_central_diff. */
+typedef struct loss_at {
+    const ref_rgcn *rm;       /* the reference */
+    const halo_minibatch *mb; /* its batch */
+    const double *param;      /* parameters (when the inputs vary) */
+    const double *feat;       /* input rows (when the parameters vary) */
+    const int32_t *lab;       /* seed labels */
+} loss_at;
+
+static double loss_of_params(void *ctx, const double *param)
+{
+    const loss_at *a = ctx;
+    return ref_loss(a->rm, param, a->mb, a->feat, a->lab, NULL);
+}
+
+static double loss_of_inputs(void *ctx, const double *feat)
+{
+    const loss_at *a = ctx;
+    return ref_loss(a->rm, a->param, a->mb, feat, a->lab, NULL);
 }
 
 static void ref_from_model(ref_rgcn *rm, halo_model *m, uint64_t step)
@@ -276,23 +235,6 @@ static void ref_from_model(ref_rgcn *rm, halo_model *m, uint64_t step)
     rm->step = step;
 }
 
-/* Largest |a - b| / (|b| + floor) over n values, floor = rel_floor * max |b|. */
-static double max_rel_err(const float *a, const double *b, size_t n, double rel_floor, size_t *at)
-{
-    double bmax = 0, worst = 0;
-    for (size_t i = 0; i < n; i++) {
-        bmax = fabs(b[i]) > bmax ? fabs(b[i]) : bmax;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double e = fabs((double)a[i] - b[i]) / (fabs(b[i]) + rel_floor * bmax + 1e-30);
-        if (e > worst) {
-            worst = e;
-            *at = i;
-        }
-    }
-    return worst;
-}
-
 /* ---------------------------------------------------------------- gradients */
 
 /* The float model's parameter and input gradients against central differences of ref_loss. */
@@ -304,8 +246,8 @@ static void check_rgcn_gradient(int layers, int R, int B, float dropout, const i
     typed_make(&tb, layers, nodes, 6, R, 60 + (uint64_t)B);
     const halo_minibatch *mb = &tb.t.mb;
     size_t nfeat = (size_t)nodes[0] * in;
-    float *feat = random_floats(nfeat, 1.0, 61);
-    int32_t *lab = random_labels(nodes[layers], classes, 62);
+    float *feat = test_random_floats(77, nfeat, 1.0, 61);
+    int32_t *lab = test_random_labels(78, nodes[layers], classes, 62);
     uint64_t step = 4;
     size_t n;
     float *p = halo_model_params(m, &n);
@@ -335,33 +277,17 @@ static void check_rgcn_gradient(int layers, int R, int B, float dropout, const i
     }
     double l0 = ref_loss(&rm, pd, mb, xd, lab, NULL);
     assert_true(fabs(st.loss - l0) < 1e-5 * (1 + fabs(l0)));
-    double hstep = 1e-6;
-    for (size_t i = 0; i < n; i++) {
-        double keep = pd[i];
-        pd[i] = keep + hstep;
-        double lp = ref_loss(&rm, pd, mb, xd, lab, NULL);
-        pd[i] = keep - hstep;
-        double lm = ref_loss(&rm, pd, mb, xd, lab, NULL);
-        pd[i] = keep;
-        fd[i] = (lp - lm) / (2 * hstep);
-    }
-    for (size_t i = 0; i < nfeat; i++) {
-        double keep = xd[i];
-        xd[i] = keep + hstep;
-        double lp = ref_loss(&rm, pd, mb, xd, lab, NULL);
-        xd[i] = keep - hstep;
-        double lm = ref_loss(&rm, pd, mb, xd, lab, NULL);
-        xd[i] = keep;
-        fdx[i] = (lp - lm) / (2 * hstep);
-    }
+    loss_at la = {&rm, mb, pd, xd, lab};
+    test_central_diff(loss_of_params, &la, pd, n, 1e-6, fd);
+    test_central_diff(loss_of_inputs, &la, xd, nfeat, 1e-6, fdx);
     size_t at = 0;
-    double err = max_rel_err(g, fd, n, 1e-2, &at);
+    double err = test_max_rel_err(g, fd, n, 1e-2, &at);
     if (err >= 2e-3) {
         fprintf(stderr, "# R %d B %d: parameter gradient %zu is %g, finite differences %g\n", R, B,
                 at, (double)g[at], fd[at]);
     }
     assert_true(err < 2e-3);
-    double errx = max_rel_err(dx, fdx, nfeat, 1e-2, &at);
+    double errx = test_max_rel_err(dx, fdx, nfeat, 1e-2, &at);
     if (errx >= 2e-3) {
         fprintf(stderr, "# R %d B %d: input gradient %zu is %g, finite differences %g\n", R, B, at,
                 (double)dx[at], fdx[at]);
@@ -423,12 +349,12 @@ static void rgcn_inference_matches_reference_and_layerwise(void **state)
     halo_model *m = make_rgcn(2, in, 6, classes, R, 2, 0.5f, 3);
     typed_batch tb;
     typed_make(&tb, 2, nodes, 5, R, 70);
-    float *feat = random_floats((size_t)nodes[0] * in, 1.0, 71);
+    float *feat = test_random_floats(77, (size_t)nodes[0] * in, 1.0, 71);
     double *xd = malloc(sizeof(double) * (size_t)nodes[0] * in);
     for (size_t i = 0; i < (size_t)nodes[0] * in; i++) {
         xd[i] = feat[i];
     }
-    int32_t *lab = random_labels(nodes[2], classes, 72);
+    int32_t *lab = test_random_labels(78, nodes[2], classes, 72);
     size_t n;
     float *p = halo_model_params(m, &n);
     double *pd = malloc(sizeof(double) * n);
@@ -443,13 +369,13 @@ static void rgcn_inference_matches_reference_and_layerwise(void **state)
     float *logits = HALO_ALLOC(float, (size_t)nodes[2] * classes);
     assert_int_equal(halo_model_infer(m, &tb.t.mb, feat, NULL, logits, NULL, NULL), 0);
     size_t at = 0;
-    assert_true(max_rel_err(logits, want, (size_t)nodes[2] * classes, 1e-2, &at) < 1e-4);
+    assert_true(test_max_rel_err(logits, want, (size_t)nodes[2] * classes, 1e-2, &at) < 1e-4);
     /* layer by layer gives the same logits */
     float *h1 = HALO_ALLOC(float, (size_t)nodes[1] * 6);
     float *out = HALO_ALLOC(float, (size_t)nodes[2] * classes);
     assert_int_equal(halo_model_layer_forward(m, 0, &tb.t.mb.blocks[0], feat, h1), 0);
     assert_int_equal(halo_model_layer_forward(m, 1, &tb.t.mb.blocks[1], h1, out), 0);
-    assert_true(max_rel_err(out, want, (size_t)nodes[2] * classes, 1e-2, &at) < 1e-4);
+    assert_true(test_max_rel_err(out, want, (size_t)nodes[2] * classes, 1e-2, &at) < 1e-4);
     halo_free(h1);
     halo_free(out);
     halo_free(logits);
@@ -471,8 +397,8 @@ static void rgcn_step_is_bitwise_identical_across_thread_counts(void **state)
     int R = 4, in = 24, classes = 7;
     typed_batch tb;
     typed_make(&tb, 2, nodes, 10, R, 80);
-    float *feat = random_floats((size_t)nodes[0] * in, 1.0, 81);
-    int32_t *lab = random_labels(nodes[2], classes, 82);
+    float *feat = test_random_floats(77, (size_t)nodes[0] * in, 1.0, 81);
+    int32_t *lab = test_random_labels(78, nodes[2], classes, 82);
     size_t n0 = 0;
     float *g0 = NULL, *dx0 = NULL, *p0 = NULL;
     for (int B = 0; B <= 2; B += 2) {
@@ -562,7 +488,7 @@ static void rgcn_with_one_relation_computes_sage(void **state)
     for (int l = 0; l < 2; l++) {
         tb.t.mb.blocks[l].etype = NULL;
     }
-    float *feat = random_floats((size_t)nodes[0] * in, 1.0, 91);
+    float *feat = test_random_floats(77, (size_t)nodes[0] * in, 1.0, 91);
     halo_model *r = make_rgcn(2, in, hid, cls, 1, 0, 0.0f, 2);
     halo_model_config cfg;
     halo_model_config_default(&cfg);
@@ -603,8 +529,8 @@ static void rgcn_bad_input_is_reported(void **state)
     int32_t nodes[3] = {30, 12, 5};
     typed_batch tb;
     typed_make(&tb, 2, nodes, 4, 3, 95);
-    float *feat = random_floats((size_t)nodes[0] * 4, 1.0, 96);
-    int32_t *lab = random_labels(nodes[2], 3, 97);
+    float *feat = test_random_floats(77, (size_t)nodes[0] * 4, 1.0, 96);
+    int32_t *lab = test_random_labels(78, nodes[2], 3, 97);
     halo_model *m = make_rgcn(2, 4, 5, 3, 3, 0, 0.0f, 1);
     halo_model_stats st;
     /* an edge type beyond the model's relations */
