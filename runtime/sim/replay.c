@@ -16,6 +16,7 @@
 #include "part/part.h"
 #include "pipe/pipe.h"
 #include "pipe/timeline.h"
+#include "plan/plan.h"
 #include "policy/policy.h"
 #include "sample/sample.h"
 
@@ -42,10 +43,7 @@ typedef struct sim_rank {
     halo_policy *pol;               /* its own policy state, as each runtime rank has */
     halo_policy_ctx pctx;           /* the context its hooks see */
     halo_cache *cache;              /* remote-feature cache (NULL: the policy has none) */
-    int layers;                     /* layers of its fanouts */
-    int fanouts[HALO_MAX_LAYERS];   /* this epoch's fanouts, input layer first (typed: each
-                                       layer's largest, as the trainer summarises them) */
-    halo_rel_fanouts rfan;          /* typed: this epoch's per-relation fanouts */
+    halo_plan_fanouts fan;          /* this epoch's fanouts (halo_plan_epoch_fanouts) */
     halo_minibatch mb;              /* current batch's blocks */
     halo_sim_work w;                /* current batch's work */
     int64_t *sample_req;            /* [L * P] request bytes to each peer per layer */
@@ -86,11 +84,11 @@ typedef struct sim {
     int64_t *cnt, *gstart, *gcur, *nbase; /* [P] (P+1) per-owner counters of one layer */
     halo_sim_cost *cost;       /* time model (NULL without profile) */
     int nrels;                 /* relations of a typed partition (0: homogeneous) */
-    int relations;             /* RGCN's relations (0: GraphSAGE), as train.c picks them */
-    bool embed;                /* featureless types have learnable embeddings (typed.c's rule) */
+    int relations;             /* RGCN's relations (0: GraphSAGE; halo_plan_relations) */
+    bool embed;                /* featureless types have learnable embeddings (halo_plan_featless) */
     uint8_t featless[HALO_MAX_NTYPES];          /* node types of width 0 */
-    const char *ntype_names[HALO_MAX_NTYPES];   /* ctx.graph.node_types */
-    const char *rel_names[HALO_MAX_RELS];       /* ctx.graph.relations */
+    halo_plan_names names;     /* ctx.graph.node_types and ctx.graph.relations */
+    halo_plan_fanouts given;   /* --fanouts, parsed once (layers 0: the policies') */
     halo_buf getype, metype;   /* typed sampling scratch: relations of gnbr and of mnbr */
     halo_timeline tl;          /* --timeline events */
 } sim;
@@ -222,11 +220,11 @@ static int sim_sample(sim *S, int r, const halo_sample_key *k, const int32_t *se
 {
     sim_rank *R = &S->r[r];
     halo_sample_free(&R->mb);
-    R->mb.layers = R->layers;
+    R->mb.layers = R->fan.layers;
     const int32_t *dst = seeds;
     int32_t num_dst = n;
-    for (int l = R->layers - 1; l >= 0; l--) {
-        int rc = sim_sample_layer(S, r, k, l, R->fanouts[l], S->nrels > 0 ? R->rfan[l] : NULL,
+    for (int l = R->fan.layers - 1; l >= 0; l--) {
+        int rc = sim_sample_layer(S, r, k, l, R->fan.fanouts[l], S->nrels > 0 ? R->fan.rfan[l] : NULL,
                                   dst, num_dst, &R->mb.blocks[l]);
         if (rc < 0) {
             halo_sample_free(&R->mb);
@@ -307,41 +305,18 @@ static int sim_fetch(sim *S, int r, int epoch, int64_t b, int64_t step)
 
 /* ---------------------------------------------------------------- typed graphs */
 
-/* Node type of global id gid owned by part o (train/typed.c's halo_train_node_type). */
-static int sim_node_type(const sim *S, int o, int32_t gid)
-{
-    const halo_partinfo *pi = S->info;
-    const int64_t *ts = pi->type_start + (size_t)o * (size_t)(pi->ntypes + 1);
-    for (int ty = 0; ty < pi->ntypes; ty++) {
-        if (gid < ts[ty + 1]) {
-            return ty;
-        }
-    }
-    return pi->ntypes - 1;
-}
-
-/* The per-type counts of rank r's batch (train.c's count_types: input nodes and remote input
- * nodes by node type, sampled edges by relation), and the featureless input rows the trainer
- * gathers from their owners (typed.c's halo_train_embed_gather; none for a batch without seeds
+/* The per-type counts of rank r's batch (halo_plan_count_types), and the featureless input
+ * rows the trainer gathers from their owners for its embeddings (none for a batch without seeds
  * on this rank). */
 static void sim_count_types(sim *S, int r)
 {
     sim_rank *R = &S->r[r];
     const halo_minibatch *mb = &R->mb;
-    for (int32_t i = 0; i < mb->num_input; i++) {
+    halo_plan_count_types(S->info, r, mb, &R->acc);
+    for (int32_t i = 0; S->embed && R->w.seeds > 0 && i < mb->num_input; i++) {
         int32_t id = mb->input[i];
-        int o = halo_partinfo_owner(S->info, id);
-        int ty = sim_node_type(S, o, id);
-        R->acc.input_nodes_type[ty]++;
-        R->acc.remote_nodes_type[ty] += o != r;
-        if (S->embed && R->w.seeds > 0 && S->featless[ty]) {
-            R->embed_rows[o]++;
-        }
-    }
-    for (int l = 0; l < mb->layers; l++) {
-        const halo_block *b = &mb->blocks[l];
-        for (int64_t e = 0; b->etype != NULL && e < b->num_edges; e++) {
-            R->acc.sampled_edges_rel[b->etype[e]]++;
+        if (S->featless[halo_partinfo_node_type(S->info, id)]) {
+            R->embed_rows[halo_partinfo_owner(S->info, id)]++;
         }
     }
 }
@@ -373,7 +348,7 @@ static void sim_traffic(sim *S, int r, int64_t *recv, int64_t *sent, int64_t *ms
     int P = S->P;
     sim_rank *R = &S->r[r];
     int64_t in = 0, out = 0, m = 0;
-    for (int l = 0; l < R->layers; l++) {
+    for (int l = 0; l < R->fan.layers; l++) {
         for (int p = 0; p < P; p++) {
             int64_t q = R->sample_req[l * P + p];
             in += R->sample_rep[l * P + p];
@@ -391,7 +366,7 @@ static void sim_traffic(sim *S, int r, int64_t *recv, int64_t *sent, int64_t *ms
             continue;
         }
         const sim_rank *Q = &S->r[q];
-        for (int l = 0; l < Q->layers; l++) {
+        for (int l = 0; l < Q->fan.layers; l++) {
             int64_t req = Q->sample_req[l * P + r];
             in += req;
             out += Q->sample_rep[l * P + r];
@@ -418,7 +393,7 @@ static void sim_work_reset(sim *S)
         memset(R->pull_rows, 0, (size_t)P * sizeof(int64_t));
         memset(R->embed_rows, 0, (size_t)P * sizeof(int64_t));
         memset(&R->w, 0, sizeof R->w);
-        R->w.layers = R->layers;
+        R->w.layers = R->fan.layers;
         R->w.sample_req = R->sample_req;
         R->w.sample_rep = R->sample_rep;
         R->w.pull_rows = R->pull_rows;
@@ -492,84 +467,6 @@ static int sim_batch(sim *S, int epoch, int64_t b, int64_t step)
 
 /* ---------------------------------------------------------------- set-up */
 
-/* The policy context of rank r before training (train.c's setup). */
-static void sim_ctx(sim *S, int r)
-{
-    sim_rank *R = &S->r[r];
-    halo_policy_ctx *c = &R->pctx;
-    memset(c, 0, sizeof *c);
-    c->rank = r;
-    c->ranks = S->P;
-    c->epoch = 0;
-    c->epochs = S->o->epochs;
-    c->batch = -1;
-    c->batch_size = (int)S->o->batch;
-    c->graph.nodes = S->info->nodes;
-    c->graph.edges = S->info->edges;
-    c->graph.feat_dim = S->info->feat_dim;
-    c->graph.classes = S->info->classes;
-    c->graph.train_nodes = R->part->num_train * S->P;
-    if (S->nrels > 0) {
-        const halo_partinfo *pi = S->info;
-        c->graph.ntypes = pi->ntypes;
-        c->graph.node_types = S->ntype_names;
-        c->graph.nrels = pi->nrels;
-        c->graph.relations = S->rel_names;
-        c->graph.target_type = pi->ntype_name[pi->target_type];
-    }
-    c->part.parts = S->P;
-    c->part.id = r;
-    c->part.nodes = R->part->nodes;
-    c->part.edges = R->part->edges;
-    c->part.train_nodes = R->part->num_train;
-}
-
-/* Typed fanouts of rank r for an epoch (train.c's epoch_fanouts on a typed partition): either
- * form of --fanouts, else the policy's fanout hook, whose layers may be tables keyed by relation
- * name; a bad relation gets the trainer's line. */
-static int sim_fanouts_typed(sim *S, int r, int *fanouts, int *layers)
-{
-    sim_rank *R = &S->r[r];
-    const halo_relation *rel = S->info->rel;
-    int l;
-    if (S->o->fanouts != NULL) {
-        l = halo_sample_parse_rel_fanouts(S->o->fanouts, rel, S->nrels, R->rfan, HALO_MAX_LAYERS);
-        if (l < 0) {
-            return l; /* the message names --fanouts */
-        }
-    } else {
-        char spec[4096];
-        HALO_CHECK(halo_policy_fanout_spec(R->pol, &R->pctx, spec, sizeof spec, HALO_MAX_LAYERS,
-                                           &l));
-        l = halo_sample_parse_rel_fanouts(spec, rel, S->nrels, R->rfan, HALO_MAX_LAYERS);
-        if (l < 0) {
-            return halo_policy_fanout_spec_refused(R->pol, R->pctx.epoch, spec);
-        }
-    }
-    for (int i = 0; i < l; i++) {
-        fanouts[i] = halo_sample_rel_fanout_max(R->rfan[i], S->nrels);
-    }
-    *layers = l;
-    return 0;
-}
-
-/* Fanouts of rank r for an epoch: --fanouts, else its policy's fanout hook. */
-static int sim_fanouts(sim *S, int r, int *fanouts, int *layers)
-{
-    if (S->nrels > 0) {
-        return sim_fanouts_typed(S, r, fanouts, layers);
-    }
-    if (S->o->fanouts != NULL) {
-        int l = halo_sample_parse_fanouts(S->o->fanouts, fanouts, HALO_MAX_LAYERS);
-        if (l < 0) {
-            return halo_error_prefix(l, "--fanouts");
-        }
-        *layers = l;
-        return 0;
-    }
-    return halo_policy_fanout(S->r[r].pol, &S->r[r].pctx, fanouts, HALO_MAX_LAYERS, layers);
-}
-
 /* Every rank's epoch order. */
 static void sim_order(sim *S, int epoch)
 {
@@ -585,112 +482,58 @@ static void sim_order(sim *S, int epoch)
     }
 }
 
-/* The look-ahead of rank r for next-use hints (train.c's presample_future): every batch of
- * every epoch sampled with the first epoch's fanouts. Uses the work buffers (reset after). */
-static int sim_presample(sim *S, int r, halo_cache_future *f)
+/* What the look-ahead of rank r samples. */
+typedef struct sim_ahead {
+    sim *S; /* the simulation */
+    int r;  /* the rank */
+} sim_ahead;
+
+/* Batch b of epoch ep for rank r's look-ahead: every rank's epoch order made at its first
+ * batch, the work buffers used (and reset after by the batches). */
+static int sim_ahead_sample(void *arg, int ep, int64_t b, const halo_minibatch **mb)
 {
-    sim_rank *R = &S->r[r];
-    int64_t lo = S->info->start[r], hi = S->info->start[r + 1];
-    int32_t *rid = NULL;
-    int64_t cap = 0;
-    for (int ep = 0; ep < S->o->epochs; ep++) {
+    sim_ahead *a = arg;
+    sim *S = a->S;
+    if (b == 0) {
         sim_order(S, ep);
-        const int64_t *bo = S->boff + (int64_t)r * (S->nb + 1);
-        const int32_t *ord = S->order + (int64_t)r * S->nt;
-        for (int64_t b = 0; b < S->nb; b++) {
-            sim_work_reset(S);
-            halo_sample_key k = {S->o->seed, ep, b};
-            int rc = sim_sample(S, r, &k, ord + bo[b], (int32_t)(bo[b + 1] - bo[b]));
-            if (rc < 0) {
-                halo_free(rid);
-                return rc;
-            }
-            if (R->mb.num_input > cap) {
-                cap = R->mb.num_input + R->mb.num_input / 2 + 64;
-                halo_free(rid);
-                rid = HALO_ALLOC(int32_t, cap);
-            }
-            int64_t m = 0;
-            for (int32_t i = 0; i < R->mb.num_input; i++) {
-                if (R->mb.input[i] < lo || R->mb.input[i] >= hi) {
-                    rid[m++] = R->mb.input[i];
-                }
-            }
-            halo_cache_future_add(f, rid, m);
-        }
     }
-    halo_free(rid);
-    return 0;
+    const int64_t *bo = S->boff + (int64_t)a->r * (S->nb + 1);
+    const int32_t *ord = S->order + (int64_t)a->r * S->nt;
+    sim_work_reset(S);
+    halo_sample_key k = {S->o->seed, ep, b};
+    *mb = &S->r[a->r].mb;
+    return sim_sample(S, a->r, &k, ord + bo[b], (int32_t)(bo[b + 1] - bo[b]));
 }
 
-/* Rank r's cache (train.c's setup_cache), with its initial contents in place. */
+/* Rank r's cache (halo_plan_cache_open, with the look-ahead when asked for), its initial
+ * contents in place (counts only: no rows). */
 static int sim_cache(sim *S, int r)
 {
     sim_rank *R = &S->r[r];
-    const halo_part *pt = R->part;
-    if (!(halo_policy_hooks(R->pol) & (1u << HALO_POLICY_CACHE_INIT))) {
-        return 0;
-    }
-    int rc = 0;
-    int hint = halo_cache_policy_hint(R->pol);
     halo_cache_future *fut = NULL;
-    double *p = NULL, *vip = NULL;
-    int32_t *owner = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
-    for (int64_t h = 0; h < pt->num_halo; h++) {
-        owner[h] = halo_partinfo_owner(S->info, pt->halo[h]);
-    }
-    int32_t *hntype = NULL; /* ctx.halo.ntype of a typed partition */
-    if (pt->halo_ntype != NULL) {
-        hntype = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
-        for (int64_t h = 0; h < pt->num_halo; h++) {
-            hntype[h] = pt->halo_ntype[h];
-        }
-    }
-    if (hint == HALO_CACHE_HINT_NEXT_USE) {
+    if (halo_plan_cache_lookahead(R->pol)) {
         fut = halo_cache_future_new();
-        HALO_TRY(sim_presample(S, r, fut));
-    }
-    if (hint == HALO_CACHE_HINT_VIP) {
-        p = HALO_ALLOC(double, S->info->nodes + 1);
-        halo_cache_vip(S->info->nodes, pt->start, pt->end, pt->indptr, pt->indices, pt->train,
-                       pt->num_train, (int)S->o->batch, R->fanouts, R->layers, p);
-        vip = HALO_ALLOC(double, pt->num_halo > 0 ? pt->num_halo : 1);
-        for (int64_t h = 0; h < pt->num_halo; h++) {
-            vip[h] = p[pt->halo[h]];
+        sim_ahead a = {S, r};
+        halo_plan_batches src = {sim_ahead_sample, &a, 0, S->o->epochs, S->nb,
+                                 S->info->start[r], S->info->start[r + 1]};
+        int rc = halo_plan_lookahead(&src, fut);
+        if (rc < 0) {
+            halo_cache_future_free(fut);
+            return rc;
         }
     }
-    halo_cache_opts co = {
-        .policy = R->pol,
-        .rank = r,
-        .ranks = S->P,
-        .num_halo = pt->num_halo,
-        .halo_ids = pt->halo,
-        .halo_deg = pt->halo_deg,
-        .halo_owner = owner,
-        .halo_ntype = hntype,
-        .vip = vip,
-        .feat_dim = 0, /* counts only: no rows kept */
-        .row_bytes = S->row_bytes,
-        .epochs = S->o->epochs,
-        .batches = S->nb,
-        .batch_size = (int)S->o->batch,
-        .graph = R->pctx.graph,
-        .part = R->pctx.part,
-    };
-    rc = halo_cache_open(&co, fut, &R->cache);
-    fut = NULL;
-    if (rc == 0) {
+    halo_plan_run run = {S->P, S->o->epochs, S->o->batch, S->nb};
+    halo_plan_cache_opts co = {R->pol, S->info, R->part, r, S->P, 0, S->row_bytes, &run,
+                               &R->fan, &R->pctx};
+    halo_plan_halo h;
+    int rc = halo_plan_cache_open(&co, fut, &h, &R->cache);
+    if (rc == 0 && R->cache != NULL) {
         const int32_t *ids = NULL;
         if (halo_cache_init_ids(R->cache, &ids) > 0) {
             rc = halo_cache_init_fill(R->cache, NULL);
         }
     }
-fail:
-    halo_cache_future_free(fut);
-    halo_free(vip);
-    halo_free(p);
-    halo_free(owner);
-    halo_free(hntype);
+    halo_plan_halo_free(&h);
     return rc;
 }
 
@@ -719,17 +562,12 @@ static int sim_open(sim *S)
                            o->pdir);
     }
     S->nrels = pi->nrels;
-    for (int ty = 0; S->nrels > 0 && ty < pi->ntypes; ty++) {
-        S->ntype_names[ty] = pi->ntype_name[ty];
-        S->featless[ty] = pi->ntype_feat_dim[ty] == 0;
-        S->embed |= S->featless[ty] != 0; /* typed.c: a row of feat_dim per featureless node */
-    }
-    S->embed &= pi->feat_dim >= 1;
-    for (int i = 0; i < S->nrels; i++) {
-        S->rel_names[i] = pi->rel[i].name;
-    }
+    S->embed = halo_plan_featless(pi, S->featless);
     if (o->rgcn) {
-        S->relations = o->relations > 0 ? o->relations : S->nrels > 0 ? S->nrels : 1;
+        S->relations = halo_plan_relations(o->relations, S->nrels);
+    }
+    if (o->fanouts != NULL) {
+        HALO_CHECK(halo_plan_fanouts_parse(o->fanouts, "--fanouts", pi, &S->given));
     }
     for (int r = 0; r < P; r++) {
         sim_rank *R = &S->r[r];
@@ -789,10 +627,11 @@ static int sim_open(sim *S)
                    (size_t)S->nt * sizeof(int64_t));
         }
     }
+    halo_plan_run run = {P, o->epochs, o->batch, S->nb};
     for (int r = 0; r < P; r++) {
-        sim_ctx(S, r);
-        S->r[r].pctx.batches = S->nb;
-        HALO_CHECK(sim_fanouts(S, r, S->r[r].fanouts, &S->r[r].layers));
+        sim_rank *R = &S->r[r];
+        halo_plan_policy_ctx(S->info, R->part, &run, &S->names, &R->pctx);
+        HALO_CHECK(halo_plan_epoch_fanouts(&S->given, pi, R->pol, &R->pctx, 0, &R->fan));
     }
     for (int r = 0; r < P; r++) {
         HALO_CHECK(sim_cache(S, r));
@@ -852,27 +691,19 @@ static void sim_close(sim *S)
 
 /* ---------------------------------------------------------------- the run */
 
-/* Depth and sampling threads of an epoch (train.c's epoch_pipeline): --depth, else the largest
- * any rank's pipeline hook asks for. */
+/* Depth and sampling threads of an epoch: the largest any rank's ask (halo_plan_pipeline_ask)
+ * settled as the ranks of a run settle it. */
 static int sim_pipeline(sim *S, int *depth, int *threads)
 {
-    int d = 0, th = 1;
+    int64_t d = 0, th = 1;
     for (int r = 0; r < S->P; r++) {
-        int dr = 0, tr = 1;
-        HALO_CHECK(halo_policy_pipeline(S->r[r].pol, &S->r[r].pctx, &dr, &tr));
+        int dr, tr;
+        HALO_CHECK(halo_plan_pipeline_ask(S->r[r].pol, &S->r[r].pctx, S->o->depth,
+                                          S->o->sampler_threads, &dr, &tr));
         d = dr > d ? dr : d;
         th = tr > th ? tr : th;
     }
-    if (S->o->depth >= 0) {
-        d = S->o->depth;
-    }
-    if (S->o->sampler_threads > 0) {
-        th = S->o->sampler_threads;
-    }
-    d = d < HALO_PIPE_MAX_DEPTH ? d : HALO_PIPE_MAX_DEPTH;
-    th = th < HALO_PIPE_MAX_THREADS ? th : HALO_PIPE_MAX_THREADS;
-    *depth = d;
-    *threads = d == 0 ? 1 : th > d ? d : th;
+    halo_plan_pipeline_settle(d, th, depth, threads);
     return 0;
 }
 
@@ -906,10 +737,10 @@ static int sim_write_epoch(halo_metrics *mf, const char *policy, const sim *S)
     int rc = 0;
     halo_metrics_types ty = {.ntypes = S->info->ntypes, .nrels = S->nrels};
     for (int i = 0; S->nrels > 0 && i < S->info->ntypes; i++) {
-        ty.ntype[i] = S->ntype_names[i];
+        ty.ntype[i] = S->names.ntype[i];
     }
     for (int i = 0; i < S->nrels; i++) {
-        ty.rel[i] = S->rel_names[i];
+        ty.rel[i] = S->names.rel[i];
     }
     for (int r = 0; rc == 0 && r < S->P; r++) {
         sb.len = 0;
@@ -999,22 +830,7 @@ static int sim_epoch_end(sim *S, int ep, int64_t step)
     for (int r = 0; r < S->P; r++) {
         sim_rank *R = &S->r[r];
         halo_policy_stats *le = &R->pctx.last_epoch;
-        const halo_epoch_stats *a = &R->acc;
-        memset(le, 0, sizeof *le);
-        le->epoch = ep;
-        le->batches = a->batches;
-        le->seeds = S->nt;
-        le->input_nodes = a->input_nodes;
-        le->sampled_edges = a->sampled_edges;
-        le->remote_nodes = a->remote_nodes;
-        le->cache_hits = a->cache_hits;
-        le->cache_misses = a->cache_misses;
-        le->bytes_remote = a->bytes_remote;
-        le->time_s = a->time_s;
-        le->sample_s = a->sample_s;
-        le->fetch_s = a->fetch_s;
-        le->compute_s = a->compute_s;
-        le->wait_s = a->wait_s;
+        halo_plan_last_epoch(&R->acc, S->nt, 0, le);
         R->pctx.step = step;
         if (R->cache != NULL) {
             halo_cache_ctx(R->cache)->last_epoch = *le;
@@ -1049,9 +865,9 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
         goto fail;
     }
     for (int r = 1; r < P; r++) {
-        if (S.r[r].layers != S.r[0].layers) {
+        if (S.r[r].fan.layers != S.r[0].fan.layers) {
             rc = halo_errorf(HALO_ELUA, "policy: rank %d has %d layers, rank 0 %d", r,
-                             S.r[r].layers, S.r[0].layers);
+                             S.r[r].fan.layers, S.r[0].fan.layers);
             goto fail;
         }
     }
@@ -1070,13 +886,8 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
             sim_rank *R = &S.r[r];
             R->pctx.epoch = ep;
             R->pctx.step = step;
-            int lay = R->layers;
-            HALO_TRY(sim_fanouts(&S, r, R->fanouts, &lay));
-            if (lay != R->layers) {
-                rc = halo_errorf(HALO_ELUA, "policy %s: fanout returned %d layers at epoch %d, "
-                                 "the model has %d", res->policy, lay, ep, R->layers);
-                goto fail;
-            }
+            HALO_TRY(halo_plan_epoch_fanouts(&S.given, S.info, R->pol, &R->pctx, R->fan.layers,
+                                             &R->fan));
             memset(&R->acc, 0, sizeof R->acc);
             memset(&R->emb, 0, sizeof R->emb);
             R->acc.epoch = ep;
@@ -1099,7 +910,7 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
                 .in_dim = S.info->feat_dim,
                 .hidden = o->hidden,
                 .classes = S.info->classes,
-                .grad_floats = sim_grad_floats(S.r[0].layers, S.info->feat_dim, o->hidden,
+                .grad_floats = sim_grad_floats(S.r[0].fan.layers, S.info->feat_dim, o->hidden,
                                                S.info->classes, S.relations, o->bases),
                 .relations = S.relations,
                 .bases = o->bases,

@@ -14,6 +14,7 @@
 #include "core/timer.h"
 #include "order/order.h"
 #include "pipe/pipe.h"
+#include "plan/plan.h"
 #include "pipe/timeline.h"
 #include "policy/policy.h"
 #include "train/checkpoint.h"
@@ -132,14 +133,12 @@ int halo_train_opts_check(const halo_train_opts *o)
     }
     /* the per-relation form ("cites=10;*=5") needs the partition's relation names: checked in
      * the set-up */
-    int f[HALO_MAX_LAYERS];
-    if (o->fanouts != NULL && strpbrk(o->fanouts, "=;*") == NULL &&
-        halo_sample_parse_fanouts(o->fanouts, f, HALO_MAX_LAYERS) < 0) {
-        return halo_error_prefix(HALO_EUSAGE, "--fanouts");
+    halo_plan_fanouts f;
+    if (o->fanouts != NULL && strpbrk(o->fanouts, "=;*") == NULL) {
+        HALO_CHECK(halo_plan_fanouts_parse(o->fanouts, "--fanouts", NULL, &f));
     }
-    if (o->eval_fanouts != NULL && strpbrk(o->eval_fanouts, "=;*") == NULL &&
-        halo_sample_parse_fanouts(o->eval_fanouts, f, HALO_MAX_LAYERS) < 0) {
-        return halo_error_prefix(HALO_EUSAGE, "--eval-fanouts");
+    if (o->eval_fanouts != NULL && strpbrk(o->eval_fanouts, "=;*") == NULL) {
+        HALO_CHECK(halo_plan_fanouts_parse(o->eval_fanouts, "--eval-fanouts", NULL, &f));
     }
     return 0;
 }
@@ -277,7 +276,7 @@ static int stage_sample(void *arg, halo_pipe_item *it)
     s->n = (int32_t)(pl->boff[b + 1] - pl->boff[b]);
     halo_comm_stats c0 = halo_comm_get_stats(halo_store_comm(a->st));
     halo_sample_key k = {t->o->seed, pl->epoch, b};
-    int rc = halo_train_sample(t, a->st, a->smp, t->fanouts, t->rfan, &k,
+    int rc = halo_train_sample(t, a->st, a->smp, &t->fan, &k,
                                pl->order + pl->boff[b], s->n, &s->mb);
     if (rc < 0) {
         halo_comm_fail(halo_store_comm(a->st), rc);
@@ -414,24 +413,6 @@ static int stage_copy(void *arg, halo_pipe_item *it)
     return slot_upload(a->plan->t, s, it->batch);
 }
 
-/* The per-type counts of a typed batch: input nodes (and remote ones) by node type, sampled
- * edges by relation. */
-static void count_types(const train_ctx *t, const halo_minibatch *mb, halo_epoch_stats *s)
-{
-    const halo_partinfo *pi = halo_store_info(t->st);
-    for (int32_t i = 0; i < mb->num_input; i++) {
-        int ty = halo_train_node_type(pi, mb->input[i]);
-        s->input_nodes_type[ty]++;
-        s->remote_nodes_type[ty] += !halo_store_is_local(t->st, mb->input[i]);
-    }
-    for (int l = 0; l < mb->layers; l++) {
-        const halo_block *b = &mb->blocks[l];
-        for (int64_t e = 0; b->etype != NULL && e < b->num_edges; e++) {
-            s->sampled_edges_rel[b->etype[e]]++;
-        }
-    }
-}
-
 /* The trainer's part of one batch: forward/backward, the gradient allreduce, Adam. The
  * allreduce carries one more float, 1 on a rank whose batch failed (a stage's error, or the
  * model's), so the ranks learn of a failure at the batch boundary without another collective;
@@ -520,7 +501,7 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     acc->s.batches++;
     acc->s.sampled_edges += halo_sample_edges(&s->mb);
     if (t->nrels > 0) {
-        count_types(t, &s->mb, &acc->s);
+        halo_plan_count_types(halo_store_info(t->st), t->rank, &s->mb, &acc->s);
     }
     acc->s.input_nodes += s->mb.num_input;
     acc->s.remote_nodes += s->pull.num_remote;
@@ -546,28 +527,20 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
 static int epoch_pipeline(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pctx,
                           int *depth, int *threads, bool *notice)
 {
-    int d = 0, th = 1;
-    int rc = halo_policy_pipeline(pol, pctx, &d, &th);
-    if (t->o->depth >= 0) {
-        d = t->o->depth;
-    }
-    if (t->o->sampler_threads > 0) {
-        th = t->o->sampler_threads;
-    }
+    int d, th;
+    int rc = halo_plan_pipeline_ask(pol, pctx, t->o->depth, t->o->sampler_threads, &d, &th);
     HALO_CHECK(halo_comm_agree(t->c, rc));
     int64_t v[2] = {d, th};
     HALO_CHECK(halo_comm_allreduce_max_i64(t->c, v, 2));
-    d = (int)(v[0] < HALO_PIPE_MAX_DEPTH ? v[0] : HALO_PIPE_MAX_DEPTH);
-    th = (int)(v[1] < HALO_PIPE_MAX_THREADS ? v[1] : HALO_PIPE_MAX_THREADS);
-    if (d > 0 && halo_comm_thread_level() < 3) {
+    halo_plan_pipeline_settle(v[0], v[1], depth, threads);
+    if (*depth > 0 && halo_comm_thread_level() < 3) {
         if (!*notice && t->rank == 0) {
             halo_notice("pipeline: MPI does not provide MPI_THREAD_MULTIPLE; depth 0");
         }
         *notice = true;
-        d = 0;
+        *depth = 0;
+        *threads = 1;
     }
-    *depth = d;
-    *threads = d == 0 ? 1 : th > d ? d : th;
     return 0;
 }
 
@@ -711,58 +684,14 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
     return h;
 }
 
-/* Fanouts of an epoch: --fanouts, else the policy's fanout hook. On a typed partition also the
- * per-relation fanouts rfan (a plain list gives every relation the layer's number). */
-static int epoch_fanouts(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pctx, int *fanouts,
-                         halo_rel_fanouts rfan, int *layers)
-{
-    if (t->o->fanouts != NULL) {
-        int l;
-        if (t->nrels > 0) {
-            l = halo_sample_parse_rel_fanouts(t->o->fanouts, halo_store_info(t->st)->rel,
-                                              t->nrels, rfan, HALO_MAX_LAYERS);
-            if (l < 0) {
-                return l; /* the message names --fanouts */
-            }
-            for (int i = 0; i < l; i++) {
-                fanouts[i] = halo_sample_rel_fanout_max(rfan[i], t->nrels);
-            }
-        } else {
-            l = halo_sample_parse_fanouts(t->o->fanouts, fanouts, HALO_MAX_LAYERS);
-        }
-        if (l < 0) {
-            return halo_error_prefix(l, "--fanouts");
-        }
-        *layers = l;
-        return 0;
-    }
-    if (t->nrels == 0) {
-        return halo_policy_fanout(pol, pctx, fanouts, HALO_MAX_LAYERS, layers);
-    }
-    /* typed: each layer a number or a table keyed by relation name, as a spec to check */
-    char spec[4096];
-    int l = 0;
-    HALO_CHECK(halo_policy_fanout_spec(pol, pctx, spec, sizeof spec, HALO_MAX_LAYERS, &l));
-    l = halo_sample_parse_rel_fanouts(spec, halo_store_info(t->st)->rel, t->nrels, rfan,
-                                      HALO_MAX_LAYERS);
-    if (l < 0) {
-        return halo_policy_fanout_spec_refused(pol, pctx->epoch, spec);
-    }
-    for (int i = 0; i < l; i++) {
-        fanouts[i] = halo_sample_rel_fanout_max(rfan[i], t->nrels);
-    }
-    *layers = l;
-    return 0;
-}
-
-int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp, const int *fanouts,
-                      const halo_rel_fanouts rfan, const halo_sample_key *k, const int32_t *seeds,
+int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp,
+                      const halo_plan_fanouts *f, const halo_sample_key *k, const int32_t *seeds,
                       int32_t n, halo_minibatch *mb)
 {
     if (t->nrels > 0) {
-        return halo_store_sample_typed(st, smp, rfan, t->layers, k, seeds, n, mb);
+        return halo_store_sample_typed(st, smp, f->rfan, t->layers, k, seeds, n, mb);
     }
-    return halo_store_sample(st, smp, fanouts, t->layers, k, seeds, n, mb);
+    return halo_store_sample(st, smp, f->fanouts, t->layers, k, seeds, n, mb);
 }
 
 /* Reads the checkpoint on rank 0 and broadcasts it; every rank returns the same code. */
@@ -908,60 +837,27 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     if (nt[0] == 0) {
         return halo_errorf(HALO_EINPUT, "%s: no training seeds", o->pdir);
     }
-    pctx->rank = t->rank;
-    pctx->ranks = t->ranks;
-    pctx->epoch = 0;
-    pctx->epochs = o->epochs;
-    pctx->batch = -1;
-    pctx->batch_size = (int)o->batch;
-    pctx->graph.nodes = halo_store_info(t->st)->nodes;
-    pctx->graph.edges = halo_store_info(t->st)->edges;
-    pctx->graph.feat_dim = halo_store_feat_dim(t->st);
-    pctx->graph.classes = halo_store_info(t->st)->classes;
-    pctx->graph.train_nodes = pt->num_train * t->ranks;
     const halo_partinfo *pi = halo_store_info(t->st);
-    if (pi->nrels > 0) {
-        for (int i = 0; i < pi->ntypes; i++) {
-            t->ntype_names[i] = pi->ntype_name[i];
-        }
-        for (int i = 0; i < pi->nrels; i++) {
-            t->rel_names[i] = pi->rel[i].name;
-        }
-        pctx->graph.ntypes = pi->ntypes;
-        pctx->graph.node_types = t->ntype_names;
-        pctx->graph.nrels = pi->nrels;
-        pctx->graph.relations = t->rel_names;
-        pctx->graph.target_type = pi->ntype_name[pi->target_type];
+    int64_t total = o->batching == HALO_TRAIN_BATCH_GLOBAL ? nt[0] * t->ranks : nt[0];
+    halo_plan_run run = {t->ranks, o->epochs, o->batch, halo_order_batches(total, o->batch)};
+    halo_plan_policy_ctx(pi, pt, &run, &t->names, pctx);
+    t->nrels = pi->nrels;
+    if (o->fanouts != NULL) {
+        /* parsed once: every epoch takes this spec */
+        rc = halo_plan_fanouts_parse(o->fanouts, "--fanouts", pi, &t->given);
+        HALO_CHECK(halo_comm_agree(t->c, rc));
     }
-    pctx->part.parts = t->ranks;
-    pctx->part.id = t->rank;
-    pctx->part.nodes = pt->nodes;
-    pctx->part.edges = pt->edges;
-    pctx->part.train_nodes = pt->num_train;
-    t->nrels = halo_store_info(t->st)->nrels;
-    rc = epoch_fanouts(t, *pol, pctx, t->fanouts, t->rfan, &t->layers);
+    rc = halo_plan_epoch_fanouts(&t->given, pi, *pol, pctx, 0, &t->fan);
     HALO_CHECK(halo_comm_agree(t->c, rc));
+    t->layers = t->fan.layers;
     if (o->eval_fanouts != NULL) {
-        int l;
-        if (t->nrels > 0) {
-            l = halo_sample_parse_rel_fanouts(o->eval_fanouts, halo_store_info(t->st)->rel,
-                                              t->nrels, t->eval_rfan, HALO_MAX_LAYERS);
-            for (int i = 0; l > 0 && i < l; i++) {
-                t->eval_fanouts[i] = halo_sample_rel_fanout_max(t->eval_rfan[i], t->nrels);
-            }
-        } else {
-            l = halo_sample_parse_fanouts(o->eval_fanouts, t->eval_fanouts, HALO_MAX_LAYERS);
-        }
-        if (l < 0) {
-            return halo_error_prefix(l, "--eval-fanouts");
-        }
-        if (l != t->layers) {
-            return halo_errorf(HALO_EUSAGE, "--eval-fanouts: %d layers, the model has %d", l,
-                               t->layers);
+        HALO_CHECK(halo_plan_fanouts_parse(o->eval_fanouts, "--eval-fanouts", pi, &t->eval_fan));
+        if (t->eval_fan.layers != t->layers) {
+            return halo_errorf(HALO_EUSAGE, "--eval-fanouts: %d layers, the model has %d",
+                               t->eval_fan.layers, t->layers);
         }
     } else {
-        memcpy(t->eval_fanouts, t->fanouts, sizeof t->fanouts);
-        memcpy(t->eval_rfan, t->rfan, sizeof t->rfan);
+        t->eval_fan = t->fan;
     }
 
     int device, gpu;
@@ -984,7 +880,7 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     mc.kind = o->model;
     /* RGCN's relations default to the partition's (1 on a homogeneous one); GraphSAGE ignores
      * the blocks' relations */
-    mc.relations = o->relations > 0 ? o->relations : t->nrels > 0 ? t->nrels : 1;
+    mc.relations = halo_plan_relations(o->relations, t->nrels);
     mc.bases = o->bases;
     mc.classes = halo_store_info(t->st)->classes;
     mc.dropout = (float)o->dropout;
@@ -1012,157 +908,104 @@ static int setup(train_ctx *t, halo_policy **pol, halo_policy_ctx *pctx, bool *g
     return halo_comm_agree(t->c, rc);
 }
 
-/* The remote ids of every batch from start_epoch to the end, for a policy that asks for next-use
- * hints (Belady): the run is sampled once ahead with the first epoch's fanouts (sampling is
- * deterministic, invariant 1). Collective: every rank samples the same number of batches. */
-static int presample_future(train_ctx *t, int start_epoch, halo_cache_future *f)
+/* Opens the --trace file of this rank and writes its halo record. */
+static int open_trace(train_ctx *t, const halo_plan_halo *h)
 {
     const halo_part *pt = halo_store_part(t->st);
-    int64_t nt = pt->num_train, B = t->o->batch;
-    bool global = t->o->batching == HALO_TRAIN_BATCH_GLOBAL;
-    int64_t total = global ? nt * t->ranks : nt, nb = (total + B - 1) / B;
-    int64_t *all_orig = NULL;
-    int rc = 0;
-    if (global) {
-        const int64_t *orig = halo_store_orig_ids(t->st);
-        int64_t *mine = HALO_ALLOC(int64_t, nt > 0 ? nt : 1);
-        for (int64_t i = 0; i < nt; i++) {
-            mine[i] = orig[pt->train[i]];
-        }
-        all_orig = HALO_ALLOC(int64_t, total > 0 ? total : 1);
-        rc = halo_comm_allgather(t->c, mine, nt * (int64_t)sizeof(int64_t), all_orig);
-        halo_free(mine);
+    char path[4200];
+    if (t->ranks > 1) {
+        snprintf(path, sizeof path, "%s.r%d", t->o->trace, t->rank);
+    } else {
+        snprintf(path, sizeof path, "%s", t->o->trace);
     }
-    halo_order_key *keys = HALO_ALLOC(halo_order_key, total > 0 ? total : 1);
-    int32_t *order = HALO_ALLOC(int32_t, nt > 0 ? nt : 1);
-    int64_t *boff = HALO_ALLOC(int64_t, nb + 1);
-    int32_t *rid = NULL;
-    int64_t cap = 0;
-    for (int ep = start_epoch; rc == 0 && ep < t->o->epochs; ep++) {
-        epoch_order(t, ep, all_orig, keys, order, boff);
-        for (int64_t b = 0; rc == 0 && b < nb; b++) {
-            halo_sample_key k = {t->o->seed, ep, b};
-            rc = halo_train_sample(t, t->st, t->smp, t->fanouts, t->rfan, &k, order + boff[b],
-                                   (int32_t)(boff[b + 1] - boff[b]), &t->mb);
-            if (rc == 0 && t->mb.num_input > cap) {
-                cap = t->mb.num_input + t->mb.num_input / 2 + 64;
-                halo_free(rid);
-                rid = HALO_ALLOC(int32_t, cap);
-            }
-            int64_t m = 0;
-            for (int32_t i = 0; rc == 0 && i < t->mb.num_input; i++) {
-                if (!halo_store_is_local(t->st, t->mb.input[i])) {
-                    rid[m++] = t->mb.input[i];
-                }
-            }
-            halo_cache_future_add(f, rid, m);
-        }
-    }
-    halo_free(rid);
-    halo_free(boff);
-    halo_free(order);
-    halo_free(keys);
-    halo_free(all_orig);
-    return rc;
+    HALO_CHECK(halo_trace_create(path, t->ranks, halo_store_feat_dim(t->st),
+                                 halo_store_info(t->st)->nodes, &t->trace));
+    return halo_trace_put_halo(t->trace, t->rank, pt->num_halo, pt->halo, pt->halo_deg, h->owner,
+                               h->vip);
 }
 
-/* Opens the remote-feature cache when the policy has a cache_init hook (with the run's look-ahead
- * when it asks for next-use hints), pulls its initial contents and opens the --trace file
+/* What halo_train_run keeps across its set-up, epochs and finish. */
+typedef struct train_run {
+    train_ctx *t;                  /* the trainer */
+    halo_policy *pol;              /* the policy */
+    halo_policy_ctx pctx;          /* the context its hooks see */
+    const char *policy_name;       /* its name */
+    uint64_t hash;                 /* configuration hash (checkpoints) */
+    halo_metrics *mf;              /* --metrics file on rank 0, NULL = none */
+    int start_epoch;               /* first epoch this run trains */
+    int64_t step;                  /* global steps taken so far */
+    int64_t nt;                    /* training seeds of this rank */
+    int64_t total;                 /* seeds ordered per epoch (this rank's, or all: global) */
+    int64_t nb;                    /* batches per epoch */
+    int64_t *all_orig;             /* global batching: every rank's seeds' orig ids */
+    halo_order_key *keys;          /* epoch order scratch */
+    int32_t *order;                /* this rank's seeds in epoch order */
+    int64_t *boff;                 /* batch offsets into order */
+    halo_epoch_stats *all_stats;   /* every rank's record of the epoch */
+    halo_sb sb;                    /* metrics line scratch */
+    bool gpu_notice, mt_notice;    /* notices said once */
+    pipe_res *pr;                  /* pipeline resources */
+    int last_depth, last_threads;  /* pipeline settings last announced */
+    double train_time;             /* seconds of the epochs trained */
+    int trained;                   /* epochs trained */
+} train_run;
+
+/* Batch b of epoch ep for the look-ahead: the epoch order at its first batch, then the batch
+ * sampled with the first epoch's fanouts (collective: every rank samples every batch). */
+static int ahead_sample(void *arg, int ep, int64_t b, const halo_minibatch **mb)
+{
+    train_run *r = arg;
+    train_ctx *t = r->t;
+    if (b == 0) {
+        epoch_order(t, ep, r->all_orig, r->keys, r->order, r->boff);
+    }
+    halo_sample_key k = {t->o->seed, ep, b};
+    *mb = &t->mb;
+    return halo_train_sample(t, t->st, t->smp, &t->fan, &k, r->order + r->boff[b],
+                             (int32_t)(r->boff[b + 1] - r->boff[b]), &t->mb);
+}
+
+/* Opens the remote-feature cache (halo_plan_cache_open; with the run's look-ahead when the
+ * policy asks for next-use hints), pulls its initial contents and opens the --trace file
  * (collective: every rank pulls, possibly nothing). */
-static int setup_cache(train_ctx *t, halo_policy *pol, const halo_policy_ctx *pctx, int64_t nb,
-                       int start_epoch)
+static int setup_cache(train_ctx *t, train_run *r)
 {
     const halo_store *st = t->st;
     const halo_part *pt = halo_store_part(st);
-    int rc = 0;
-    int32_t *owner = NULL;
-    double *p = NULL, *vip = NULL;
-    float *rows = NULL;
     halo_cache_future *fut = NULL;
-    /* owners of the halo nodes: for the cache's context and for the trace's halo record */
-    owner = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
-    for (int64_t h = 0; h < pt->num_halo; h++) {
-        owner[h] = halo_store_owner(st, pt->halo[h]);
+    halo_plan_halo h = {0};
+    int rc = 0;
+    if (halo_plan_cache_lookahead(r->pol)) {
+        fut = halo_cache_future_new();
+        halo_plan_batches src = {ahead_sample, r, r->start_epoch, t->o->epochs, r->nb,
+                                 halo_store_start(st), halo_store_end(st)};
+        rc = halo_comm_agree(t->c, halo_plan_lookahead(&src, fut));
     }
-    int32_t *hntype = NULL; /* ctx.halo.ntype of a typed partition */
-    if (pt->halo_ntype != NULL) {
-        hntype = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
-        for (int64_t h = 0; h < pt->num_halo; h++) {
-            hntype[h] = pt->halo_ntype[h];
-        }
+    if (rc == 0) {
+        halo_plan_run run = {t->ranks, t->o->epochs, t->o->batch, r->nb};
+        halo_plan_cache_opts co = {r->pol, halo_store_info(st), pt, t->rank, t->ranks,
+                                   halo_store_feat_dim(st), 0, &run, &t->fan, &r->pctx};
+        rc = halo_plan_cache_open(&co, fut, &h, &t->cache);
+    } else {
+        halo_cache_future_free(fut);
     }
-    if (halo_policy_hooks(pol) & (1u << HALO_POLICY_CACHE_INIT)) {
-        int hint = halo_cache_policy_hint(pol);
-        if (hint == HALO_CACHE_HINT_NEXT_USE) {
-            fut = halo_cache_future_new();
-            rc = halo_comm_agree(t->c, presample_future(t, start_epoch, fut));
-            if (rc != 0) {
-                goto fail;
-            }
-        }
-        if (hint == HALO_CACHE_HINT_VIP) {
-            /* inclusion probabilities over this part's CSR (propagation stops at other parts) */
-            p = HALO_ALLOC(double, halo_store_info(st)->nodes + 1);
-            halo_cache_vip(halo_store_info(st)->nodes, halo_store_start(st), halo_store_end(st),
-                           pt->indptr, pt->indices, pt->train, pt->num_train, (int)t->o->batch,
-                           t->fanouts, t->layers, p);
-            vip = HALO_ALLOC(double, pt->num_halo > 0 ? pt->num_halo : 1);
-            for (int64_t h = 0; h < pt->num_halo; h++) {
-                vip[h] = p[pt->halo[h]];
-            }
-        }
-        halo_cache_opts co = {
-            .policy = pol,
-            .rank = t->rank,
-            .ranks = t->ranks,
-            .num_halo = pt->num_halo,
-            .halo_ids = pt->halo,
-            .halo_deg = pt->halo_deg,
-            .halo_owner = owner,
-            .halo_ntype = hntype,
-            .vip = vip,
-            .feat_dim = halo_store_feat_dim(st),
-            .epochs = t->o->epochs,
-            .batches = nb,
-            .batch_size = (int)t->o->batch,
-            .graph = pctx->graph,
-            .part = pctx->part,
-        };
-        rc = halo_cache_open(&co, fut, &t->cache);
-        fut = NULL; /* the cache owns it */
-    }
-fail:
-    halo_cache_future_free(fut);
     rc = halo_comm_agree(t->c, rc);
     if (rc == 0) {
         const int32_t *ids = NULL;
         int64_t n = t->cache != NULL ? halo_cache_init_ids(t->cache, &ids) : 0;
-        rows = HALO_ALLOC(float, n * halo_store_feat_dim(st) > 0 ? n * halo_store_feat_dim(st) : 1);
+        int64_t nf = n * halo_store_feat_dim(st);
+        float *rows = HALO_ALLOC(float, nf > 0 ? nf : 1);
         rc = halo_store_pull_rows(t->st, ids, n, rows, &t->pull);
         if (rc == 0 && n > 0) {
             rc = halo_cache_init_fill(t->cache, rows);
         }
+        halo_free(rows);
         if (rc == 0 && t->o->trace != NULL) {
-            char path[4200];
-            if (t->ranks > 1) {
-                snprintf(path, sizeof path, "%s.r%d", t->o->trace, t->rank);
-            } else {
-                snprintf(path, sizeof path, "%s", t->o->trace);
-            }
-            rc = halo_trace_create(path, t->ranks, halo_store_feat_dim(st),
-                                   halo_store_info(st)->nodes, &t->trace);
-            if (rc == 0) {
-                rc = halo_trace_put_halo(t->trace, t->rank, pt->num_halo, pt->halo, pt->halo_deg,
-                                         owner, vip);
-            }
+            rc = open_trace(t, &h);
         }
         rc = halo_comm_agree(t->c, rc);
     }
-    halo_free(rows);
-    halo_free(vip);
-    halo_free(p);
-    halo_free(owner);
-    halo_free(hntype);
+    halo_plan_halo_free(&h);
     return rc;
 }
 
@@ -1197,30 +1040,6 @@ static int write_timeline(train_ctx *t, pipe_res *pr)
 
 /* ---------------------------------------------------------------- the run */
 
-/* What halo_train_run keeps across its set-up, epochs and finish. */
-typedef struct train_run {
-    halo_policy *pol;              /* the policy */
-    halo_policy_ctx pctx;          /* the context its hooks see */
-    const char *policy_name;       /* its name */
-    uint64_t hash;                 /* configuration hash (checkpoints) */
-    halo_metrics *mf;              /* --metrics file on rank 0, NULL = none */
-    int start_epoch;               /* first epoch this run trains */
-    int64_t step;                  /* global steps taken so far */
-    int64_t nt;                    /* training seeds of this rank */
-    int64_t total;                 /* seeds ordered per epoch (this rank's, or all: global) */
-    int64_t nb;                    /* batches per epoch */
-    int64_t *all_orig;             /* global batching: every rank's seeds' orig ids */
-    halo_order_key *keys;          /* epoch order scratch */
-    int32_t *order;                /* this rank's seeds in epoch order */
-    int64_t *boff;                 /* batch offsets into order */
-    halo_epoch_stats *all_stats;   /* every rank's record of the epoch */
-    halo_sb sb;                    /* metrics line scratch */
-    bool gpu_notice, mt_notice;    /* notices said once */
-    pipe_res *pr;                  /* pipeline resources */
-    int last_depth, last_threads;  /* pipeline settings last announced */
-    double train_time;             /* seconds of the epochs trained */
-    int trained;                   /* epochs trained */
-} train_run;
 
 /* Empties a string builder for the next metrics line. */
 static void sb_reset(halo_sb *sb)
@@ -1281,8 +1100,7 @@ static int run_setup(train_ctx *t, train_run *r, halo_train_result *res)
     r->order = HALO_ALLOC(int32_t, r->nt);
     r->boff = HALO_ALLOC(int64_t, r->nb + 1);
     r->all_stats = HALO_ALLOC(halo_epoch_stats, t->ranks);
-    r->pctx.batches = r->nb;
-    HALO_CHECK(setup_cache(t, r->pol, &r->pctx, r->nb, r->start_epoch));
+    HALO_CHECK(setup_cache(t, r));
     pipe_res *pr = r->pr = HALO_NEW(pipe_res, 1);
     for (int i = 0; i <= HALO_PIPE_MAX_DEPTH; i++) {
         pr->slotp[i] = &pr->slot[i];
@@ -1304,7 +1122,7 @@ static int run_setup(train_ctx *t, train_run *r, halo_train_result *res)
         }
         for (int l = 0; !named && l < t->layers; l++) {
             size_t len = strlen(fo);
-            snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t->fanouts[l]);
+            snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t->fan.fanouts[l]);
         }
         halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), model %s, "
                   "hidden %d, %lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
@@ -1348,28 +1166,6 @@ static int epoch_report(train_ctx *t, train_run *r, int ep, double loss, double 
     return rc;
 }
 
-/* The epoch's record and counts in the policy's context (epoch_end hooks read it). */
-static void epoch_context(train_run *r, const epoch_acc *acc, double loss)
-{
-    halo_policy_stats *le = &r->pctx.last_epoch;
-    le->epoch = acc->s.epoch;
-    le->batches = acc->s.batches;
-    le->seeds = acc->seeds;
-    le->input_nodes = acc->s.input_nodes;
-    le->sampled_edges = acc->s.sampled_edges;
-    le->remote_nodes = acc->s.remote_nodes;
-    le->cache_hits = acc->s.cache_hits;
-    le->cache_misses = acc->s.cache_misses;
-    le->bytes_remote = acc->s.bytes_remote;
-    le->loss = loss;
-    le->time_s = acc->s.time_s;
-    le->sample_s = acc->s.sample_s;
-    le->fetch_s = acc->s.fetch_s;
-    le->compute_s = acc->s.compute_s;
-    le->wait_s = acc->s.wait_s;
-    r->pctx.step = r->step;
-}
-
 /* One epoch: the policy's fanouts and pipeline, the epoch order, the batches (train_epoch),
  * the global loss, evaluation, records, checkpoint, --check and the epoch_end hook.
  * Collective; every rank returns the same code. */
@@ -1380,14 +1176,8 @@ static int run_epoch(train_ctx *t, train_run *r, int ep, halo_train_result *res)
     pipe_res *pr = r->pr;
     r->pctx.epoch = ep;
     r->pctx.step = r->step;
-    int lay = t->layers;
-    int rc = epoch_fanouts(t, r->pol, &r->pctx, t->fanouts, t->rfan, &lay);
-    if (rc == 0 && lay != t->layers) {
-        rc = halo_errorf(HALO_ELUA,
-                         "policy %s: fanout returned %d layers at epoch %d, the "
-                         "model has %d",
-                         r->policy_name, lay, ep, t->layers);
-    }
+    int rc = halo_plan_epoch_fanouts(&t->given, halo_store_info(t->st), r->pol, &r->pctx,
+                                     t->layers, &t->fan);
     HALO_CHECK(halo_comm_agree(c, rc));
     int depth, threads;
     HALO_CHECK(epoch_pipeline(t, r->pol, &r->pctx, &depth, &threads, &r->mt_notice));
@@ -1464,7 +1254,8 @@ static int run_epoch(train_ctx *t, train_run *r, int ep, halo_train_result *res)
     if (o->check) {
         HALO_CHECK(check_params(t, ep));
     }
-    epoch_context(r, &acc, loss);
+    halo_plan_last_epoch(&acc.s, acc.seeds, loss, &r->pctx.last_epoch);
+    r->pctx.step = r->step;
     if (t->cache != NULL) {
         /* the cache's context carries the cache and halo views the hook may read */
         halo_cache_ctx(t->cache)->last_epoch = r->pctx.last_epoch;
@@ -1511,7 +1302,7 @@ static int run_finish(train_ctx *t, train_run *r, halo_train_result *res)
             .eval = halo_train_eval_name(o->eval),
             .ranks = t->ranks,
             .layers = t->layers,
-            .fanouts = t->fanouts,
+            .fanouts = t->fan.fanouts,
             .threads = halo_model_config_of(t->m)->threads,
             .train_seeds = r->nt * t->ranks,
         };
@@ -1563,6 +1354,7 @@ int halo_train_run(halo_comm *c, const halo_train_opts *o, halo_train_result *re
     memset(&r, 0, sizeof r);
     halo_sb_init(&r.sb);
     r.last_depth = r.last_threads = -1;
+    r.t = &t;
     int rc = run_setup(&t, &r, res);
     for (int ep = r.start_epoch; rc == 0 && ep < o->epochs; ep++) {
         rc = run_epoch(&t, &r, ep, res);

@@ -7,6 +7,7 @@
 #include "comm/comm.h"
 #include "embed/embed.h"
 #include "model/model.h"
+#include "plan/plan.h"
 #include "sample/sample.h"
 #include "store/store.h"
 #include "train/train.h"
@@ -25,11 +26,10 @@ typedef struct train_ctx {
     int rank;                     /* this rank */
     int ranks;                    /* ranks == parts */
     int layers;                   /* model layers */
-    int fanouts[HALO_MAX_LAYERS]; /* training fanouts of the current epoch, input layer first */
-    int eval_fanouts[HALO_MAX_LAYERS]; /* fanouts of sampled evaluation */
-    int nrels;                         /* relations of a typed partition, 0 = homogeneous */
-    halo_rel_fanouts rfan;             /* typed: training fanouts per layer and relation */
-    halo_rel_fanouts eval_rfan;        /* typed: fanouts of sampled evaluation */
+    halo_plan_fanouts given;      /* --fanouts, parsed once (layers 0: the policy's) */
+    halo_plan_fanouts fan;        /* training fanouts of the current epoch */
+    halo_plan_fanouts eval_fan;   /* fanouts of sampled evaluation */
+    int nrels;                    /* relations of a typed partition, 0 = homogeneous */
     halo_embed *emb;                   /* learnable rows of the featureless types, NULL = none */
     uint8_t featless[HALO_MAX_NTYPES]; /* 1: node type t has no features (rows from emb) */
     int64_t ne;                        /* featureless input nodes of the last gather */
@@ -38,8 +38,7 @@ typedef struct train_ctx {
     int64_t *epos;                     /* [ne] their positions in the batch's input */
     float *ebuf;                       /* [ne x feat_dim] rows gathered / gradients pushed */
     float *dinput;                     /* [num_input x feat_dim] the model's input gradient */
-    const char *ntype_names[HALO_MAX_NTYPES]; /* the policy's ctx.graph.node_types */
-    const char *rel_names[HALO_MAX_RELS];     /* the policy's ctx.graph.relations */
+    halo_plan_names names;             /* the policy's ctx.graph.node_types and relations */
     int64_t dcap;                      /* floats allocated in dinput */
     halo_sampler *smp;                 /* sampler scratch */
     halo_minibatch mb;                 /* current mini-batch */
@@ -51,16 +50,13 @@ typedef struct train_ctx {
     int32_t *borrow_label;             /* [nborrow] their labels (pulled from the owners once) */
 } train_ctx;
 
-/* Samples a mini-batch on st: the typed sampler with per-relation fanouts (rfan) on a typed
- * partition, else the homogeneous one with fanouts. Collective. */
-int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp, const int *fanouts,
-                      const halo_rel_fanouts rfan, const halo_sample_key *k, const int32_t *seeds,
+/* Samples a mini-batch on st with fanouts f: the typed sampler with its per-relation fanouts on
+ * a typed partition, else the homogeneous one. Collective. */
+int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp,
+                      const halo_plan_fanouts *f, const halo_sample_key *k, const int32_t *seeds,
                       int32_t n, halo_minibatch *mb);
 
 /* ---- typed.c: learnable embeddings of featureless node types */
-
-/* Node type of a global id (0 on a homogeneous partition). */
-int halo_train_node_type(const halo_partinfo *pi, int32_t gid);
 
 /* Creates t->emb when the partition has a node type of width 0 (and the model's input is at
  * least one column wide): one row of feat_dim floats per owned node of such a type, keyed by its
