@@ -735,13 +735,8 @@ static int sim_write_epoch(halo_metrics *mf, const char *policy, const sim *S)
     halo_sb sb;
     halo_sb_init(&sb);
     int rc = 0;
-    halo_metrics_types ty = {.ntypes = S->info->ntypes, .nrels = S->nrels};
-    for (int i = 0; S->nrels > 0 && i < S->info->ntypes; i++) {
-        ty.ntype[i] = S->names.ntype[i];
-    }
-    for (int i = 0; i < S->nrels; i++) {
-        ty.rel[i] = S->names.rel[i];
-    }
+    halo_metrics_types ty;
+    halo_metrics_types_of(S->info, &ty);
     for (int r = 0; rc == 0 && r < S->P; r++) {
         sb.len = 0;
         if (sb.buf != NULL) {
@@ -768,12 +763,7 @@ static int sim_write_epoch(halo_metrics *mf, const char *policy, const sim *S)
 static int sim_write_summary(halo_metrics *mf, const sim *S, const halo_sim_result *res)
 {
     halo_jw w;
-    halo_jw_init(&w, false);
-    halo_jw_obj_begin(&w);
-    halo_jw_key(&w, "type");
-    halo_jw_str(&w, "summary");
-    halo_jw_key(&w, "mode");
-    halo_jw_str(&w, "sim");
+    halo_metrics_summary_begin(&w, "sim");
     halo_jw_key(&w, "policy");
     halo_jw_str(&w, res->policy);
     halo_jw_key(&w, "profile");
@@ -842,6 +832,153 @@ static int sim_epoch_end(sim *S, int ep, int64_t step)
     return 0;
 }
 
+/* The set-up's checks of a run: the profile's ranks are the partition's, every rank's policy
+ * gives the same layers. */
+static int sim_check(const sim *S)
+{
+    const halo_sim_opts *o = S->o;
+    int P = S->P;
+    if (o->profile != NULL && o->profile->machines * o->profile->trainers != P) {
+        return halo_errorf(HALO_EUSAGE,
+                           "%s: %d machines x %d trainers = %d ranks, but %s has %d parts "
+                           "(set machines in the profile or --machines)",
+                           o->profile->source[0] ? o->profile->source : o->profile->name,
+                           o->profile->machines, o->profile->trainers,
+                           o->profile->machines * o->profile->trainers, o->pdir, P);
+    }
+    for (int r = 1; r < P; r++) {
+        if (S->r[r].fan.layers != S->r[0].fan.layers) {
+            return halo_errorf(HALO_ELUA, "policy: rank %d has %d layers, rank 0 %d", r,
+                               S->r[r].fan.layers, S->r[0].fan.layers);
+        }
+    }
+    return 0;
+}
+
+/* The plan of epoch ep on every rank: its fanouts (halo_plan_epoch_fanouts), fresh records,
+ * the epoch's pipeline, and the time model remade when depth or threads change. */
+static int sim_epoch_begin(sim *S, int ep, int64_t step, halo_sim_result *res, int *cur_depth,
+                           int *cur_threads)
+{
+    const halo_sim_opts *o = S->o;
+    for (int r = 0; r < S->P; r++) {
+        sim_rank *R = &S->r[r];
+        R->pctx.epoch = ep;
+        R->pctx.step = step;
+        HALO_CHECK(halo_plan_epoch_fanouts(&S->given, S->info, R->pol, &R->pctx, R->fan.layers,
+                                           &R->fan));
+        memset(&R->acc, 0, sizeof R->acc);
+        memset(&R->emb, 0, sizeof R->emb);
+        R->acc.epoch = ep;
+        R->acc.rank = r;
+        R->acc.ranks = S->P;
+    }
+    int depth, threads;
+    HALO_CHECK(sim_pipeline(S, &depth, &threads));
+    res->depth = depth;
+    if (o->profile != NULL && (depth != *cur_depth || threads != *cur_threads)) {
+        if (S->cost != NULL) {
+            halo_sim_cost_free(S->cost);
+            S->cost = NULL;
+        }
+        halo_sim_cost_opts co = {
+            .profile = o->profile,
+            .ranks = S->P,
+            .depth = depth,
+            .sampler_threads = threads,
+            .in_dim = S->info->feat_dim,
+            .hidden = o->hidden,
+            .classes = S->info->classes,
+            .grad_floats = sim_grad_floats(S->r[0].fan.layers, S->info->feat_dim, o->hidden,
+                                           S->info->classes, S->relations, o->bases),
+            .relations = S->relations,
+            .bases = o->bases,
+            .timeline = o->timeline != NULL ? &S->tl : NULL,
+            .t_start = res->total.time_s,
+        };
+        HALO_CHECK(halo_sim_cost_new(&co, &S->cost));
+    }
+    *cur_depth = depth;
+    *cur_threads = threads;
+    sim_order(S, ep);
+    if (S->cost != NULL) {
+        halo_sim_cost_epoch_begin(S->cost, ep);
+    }
+    return 0;
+}
+
+/* The batches of epoch ep, under a progress bar on a terminal (a line per 100 batches
+ * otherwise, with --progress). */
+static int sim_epoch_batches(sim *S, int ep, int64_t step)
+{
+    const halo_sim_opts *o = S->o;
+    bool tty = o->progress && isatty(2);
+    halo_progress prog;
+    if (tty) {
+        char label[32];
+        snprintf(label, sizeof label, "sim epoch %d", ep);
+        halo_progress_begin(&prog, label, (uint64_t)S->nb);
+    }
+    int rc = 0;
+    for (int64_t b = 0; rc == 0 && b < S->nb; b++) {
+        rc = sim_batch(S, ep, b, step + b);
+        if (rc < 0) {
+            break;
+        }
+        if (tty) {
+            halo_progress_update(&prog, (uint64_t)b + 1);
+        } else if (o->progress && (b + 1) % 100 == 0) {
+            halo_info("sim: epoch %d, batch %lld of %lld", ep, (long long)b + 1,
+                      (long long)S->nb);
+        }
+    }
+    if (tty) {
+        halo_progress_end(&prog);
+    }
+    return rc;
+}
+
+/* The time model's stage times of the epoch into every rank's record; the run's time grows by
+ * the slowest rank's. */
+static void sim_epoch_times(sim *S, halo_sim_result *res)
+{
+    int P = S->P;
+    halo_epoch_stats *times = HALO_NEW(halo_epoch_stats, P);
+    halo_sim_cost_epoch_end(S->cost, times);
+    double slowest = 0;
+    for (int r = 0; r < P; r++) {
+        halo_epoch_stats *a = &S->r[r].acc;
+        a->time_s = times[r].time_s;
+        a->sample_s = times[r].sample_s;
+        a->fetch_s = times[r].fetch_s;
+        a->copy_s = times[r].copy_s;
+        a->compute_s = times[r].compute_s;
+        a->allreduce_s = times[r].allreduce_s;
+        a->wait_s = times[r].wait_s;
+        slowest = a->time_s > slowest ? a->time_s : slowest;
+    }
+    halo_free(times);
+    res->total.time_s += slowest;
+}
+
+/* The end of a run: its means, the timeline, the summary record and the metrics file renamed
+ * into place (*mf NULL after). */
+static int sim_finish(sim *S, halo_metrics **mf, halo_sim_result *res)
+{
+    res->mean_epoch_s = res->epochs > 0 ? res->total.time_s / res->epochs : 0;
+    res->peak_rss = (int64_t)halo_mem_rss_peak();
+    if (S->o->timeline != NULL) {
+        HALO_CHECK(halo_timeline_write(S->o->timeline, S->tl.ev, S->tl.n));
+    }
+    if (*mf != NULL) {
+        HALO_CHECK(sim_write_summary(*mf, S, res));
+        int rc = halo_metrics_close(*mf);
+        *mf = NULL;
+        return rc;
+    }
+    return 0;
+}
+
 int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
 {
     sim S;
@@ -854,25 +991,9 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
         return halo_errorf(HALO_EUSAGE, "sim: --batch and --epochs must be at least 1");
     }
     HALO_TRY(sim_open(&S));
-    int P = S.P;
-    if (o->profile != NULL && o->profile->machines * o->profile->trainers != P) {
-        rc = halo_errorf(HALO_EUSAGE,
-                         "%s: %d machines x %d trainers = %d ranks, but %s has %d parts "
-                         "(set machines in the profile or --machines)",
-                         o->profile->source[0] ? o->profile->source : o->profile->name,
-                         o->profile->machines, o->profile->trainers,
-                         o->profile->machines * o->profile->trainers, o->pdir, P);
-        goto fail;
-    }
-    for (int r = 1; r < P; r++) {
-        if (S.r[r].fan.layers != S.r[0].fan.layers) {
-            rc = halo_errorf(HALO_ELUA, "policy: rank %d has %d layers, rank 0 %d", r,
-                             S.r[r].fan.layers, S.r[0].fan.layers);
-            goto fail;
-        }
-    }
+    HALO_TRY(sim_check(&S));
     snprintf(res->policy, sizeof res->policy, "%s", halo_policy_name(S.r[0].pol));
-    res->ranks = P;
+    res->ranks = S.P;
     res->batches = S.nb;
     if (o->metrics != NULL) {
         HALO_TRY(halo_metrics_open(o->metrics, &mf));
@@ -880,95 +1001,14 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
     halo_timeline_init(&S.tl, 0);
     int64_t step = 0;
     int cur_depth = -1, cur_threads = -1;
-    bool tty = o->progress && isatty(2);
     for (int ep = 0; ep < o->epochs; ep++) {
-        for (int r = 0; r < P; r++) {
-            sim_rank *R = &S.r[r];
-            R->pctx.epoch = ep;
-            R->pctx.step = step;
-            HALO_TRY(halo_plan_epoch_fanouts(&S.given, S.info, R->pol, &R->pctx, R->fan.layers,
-                                             &R->fan));
-            memset(&R->acc, 0, sizeof R->acc);
-            memset(&R->emb, 0, sizeof R->emb);
-            R->acc.epoch = ep;
-            R->acc.rank = r;
-            R->acc.ranks = P;
-        }
-        int depth, threads;
-        HALO_TRY(sim_pipeline(&S, &depth, &threads));
-        res->depth = depth;
-        if (o->profile != NULL && (depth != cur_depth || threads != cur_threads)) {
-            if (S.cost != NULL) {
-                halo_sim_cost_free(S.cost);
-                S.cost = NULL;
-            }
-            halo_sim_cost_opts co = {
-                .profile = o->profile,
-                .ranks = P,
-                .depth = depth,
-                .sampler_threads = threads,
-                .in_dim = S.info->feat_dim,
-                .hidden = o->hidden,
-                .classes = S.info->classes,
-                .grad_floats = sim_grad_floats(S.r[0].fan.layers, S.info->feat_dim, o->hidden,
-                                               S.info->classes, S.relations, o->bases),
-                .relations = S.relations,
-                .bases = o->bases,
-                .timeline = o->timeline != NULL ? &S.tl : NULL,
-                .t_start = res->total.time_s,
-            };
-            HALO_TRY(halo_sim_cost_new(&co, &S.cost));
-        }
-        cur_depth = depth;
-        cur_threads = threads;
-        sim_order(&S, ep);
-        if (S.cost != NULL) {
-            halo_sim_cost_epoch_begin(S.cost, ep);
-        }
-        halo_progress prog;
-        if (tty) {
-            char label[32];
-            snprintf(label, sizeof label, "sim epoch %d", ep);
-            halo_progress_begin(&prog, label, (uint64_t)S.nb);
-        }
-        for (int64_t b = 0; b < S.nb; b++) {
-            rc = sim_batch(&S, ep, b, step + b);
-            if (rc < 0) {
-                if (tty) {
-                    halo_progress_end(&prog);
-                }
-                goto fail;
-            }
-            if (tty) {
-                halo_progress_update(&prog, (uint64_t)b + 1);
-            } else if (o->progress && (b + 1) % 100 == 0) {
-                halo_info("sim: epoch %d, batch %lld of %lld", ep, (long long)b + 1,
-                          (long long)S.nb);
-            }
-        }
-        if (tty) {
-            halo_progress_end(&prog);
-        }
+        HALO_TRY(sim_epoch_begin(&S, ep, step, res, &cur_depth, &cur_threads));
+        HALO_TRY(sim_epoch_batches(&S, ep, step));
         step += S.nb;
         if (S.cost != NULL) {
-            halo_epoch_stats *times = HALO_NEW(halo_epoch_stats, P);
-            halo_sim_cost_epoch_end(S.cost, times);
-            double slowest = 0;
-            for (int r = 0; r < P; r++) {
-                halo_epoch_stats *a = &S.r[r].acc;
-                a->time_s = times[r].time_s;
-                a->sample_s = times[r].sample_s;
-                a->fetch_s = times[r].fetch_s;
-                a->copy_s = times[r].copy_s;
-                a->compute_s = times[r].compute_s;
-                a->allreduce_s = times[r].allreduce_s;
-                a->wait_s = times[r].wait_s;
-                slowest = a->time_s > slowest ? a->time_s : slowest;
-            }
-            halo_free(times);
-            res->total.time_s += slowest;
+            sim_epoch_times(&S, res);
         }
-        for (int r = 0; r < P; r++) {
+        for (int r = 0; r < S.P; r++) {
             sim_total_add(&res->total, &S.r[r].acc);
         }
         res->epochs = ep + 1;
@@ -977,19 +1017,7 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
         }
         HALO_TRY(sim_epoch_end(&S, ep, step));
     }
-    res->mean_epoch_s = res->epochs > 0 ? res->total.time_s / res->epochs : 0;
-    res->peak_rss = (int64_t)halo_mem_rss_peak();
-    if (o->timeline != NULL) {
-        HALO_TRY(halo_timeline_write(o->timeline, S.tl.ev, S.tl.n));
-    }
-    if (mf != NULL) {
-        HALO_TRY(sim_write_summary(mf, &S, res));
-        rc = halo_metrics_close(mf);
-        mf = NULL;
-        if (rc < 0) {
-            goto fail;
-        }
-    }
+    rc = sim_finish(&S, &mf, res);
 fail:
     if (mf != NULL) {
         halo_metrics_abort(mf);

@@ -152,13 +152,8 @@ static int epoch_report(train_ctx *t, train_run *r, int ep, double loss, double 
 {
     int rc = 0;
     const halo_partinfo *pi = halo_store_info(t->st);
-    halo_metrics_types ty = {.ntypes = pi->ntypes, .nrels = pi->nrels};
-    for (int i = 0; i < pi->ntypes; i++) {
-        ty.ntype[i] = pi->ntype_name[i];
-    }
-    for (int i = 0; i < pi->nrels; i++) {
-        ty.rel[i] = pi->rel[i].name;
-    }
+    halo_metrics_types ty;
+    halo_metrics_types_of(pi, &ty);
     for (int k = 0; r->mf != NULL && rc == 0 && k < t->ranks; k++) {
         sb_reset(&r->sb);
         halo_metrics_epoch_typed_json(&r->sb, "run", r->policy_name, &r->all_stats[k],
