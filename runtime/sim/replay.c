@@ -105,14 +105,15 @@ void halo_sim_opts_default(halo_sim_opts *o)
 
 /* ---------------------------------------------------------------- sampling */
 
-/* One layer of rank r's distributed sampling (store.c's sample_layer): frontier nodes grouped
- * by owner, each group drawn from its owner's CSR with the requester's keys, merged back in
- * frontier order; then the block. Counts the requests and replies per peer and the owners'
- * work. On a typed partition (fan != NULL: the layer's per-relation fanouts) the draws are the
- * typed sampler's, a request carries the fanouts after its header and a reply the relation of
- * each neighbour after the neighbours, as store.c sends them; the block gets etype. */
+/* One layer's draw of rank r's distributed sampling: frontier nodes grouped by owner, each
+ * group drawn from its owner's CSR with the requester's keys, merged back in frontier order
+ * into *out (the block is the frontier loop's). Counts the requests and replies per peer in
+ * the store's wire format, and the owners' work. On a typed partition (fan != NULL: the
+ * layer's per-relation fanouts) the draws are the typed sampler's, a request carries the
+ * fanouts after its header and a reply the relation of each neighbour after the neighbours. */
 static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, int fanout,
-                            const int *fan, const int32_t *dst, int32_t num_dst, halo_block *out)
+                            const int *fan, const int32_t *dst, int32_t num_dst,
+                            halo_sample_drawn *out)
 {
     int nrels = fan != NULL ? S->nrels : 0;
     int P = S->P;
@@ -206,35 +207,34 @@ static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, 
         }
         moff[i + 1] = moff[i] + c;
     }
-    HALO_CHECK(halo_sample_block_build(S->smp, dst, num_dst, moff, mnbr, out));
-    if (metype != NULL) {
-        int64_t ne = out->num_edges;
-        out->etype = HALO_ALLOC(uint8_t, ne > 0 ? ne : 1);
-        memcpy(out->etype, metype, (size_t)ne);
-    }
+    out->off = moff;
+    out->nbrs = mnbr;
+    out->etype = metype;
     return 0;
 }
 
-/* Rank r's blocks of a batch (store.c's halo_store_sample). */
+/* Rank r's draw for the frontier loop: a layer of sim_sample_layer with the rank's fanouts. */
+typedef struct sim_draw {
+    sim *S;                   /* the simulation */
+    int r;                    /* the rank */
+    const halo_sample_key *k; /* the batch's keys */
+} sim_draw;
+
+static int sim_draw_layer(void *arg, int l, const int32_t *dst, int32_t num_dst,
+                          halo_sample_drawn *out)
+{
+    sim_draw *a = arg;
+    const halo_plan_fanouts *f = &a->S->r[a->r].fan;
+    return sim_sample_layer(a->S, a->r, a->k, l, f->fanouts[l],
+                            a->S->nrels > 0 ? f->rfan[l] : NULL, dst, num_dst, out);
+}
+
+/* Rank r's blocks of a batch: the frontier loop (halo_sample_frontier) over its draw. */
 static int sim_sample(sim *S, int r, const halo_sample_key *k, const int32_t *seeds, int32_t n)
 {
-    sim_rank *R = &S->r[r];
-    halo_sample_free(&R->mb);
-    R->mb.layers = R->fan.layers;
-    const int32_t *dst = seeds;
-    int32_t num_dst = n;
-    for (int l = R->fan.layers - 1; l >= 0; l--) {
-        int rc = sim_sample_layer(S, r, k, l, R->fan.fanouts[l], S->nrels > 0 ? R->fan.rfan[l] : NULL,
-                                  dst, num_dst, &R->mb.blocks[l]);
-        if (rc < 0) {
-            halo_sample_free(&R->mb);
-            return rc;
-        }
-        dst = R->mb.blocks[l].src_gid;
-        num_dst = R->mb.blocks[l].num_src;
-    }
-    halo_sample_minibatch_finish(&R->mb);
-    return 0;
+    sim_draw a = {S, r, k};
+    return halo_sample_frontier(S->smp, S->r[r].fan.layers, sim_draw_layer, &a, seeds, n,
+                                &S->r[r].mb);
 }
 
 /* ---------------------------------------------------------------- fetch */

@@ -500,39 +500,36 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
     return 0;
 }
 
-/* halo_store_sample and halo_store_sample_typed: plain fanouts, or per-relation ones. */
+/* The store's draw for the frontier loop: a layer of sample_layer, plain fanouts or (fan !=
+ * NULL) per-relation ones. */
+typedef struct store_draw {
+    halo_store *st;                  /* the store (its scratch holds the merged neighbours) */
+    halo_sampler *smp;               /* the sampler of this thread */
+    const int *fanouts;              /* plain: per layer */
+    const int (*fan)[HALO_MAX_RELS]; /* typed: per layer and relation, else NULL */
+    const halo_sample_key *k;        /* the batch's keys */
+} store_draw;
+
+static int draw_store(void *arg, int l, const int32_t *dst, int32_t num_dst,
+                      halo_sample_drawn *out)
+{
+    store_draw *a = arg;
+    store_scratch *s = a->st->scr;
+    HALO_CHECK(sample_layer(a->st, a->smp, a->k, l, a->fanouts != NULL ? a->fanouts[l] : 0,
+                            a->fan != NULL ? a->fan[l] : NULL, dst, num_dst));
+    out->off = s->moff.p;
+    out->nbrs = s->mnbrs.p;
+    out->etype = a->fan != NULL ? s->metype.p : NULL;
+    return 0;
+}
+
+/* halo_store_sample and halo_store_sample_typed: the frontier loop over the store's draw. */
 static int store_sample(halo_store *st, halo_sampler *smp, const int *fanouts,
                         const halo_rel_fanouts fan, int layers, const halo_sample_key *k,
                         const int32_t *seeds, int32_t num_seeds, halo_minibatch *out)
 {
-    halo_sample_free(out);
-    if (layers < 1 || layers > HALO_MAX_LAYERS) {
-        return halo_errorf(HALO_EUSAGE, "sample: %d layers (want 1..%d)", layers,
-                           HALO_MAX_LAYERS);
-    }
-    out->layers = layers;
-    const int32_t *dst = seeds;
-    int32_t num_dst = num_seeds;
-    for (int l = layers - 1; l >= 0; l--) {
-        int rc = sample_layer(st, smp, k, l, fanouts != NULL ? fanouts[l] : 0,
-                              fan != NULL ? fan[l] : NULL, dst, num_dst);
-        if (rc == 0) {
-            rc = halo_sample_block_build(smp, dst, num_dst, st->scr->moff.p, st->scr->mnbrs.p,
-                                         &out->blocks[l]);
-        }
-        if (rc == 0 && fan != NULL) {
-            int64_t ne = out->blocks[l].num_edges;
-            out->blocks[l].etype = HALO_ALLOC(uint8_t, ne > 0 ? ne : 1);
-            memcpy(out->blocks[l].etype, st->scr->metype.p, (size_t)ne);
-        }
-        if (rc < 0) {
-            halo_sample_free(out);
-            return rc;
-        }
-        dst = out->blocks[l].src_gid;
-        num_dst = out->blocks[l].num_src;
-    }
-    halo_sample_minibatch_finish(out);
+    store_draw a = {st, smp, fanouts, fan, k};
+    HALO_CHECK(halo_sample_frontier(smp, layers, draw_store, &a, seeds, num_seeds, out));
     st->stats.sample_calls++;
     st->stats.sampled_edges += halo_sample_edges(out);
     return 0;
