@@ -1,8 +1,9 @@
 /* The pipeline's stages of one batch (docs/pipeline.md): sampling (halo_train_sample, also
- * the evaluation's), the feature pull through the cache, the copy to the device; the slots
- * they fill and the channels they run on. */
+ * the evaluation's) of the seeds the epoch order gives it, the feature pull through the cache,
+ * the copy to the device; the slots they fill and the channels they run on. */
 #include "core/err.h"
 #include "core/mem.h"
+#include "order/order.h"
 #include "train/train_internal.h"
 
 #include <string.h>
@@ -209,4 +210,26 @@ void halo_train_pipe_free(pipe_res *pr, halo_model *m)
     halo_free(pr->gbuf);
     halo_timeline_free(&pr->tl);
     memset(pr, 0, sizeof *pr);
+}
+
+void halo_train_epoch_order(const train_ctx *t, int epoch, const int64_t *all_orig,
+                            halo_order_key *keys, int32_t *order, int64_t *boff)
+{
+    const halo_part *pt = halo_store_part(t->st);
+    const int64_t *orig = halo_store_orig_ids(t->st);
+    int64_t nt = pt->num_train;
+    if (t->o->batching == HALO_TRAIN_BATCH_GLOBAL) {
+        int32_t *gid = HALO_ALLOC(int32_t, nt * t->ranks > 0 ? nt * t->ranks : 1);
+        memcpy(gid + (int64_t)t->rank * nt, pt->train, (size_t)nt * sizeof *gid);
+        halo_order_global(t->o->seed, epoch, t->ranks, nt, gid, all_orig, t->o->batch, t->rank,
+                          t->rank + 1, keys, order, boff);
+        halo_free(gid);
+    } else {
+        int64_t *torig = HALO_ALLOC(int64_t, nt > 0 ? nt : 1);
+        for (int64_t i = 0; i < nt; i++) {
+            torig[i] = orig[pt->train[i]];
+        }
+        halo_order_local(t->o->seed, epoch, nt, pt->train, torig, t->o->batch, keys, order, boff);
+        halo_free(torig);
+    }
 }

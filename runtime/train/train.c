@@ -19,28 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-void halo_train_epoch_order(const train_ctx *t, int epoch, const int64_t *all_orig,
-                            halo_order_key *keys, int32_t *order, int64_t *boff)
-{
-    const halo_part *pt = halo_store_part(t->st);
-    const int64_t *orig = halo_store_orig_ids(t->st);
-    int64_t nt = pt->num_train;
-    if (t->o->batching == HALO_TRAIN_BATCH_GLOBAL) {
-        int32_t *gid = HALO_ALLOC(int32_t, nt * t->ranks > 0 ? nt * t->ranks : 1);
-        memcpy(gid + (int64_t)t->rank * nt, pt->train, (size_t)nt * sizeof *gid);
-        halo_order_global(t->o->seed, epoch, t->ranks, nt, gid, all_orig, t->o->batch, t->rank,
-                          t->rank + 1, keys, order, boff);
-        halo_free(gid);
-    } else {
-        int64_t *torig = HALO_ALLOC(int64_t, nt > 0 ? nt : 1);
-        for (int64_t i = 0; i < nt; i++) {
-            torig[i] = orig[pt->train[i]];
-        }
-        halo_order_local(t->o->seed, epoch, nt, pt->train, torig, t->o->batch, keys, order, boff);
-        halo_free(torig);
-    }
-}
-
 /* Depth and sampling threads of an epoch: --depth, else the policy's pipeline hook; the same on
  * every rank (the largest asked for), since the channels a batch's collectives use depend on
  * them. Depth 0 when MPI cannot take calls from several threads. */

@@ -146,7 +146,7 @@ typedef struct train_run {
     int trained;                   /* epochs trained */
 } train_run;
 
-/* ---- train.c: the epoch loop */
+/* ---- stages.c: the pipeline's stages and the epoch order they read */
 
 /* Epoch order (runtime/order, shared with the simulator): local batching orders this rank's
  * seeds; global batching orders everybody's (orig ids gathered once in all_orig) and keeps this
@@ -154,8 +154,6 @@ typedef struct train_run {
  * boff[b+1])). keys is scratch of nt (local) or ranks * nt (global) entries. */
 void halo_train_epoch_order(const train_ctx *t, int epoch, const int64_t *all_orig,
                             halo_order_key *keys, int32_t *order, int64_t *boff);
-
-/* ---- stages.c: the pipeline's stages */
 
 /* The mini-batch as the model sees it: sources keyed by input-graph id, so dropout masks do not
  * depend on the partition numbering (1 rank and P ranks drop the same units). The keys go into
