@@ -1,5 +1,6 @@
 /* The trainer's state and the functions its files share (private to runtime/train): the
- * context, the pipeline's slots and resources, the run's set-up. */
+ * context, the pipeline's slots and resources, the run's state; stages.c, step.c, setup.c,
+ * typed.c and rows.c declare here what the others call. */
 #ifndef HALO_TRAIN_INTERNAL_H
 #define HALO_TRAIN_INTERNAL_H
 
@@ -148,6 +149,13 @@ typedef struct train_run {
 
 /* ---- stages.c: the pipeline's stages and the epoch order they read */
 
+/* Samples a mini-batch on st with fanouts f: the typed sampler with its per-relation fanouts on
+ * a typed partition, else the homogeneous one (the sample stage's and the evaluation's).
+ * Collective. */
+int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp,
+                      const halo_plan_fanouts *f, const halo_sample_key *k, const int32_t *seeds,
+                      int32_t n, halo_minibatch *mb);
+
 /* Epoch order (runtime/order, shared with the simulator): local batching orders this rank's
  * seeds; global batching orders everybody's (orig ids gathered once in all_orig) and keeps this
  * rank's seeds of each global batch. Fills order[nt] and boff[nb+1] (batch b = order[boff[b] ..
@@ -208,14 +216,6 @@ int halo_train_setup(train_ctx *t, train_run *r, halo_train_result *res);
 
 /* Frees what halo_train_setup made (an unfinished metrics file is removed). */
 void halo_train_free(train_ctx *t, train_run *r);
-
-/* ---- stages.c */
-
-/* Samples a mini-batch on st with fanouts f: the typed sampler with its per-relation fanouts on
- * a typed partition, else the homogeneous one. Collective. */
-int halo_train_sample(const train_ctx *t, halo_store *st, halo_sampler *smp,
-                      const halo_plan_fanouts *f, const halo_sample_key *k, const int32_t *seeds,
-                      int32_t n, halo_minibatch *mb);
 
 /* ---- typed.c: learnable embeddings of featureless node types */
 
