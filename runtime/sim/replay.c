@@ -104,58 +104,37 @@ static int sim_cache(sim *S, int r)
     return rc;
 }
 
-/* Loads the partition and opens every rank's policy. */
-static int sim_open(sim *S)
+/* Rank r's part (its range and relations checked against partition.json), its work record's
+ * per-peer arrays and its own policy state, as each runtime rank has. */
+static int sim_open_rank(sim *S, int r)
 {
     const halo_sim_opts *o = S->o;
-    HALO_CHECK(halo_partinfo_load(o->pdir, &S->info));
-    S->P = S->info->parts;
     int P = S->P;
-    char path[4200];
-    HALO_CHECK(halo_path_join(path, sizeof path, o->pdir, "orig_id.i64"));
-    HALO_CHECK(halo_map_file(path, (size_t)S->info->nodes * sizeof(int64_t), &S->orig_map));
-    S->orig = (const int64_t *)S->orig_map.data;
-    S->r = HALO_NEW(sim_rank, P);
-    S->works = HALO_NEW(halo_sim_work, P);
-    S->cnt = HALO_NEW(int64_t, P);
-    S->gstart = HALO_NEW(int64_t, P + 1);
-    S->gcur = HALO_NEW(int64_t, P);
-    S->nbase = HALO_NEW(int64_t, P);
-    S->smp = halo_sampler_new();
-    S->row_bytes = 4 * (int64_t)S->info->feat_dim;
-    const halo_partinfo *pi = S->info;
-    if (pi->nrels > 0 && pi->type_start == NULL) {
-        return halo_errorf(HALO_EINPUT, "%s: partition.json has relations but no typed ranges",
-                           o->pdir);
+    sim_rank *R = &S->r[r];
+    HALO_CHECK(halo_part_load(o->pdir, r, &R->part));
+    if (R->part->start != S->info->start[r] || R->part->end != S->info->start[r + 1]) {
+        return halo_errorf(HALO_EINPUT, "%s/part-%d: range [%lld,%lld) disagrees with "
+                           "partition.json", o->pdir, r, (long long)R->part->start,
+                           (long long)R->part->end);
     }
-    S->nrels = pi->nrels;
-    S->embed = halo_plan_featless(pi, S->featless);
-    if (o->rgcn) {
-        S->relations = halo_plan_relations(o->relations, S->nrels);
+    if (S->nrels > 0 && (R->part->nrels != S->nrels || R->part->etype == NULL)) {
+        return halo_errorf(HALO_EINPUT, "%s/part-%d: %d relations, partition.json %d", o->pdir,
+                           r, R->part->nrels, S->nrels);
     }
-    if (o->fanouts != NULL) {
-        HALO_CHECK(halo_plan_fanouts_parse(o->fanouts, "--fanouts", pi, &S->given));
-    }
-    for (int r = 0; r < P; r++) {
-        sim_rank *R = &S->r[r];
-        HALO_CHECK(halo_part_load(o->pdir, r, &R->part));
-        if (R->part->start != S->info->start[r] || R->part->end != S->info->start[r + 1]) {
-            return halo_errorf(HALO_EINPUT, "%s/part-%d: range [%lld,%lld) disagrees with "
-                               "partition.json", o->pdir, r, (long long)R->part->start,
-                               (long long)R->part->end);
-        }
-        if (S->nrels > 0 && (R->part->nrels != S->nrels || R->part->etype == NULL)) {
-            return halo_errorf(HALO_EINPUT, "%s/part-%d: %d relations, partition.json %d",
-                               o->pdir, r, R->part->nrels, S->nrels);
-        }
-        R->sample_req = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
-        R->sample_rep = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
-        R->pull_rows = HALO_NEW(int64_t, P);
-        R->embed_rows = HALO_NEW(int64_t, P);
-        halo_policy_opts po = {
-            .path = o->policy, .params = o->sets, .nparams = o->nsets, .rank = r};
-        HALO_CHECK(halo_policy_open(&po, &R->pol));
-    }
+    R->sample_req = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
+    R->sample_rep = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
+    R->pull_rows = HALO_NEW(int64_t, P);
+    R->embed_rows = HALO_NEW(int64_t, P);
+    halo_policy_opts po = {.path = o->policy, .params = o->sets, .nparams = o->nsets, .rank = r};
+    return halo_policy_open(&po, &R->pol);
+}
+
+/* The epoch order's sizes and buffers: equal training seeds on every part (else the runtime's
+ * line), each seed's input-graph id, every rank's seeds side by side for global batching. */
+static int sim_open_order(sim *S)
+{
+    const halo_sim_opts *o = S->o;
+    int P = S->P;
     int64_t lo = S->r[0].part->num_train, hi = lo;
     for (int r = 1; r < P; r++) {
         int64_t n = S->r[r].part->num_train;
@@ -194,6 +173,46 @@ static int sim_open(sim *S)
                    (size_t)S->nt * sizeof(int64_t));
         }
     }
+    return 0;
+}
+
+/* Loads the partition, every rank's part and policy, the epoch order's buffers; every rank's
+ * context, first fanouts and cache (runtime/plan). */
+static int sim_open(sim *S)
+{
+    const halo_sim_opts *o = S->o;
+    HALO_CHECK(halo_partinfo_load(o->pdir, &S->info));
+    S->P = S->info->parts;
+    int P = S->P;
+    char path[4200];
+    HALO_CHECK(halo_path_join(path, sizeof path, o->pdir, "orig_id.i64"));
+    HALO_CHECK(halo_map_file(path, (size_t)S->info->nodes * sizeof(int64_t), &S->orig_map));
+    S->orig = (const int64_t *)S->orig_map.data;
+    S->r = HALO_NEW(sim_rank, P);
+    S->works = HALO_NEW(halo_sim_work, P);
+    S->cnt = HALO_NEW(int64_t, P);
+    S->gstart = HALO_NEW(int64_t, P + 1);
+    S->gcur = HALO_NEW(int64_t, P);
+    S->nbase = HALO_NEW(int64_t, P);
+    S->smp = halo_sampler_new();
+    S->row_bytes = 4 * (int64_t)S->info->feat_dim;
+    const halo_partinfo *pi = S->info;
+    if (pi->nrels > 0 && pi->type_start == NULL) {
+        return halo_errorf(HALO_EINPUT, "%s: partition.json has relations but no typed ranges",
+                           o->pdir);
+    }
+    S->nrels = pi->nrels;
+    S->embed = halo_plan_featless(pi, S->featless);
+    if (o->rgcn) {
+        S->relations = halo_plan_relations(o->relations, S->nrels);
+    }
+    if (o->fanouts != NULL) {
+        HALO_CHECK(halo_plan_fanouts_parse(o->fanouts, "--fanouts", pi, &S->given));
+    }
+    for (int r = 0; r < P; r++) {
+        HALO_CHECK(sim_open_rank(S, r));
+    }
+    HALO_CHECK(sim_open_order(S));
     halo_plan_run run = {P, o->epochs, o->batch, S->nb};
     for (int r = 0; r < P; r++) {
         sim_rank *R = &S->r[r];
