@@ -243,6 +243,24 @@ int halo_partinfo_owner(const halo_partinfo *pi, int32_t gid)
     return lo;
 }
 
+int halo_partinfo_node_type(const halo_partinfo *pi, int32_t gid)
+{
+    if (pi->nrels == 0 || pi->type_start == NULL) {
+        return 0;
+    }
+    int k = halo_partinfo_owner(pi, gid);
+    if (k < 0) {
+        return 0;
+    }
+    const int64_t *ts = pi->type_start + (size_t)k * (size_t)(pi->ntypes + 1);
+    for (int ty = 0; ty < pi->ntypes; ty++) {
+        if (gid < ts[ty + 1]) {
+            return ty;
+        }
+    }
+    return pi->ntypes - 1;
+}
+
 /* Maps array a of part p from dir, after checking that meta.json records `bytes` for it. */
 static int map_array(halo_part *p, const char *dir, const halo_json *files, int a, uint64_t bytes,
                      const char *metapath)

@@ -66,6 +66,9 @@ int halo_partinfo_load(const char *pdir, halo_partinfo **out);
 void halo_partinfo_free(halo_partinfo *pi);
 /* Owner of a global id: binary search over the range ends. */
 int halo_partinfo_owner(const halo_partinfo *pi, int32_t gid);
+/* Node type of a global id: its position among its owner's typed ranges (0 on a homogeneous
+ * partition or for an id outside the graph). */
+int halo_partinfo_node_type(const halo_partinfo *pi, int32_t gid);
 
 /* One part, mapped read-only. */
 typedef struct halo_part {

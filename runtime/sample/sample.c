@@ -350,35 +350,47 @@ static void frontier_reserve(halo_sampler *s, int64_t n, int64_t ne)
     }
 }
 
-int halo_sample_graph(halo_sampler *s, const halo_graph *g, const int *fanouts, int layers,
-                      const halo_sample_key *k, const int32_t *seeds, int32_t num_seeds,
-                      halo_minibatch *out)
+/* The layer count every sampler accepts. */
+static int check_layers(int layers)
 {
-    halo_sample_free(out);
     if (layers < 1 || layers > HALO_MAX_LAYERS) {
         return halo_errorf(HALO_EUSAGE, "sample: %d layers (want 1..%d)", layers,
                            HALO_MAX_LAYERS);
     }
+    return 0;
+}
+
+/* Every seed is a node of g. */
+static int check_seeds(const halo_graph *g, const int32_t *seeds, int32_t num_seeds)
+{
     for (int32_t i = 0; i < num_seeds; i++) {
         if (seeds[i] < 0 || seeds[i] >= g->nodes) {
             return halo_errorf(HALO_EUSAGE, "sample: seed %d is not a node (graph has %lld)",
                                seeds[i], (long long)g->nodes);
         }
     }
+    return 0;
+}
+
+int halo_sample_frontier(halo_sampler *s, int layers, halo_sample_draw_fn draw, void *arg,
+                         const int32_t *seeds, int32_t num_seeds, halo_minibatch *out)
+{
+    halo_sample_free(out);
+    HALO_CHECK(check_layers(layers));
     out->layers = layers;
     const int32_t *dst = seeds;
     int32_t num_dst = num_seeds;
     for (int l = layers - 1; l >= 0; l--) {
-        frontier_reserve(s, num_dst, 0);
-        for (int32_t i = 0; i < num_dst; i++) {
-            s->row[i] = dst[i];
-            s->key[i] = dst[i];
+        halo_sample_drawn d = {0};
+        int rc = draw(arg, l, dst, num_dst, &d);
+        if (rc == 0) {
+            rc = halo_sample_block_build(s, dst, num_dst, d.off, d.nbrs, &out->blocks[l]);
         }
-        int64_t ne = halo_sample_rows_offsets(g->indptr, s->row, num_dst, fanouts[l], s->off);
-        frontier_reserve(s, num_dst, ne);
-        halo_sample_rows(s, g->indptr, g->indices, s->row, s->key, num_dst, fanouts[l], k, l,
-                         s->off, s->nbrs);
-        int rc = halo_sample_block_build(s, dst, num_dst, s->off, s->nbrs, &out->blocks[l]);
+        if (rc == 0 && d.etype != NULL) {
+            int64_t ne = out->blocks[l].num_edges;
+            out->blocks[l].etype = HALO_ALLOC(uint8_t, ne > 0 ? ne : 1);
+            memcpy(out->blocks[l].etype, d.etype, (size_t)ne);
+        }
         if (rc < 0) {
             halo_sample_free(out);
             return rc;
@@ -388,6 +400,57 @@ int halo_sample_graph(halo_sampler *s, const halo_graph *g, const int *fanouts, 
     }
     halo_sample_minibatch_finish(out);
     return 0;
+}
+
+/* A whole graph's draw: plain fanouts, or (fan != NULL) per-relation ones of a typed graph;
+ * node keys are the graph's own ids. */
+typedef struct graph_draw {
+    halo_sampler *s;           /* the sampler (its frontier buffers) */
+    const halo_graph *g;       /* the graph */
+    const int *fanouts;        /* plain: per layer */
+    const int (*fan)[HALO_MAX_RELS]; /* typed: per layer and relation, else NULL */
+    const halo_sample_key *k;  /* the batch's keys */
+} graph_draw;
+
+static int draw_graph(void *arg, int l, const int32_t *dst, int32_t num_dst,
+                      halo_sample_drawn *out)
+{
+    graph_draw *a = arg;
+    halo_sampler *s = a->s;
+    const halo_graph *g = a->g;
+    frontier_reserve(s, num_dst, 0);
+    for (int32_t i = 0; i < num_dst; i++) {
+        s->row[i] = dst[i];
+        s->key[i] = dst[i];
+    }
+    int64_t ne;
+    if (a->fan == NULL) {
+        ne = halo_sample_rows_offsets(g->indptr, s->row, num_dst, a->fanouts[l], s->off);
+        frontier_reserve(s, num_dst, ne);
+        halo_sample_rows(s, g->indptr, g->indices, s->row, s->key, num_dst, a->fanouts[l], a->k,
+                         l, s->off, s->nbrs);
+    } else {
+        ne = halo_sample_rows_typed_offsets(g->indptr, g->etype, g->nrels, s->row, num_dst,
+                                            a->fan[l], s->off);
+        frontier_reserve(s, num_dst, ne);
+        halo_sample_rows_typed(s, g->indptr, g->indices, g->etype, g->nrels, s->row, s->key,
+                               num_dst, a->fan[l], a->k, l, s->off, s->nbrs, s->netype);
+    }
+    out->off = s->off;
+    out->nbrs = s->nbrs;
+    out->etype = a->fan != NULL ? s->netype : NULL;
+    return 0;
+}
+
+int halo_sample_graph(halo_sampler *s, const halo_graph *g, const int *fanouts, int layers,
+                      const halo_sample_key *k, const int32_t *seeds, int32_t num_seeds,
+                      halo_minibatch *out)
+{
+    halo_sample_free(out);
+    HALO_CHECK(check_layers(layers));
+    HALO_CHECK(check_seeds(g, seeds, num_seeds));
+    graph_draw a = {s, g, fanouts, NULL, k};
+    return halo_sample_frontier(s, layers, draw_graph, &a, seeds, num_seeds, out);
 }
 
 int halo_sample_parse_fanouts(const char *str, int *fanouts, int max_layers)
@@ -489,42 +552,10 @@ int halo_sample_graph_typed(halo_sampler *s, const halo_graph *g, const halo_rel
     if (!halo_graph_typed(g)) {
         return halo_errorf(HALO_EUSAGE, "sample: per-relation fanouts need a typed graph");
     }
-    if (layers < 1 || layers > HALO_MAX_LAYERS) {
-        return halo_errorf(HALO_EUSAGE, "sample: %d layers (want 1..%d)", layers,
-                           HALO_MAX_LAYERS);
-    }
-    for (int32_t i = 0; i < num_seeds; i++) {
-        if (seeds[i] < 0 || seeds[i] >= g->nodes) {
-            return halo_errorf(HALO_EUSAGE, "sample: seed %d is not a node (graph has %lld)",
-                               seeds[i], (long long)g->nodes);
-        }
-    }
-    out->layers = layers;
-    const int32_t *dst = seeds;
-    int32_t num_dst = num_seeds;
-    for (int l = layers - 1; l >= 0; l--) {
-        frontier_reserve(s, num_dst, 0);
-        for (int32_t i = 0; i < num_dst; i++) {
-            s->row[i] = dst[i];
-            s->key[i] = dst[i];
-        }
-        int64_t ne = halo_sample_rows_typed_offsets(g->indptr, g->etype, g->nrels, s->row,
-                                                    num_dst, fan[l], s->off);
-        frontier_reserve(s, num_dst, ne);
-        halo_sample_rows_typed(s, g->indptr, g->indices, g->etype, g->nrels, s->row, s->key,
-                               num_dst, fan[l], k, l, s->off, s->nbrs, s->netype);
-        int rc = halo_sample_block_build(s, dst, num_dst, s->off, s->nbrs, &out->blocks[l]);
-        if (rc < 0) {
-            halo_sample_free(out);
-            return rc;
-        }
-        out->blocks[l].etype = HALO_ALLOC(uint8_t, ne > 0 ? ne : 1);
-        memcpy(out->blocks[l].etype, s->netype, (size_t)ne);
-        dst = out->blocks[l].src_gid;
-        num_dst = out->blocks[l].num_src;
-    }
-    halo_sample_minibatch_finish(out);
-    return 0;
+    HALO_CHECK(check_layers(layers));
+    HALO_CHECK(check_seeds(g, seeds, num_seeds));
+    graph_draw a = {s, g, NULL, fan, k};
+    return halo_sample_frontier(s, layers, draw_graph, &a, seeds, num_seeds, out);
 }
 
 /* One fanout number of a spec: an integer >= -1. */

@@ -56,6 +56,27 @@ void halo_sample_free(halo_minibatch *mb);
 /* Sampled edges of all blocks. */
 int64_t halo_sample_edges(const halo_minibatch *mb);
 
+/* What one layer's draw of the frontier loop yields: the neighbours of the frontier, pointers
+ * into the drawer's own buffers (valid until its next draw). */
+typedef struct halo_sample_drawn {
+    const int64_t *off;   /* [num_dst + 1] frontier node i's neighbours are nbrs[off[i]..off[i+1]) */
+    const int32_t *nbrs;  /* [off[num_dst]] the neighbours, global ids */
+    const uint8_t *etype; /* [off[num_dst]] their relations (a typed draw), else NULL */
+} halo_sample_drawn;
+
+/* One layer's draw: the neighbours of dst[num_dst] in layer `layer` into *out. 0 or a negative
+ * code. */
+typedef int (*halo_sample_draw_fn)(void *arg, int layer, const int32_t *dst, int32_t num_dst,
+                                   halo_sample_drawn *out);
+
+/* The frontier loop every sampler shares (the whole graph's, plain and typed, the store's
+ * distributed one, the simulator's): from the seeds at layer layers-1 down to layer 0, each
+ * layer's frontier drawn by draw(arg, ...) and numbered into its block with s (DGL's to_block,
+ * with the relations of a typed draw), the next frontier that block's sources. out is freed
+ * first, and again on a failure. */
+int halo_sample_frontier(halo_sampler *s, int layers, halo_sample_draw_fn draw, void *arg,
+                         const int32_t *seeds, int32_t num_seeds, halo_minibatch *out);
+
 /* The single-process sampler over a whole graph (tests, simulator): L = layers blocks, fanouts
  * listed input layer first (fanouts[layers-1] applies to the seeds), node keys are the graph's own
  * ids. out must be zeroed or hold a previous mini-batch (it is freed first). */

@@ -1,11 +1,9 @@
-/* The simulator's replay: P ranks of a training run in one process, through the runtime's own
- * epoch order, sampler, cache mechanism and policy hooks, counting every rank's work and traffic
- * per batch exactly as the runtime's stores and channels would (see runtime/store/store.c and
- * runtime/comm/comm.c for the wire formats mirrored here). */
-#include "sim/sim.h"
+/* The simulator's run: P ranks of a training run in one process, set up and driven epoch by
+ * epoch through the planning module's decisions (runtime/plan), the runtime's epoch order and
+ * policy hooks, each batch replayed by replay_batch.c; the metrics records. */
+#include "sim/replay.h"
 
 #include "cache/cache.h"
-#include "comm/comm.h" /* halo_comm_rows_pieces only (inline; no MPI) */
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/json.h"
@@ -16,84 +14,13 @@
 #include "part/part.h"
 #include "pipe/pipe.h"
 #include "pipe/timeline.h"
+#include "plan/plan.h"
 #include "policy/policy.h"
 #include "sample/sample.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Bytes of the header of a sampling request (store.c's req_hdr). */
-#define SIM_REQ_HDR 32
-/* Bytes of the header of one gradient record of an embedding update (embed.c's REC_HDR: order
- * key, node id, position; the row follows). */
-#define SIM_EMBED_REC_HDR 16
-
-/* Bytes of a typed sampling reply's relation array of ne neighbours (store.c's etype_bytes:
- * one byte each, padded to 4). */
-static int64_t sim_etype_bytes(int64_t ne)
-{
-    return (ne + 3) / 4 * 4;
-}
-
-/* One simulated rank. */
-typedef struct sim_rank {
-    halo_part *part;                /* its part (mapped) */
-    halo_policy *pol;               /* its own policy state, as each runtime rank has */
-    halo_policy_ctx pctx;           /* the context its hooks see */
-    halo_cache *cache;              /* remote-feature cache (NULL: the policy has none) */
-    int layers;                     /* layers of its fanouts */
-    int fanouts[HALO_MAX_LAYERS];   /* this epoch's fanouts, input layer first (typed: each
-                                       layer's largest, as the trainer summarises them) */
-    halo_rel_fanouts rfan;          /* typed: this epoch's per-relation fanouts */
-    halo_minibatch mb;              /* current batch's blocks */
-    halo_sim_work w;                /* current batch's work */
-    int64_t *sample_req;            /* [L * P] request bytes to each peer per layer */
-    int64_t *sample_rep;            /* [L * P] reply bytes from each peer per layer */
-    int64_t *pull_rows;             /* [P] rows fetched from each peer */
-    int64_t *embed_rows;            /* [P] featureless input rows gathered from each owner
-                                       (its own entry: the rows it holds itself) */
-    int64_t remote;                 /* remote input nodes of the batch */
-    int64_t hits, misses;           /* halo input nodes served by the cache / pulled */
-    halo_epoch_stats acc;           /* this epoch's counts and times */
-    halo_sim_embed_stats emb;       /* this epoch's embedding traffic */
-    int64_t *train_orig;            /* [num_train] input-graph id of each training seed */
-} sim_rank;
-
-/* The whole simulation. */
-typedef struct sim {
-    const halo_sim_opts *o;    /* options */
-    halo_partinfo *info;       /* range table */
-    int P;                     /* ranks == parts */
-    halo_map orig_map;         /* orig_id.i64 */
-    const int64_t *orig;       /* [nodes] input-graph id of each global id */
-    sim_rank *r;               /* [P] */
-    halo_sim_work *works;      /* [P] copies handed to the time model */
-    halo_sampler *smp;         /* sampler scratch (one thread) */
-    int64_t nt;                /* training seeds per rank */
-    int64_t nb;                /* batches per epoch */
-    int64_t total;             /* seeds ordered per epoch (nt, or nt * P when global) */
-    int64_t row_bytes;         /* bytes of a feature row */
-    halo_order_key *keys;      /* order scratch */
-    int32_t *order;            /* [P * nt] every rank's seeds in epoch order */
-    int64_t *boff;             /* [P * (nb+1)] batch offsets of every rank */
-    int32_t *all_gid;          /* [P * nt] global batching: every rank's seeds */
-    int64_t *all_orig;         /* [P * nt] and their input-graph ids */
-    int32_t *owner;            /* sampling scratch: owner of each frontier node */
-    halo_buf grow, gkey, goff, gnbr, moff, mnbr; /* sampling scratch: per-owner groups, merge */
-    halo_buf rpos, rid;            /* fetch scratch: remote positions and ids */
-    halo_buf served;               /* fetch scratch: cache hit flags */
-    int64_t *cnt, *gstart, *gcur, *nbase; /* [P] (P+1) per-owner counters of one layer */
-    halo_sim_cost *cost;       /* time model (NULL without profile) */
-    int nrels;                 /* relations of a typed partition (0: homogeneous) */
-    int relations;             /* RGCN's relations (0: GraphSAGE), as train.c picks them */
-    bool embed;                /* featureless types have learnable embeddings (typed.c's rule) */
-    uint8_t featless[HALO_MAX_NTYPES];          /* node types of width 0 */
-    const char *ntype_names[HALO_MAX_NTYPES];   /* ctx.graph.node_types */
-    const char *rel_names[HALO_MAX_RELS];       /* ctx.graph.relations */
-    halo_buf getype, metype;   /* typed sampling scratch: relations of gnbr and of mnbr */
-    halo_timeline tl;          /* --timeline events */
-} sim;
 
 void halo_sim_opts_default(halo_sim_opts *o)
 {
@@ -105,470 +32,7 @@ void halo_sim_opts_default(halo_sim_opts *o)
     o->depth = -1;
 }
 
-/* ---------------------------------------------------------------- sampling */
-
-/* One layer of rank r's distributed sampling (store.c's sample_layer): frontier nodes grouped
- * by owner, each group drawn from its owner's CSR with the requester's keys, merged back in
- * frontier order; then the block. Counts the requests and replies per peer and the owners'
- * work. On a typed partition (fan != NULL: the layer's per-relation fanouts) the draws are the
- * typed sampler's, a request carries the fanouts after its header and a reply the relation of
- * each neighbour after the neighbours, as store.c sends them; the block gets etype. */
-static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, int fanout,
-                            const int *fan, const int32_t *dst, int32_t num_dst, halo_block *out)
-{
-    int nrels = fan != NULL ? S->nrels : 0;
-    int P = S->P;
-    sim_rank *R = &S->r[r];
-    const int64_t *start = S->info->start;
-    S->owner = halo_realloc(S->owner, ((size_t)num_dst + 1) * sizeof *S->owner);
-    memset(S->cnt, 0, (size_t)P * sizeof *S->cnt);
-    for (int32_t i = 0; i < num_dst; i++) {
-        int o = halo_partinfo_owner(S->info, dst[i]);
-        if (o < 0) {
-            return halo_errorf(HALO_EUSAGE, "sim: node %d is not in the graph (%lld nodes)",
-                               dst[i], (long long)S->info->nodes);
-        }
-        S->owner[i] = o;
-        S->cnt[o]++;
-    }
-    S->gstart[0] = 0;
-    for (int p = 0; p < P; p++) {
-        S->gstart[p + 1] = S->gstart[p] + S->cnt[p];
-        S->gcur[p] = S->gstart[p];
-    }
-    int64_t *grow = halo_buf_get(&S->grow, (int64_t)num_dst * 8 + 8);
-    int64_t *gkey = halo_buf_get(&S->gkey, (int64_t)num_dst * 8 + 8);
-    for (int32_t i = 0; i < num_dst; i++) {
-        int o = S->owner[i];
-        int64_t j = S->gcur[o]++;
-        grow[j] = dst[i] - start[o];
-        gkey[j] = S->orig[dst[i]];
-    }
-    /* offsets of group p at goff + gstart[p] + p (cnt[p] + 1 entries) */
-    int64_t *goff = halo_buf_get(&S->goff, ((int64_t)num_dst + P + 1) * 8);
-    int64_t edges = 0;
-    for (int p = 0; p < P; p++) {
-        S->nbase[p] = edges;
-        const halo_part *pt = S->r[p].part;
-        if (fan != NULL) {
-            edges += halo_sample_rows_typed_offsets(pt->indptr, pt->etype, nrels,
-                                                    grow + S->gstart[p], S->cnt[p], fan,
-                                                    goff + S->gstart[p] + p);
-        } else {
-            edges += halo_sample_rows_offsets(pt->indptr, grow + S->gstart[p], S->cnt[p],
-                                              fanout, goff + S->gstart[p] + p);
-        }
-    }
-    int32_t *gnbr = halo_buf_get(&S->gnbr, edges * 4 + 4);
-    uint8_t *getype = fan != NULL ? halo_buf_get(&S->getype, edges + 4) : NULL;
-    for (int p = 0; p < P; p++) {
-        if (S->cnt[p] == 0) {
-            continue;
-        }
-        const halo_part *pt = S->r[p].part;
-        int64_t *off = goff + S->gstart[p] + p;
-        if (fan != NULL) {
-            halo_sample_rows_typed(S->smp, pt->indptr, pt->indices, pt->etype, nrels,
-                                   grow + S->gstart[p], gkey + S->gstart[p], S->cnt[p], fan, k,
-                                   layer, off, gnbr + S->nbase[p], getype + S->nbase[p]);
-        } else {
-            halo_sample_rows(S->smp, pt->indptr, pt->indices, grow + S->gstart[p],
-                             gkey + S->gstart[p], S->cnt[p], fanout, k, layer, off,
-                             gnbr + S->nbase[p]);
-        }
-        int64_t e = off[S->cnt[p]];
-        if (p == r) {
-            R->w.local_nodes[layer] += S->cnt[p];
-            R->w.local_edges[layer] += e;
-        } else {
-            S->r[p].w.served_nodes[layer] += S->cnt[p];
-            S->r[p].w.served_edges[layer] += e;
-            /* header [+ the fanouts of every relation] + ids; counts + neighbours [+ relations] */
-            R->sample_req[layer * P + p] = SIM_REQ_HDR + 4 * (int64_t)nrels + 4 * S->cnt[p];
-            R->sample_rep[layer * P + p] =
-                4 * S->cnt[p] + 4 * e + (fan != NULL ? sim_etype_bytes(e) : 0);
-        }
-    }
-    /* merge in frontier order */
-    int64_t *moff = halo_buf_get(&S->moff, ((int64_t)num_dst + 1) * 8);
-    int32_t *mnbr = halo_buf_get(&S->mnbr, edges * 4 + 4);
-    uint8_t *metype = fan != NULL ? halo_buf_get(&S->metype, edges + 4) : NULL;
-    for (int p = 0; p < P; p++) {
-        S->gcur[p] = 0;
-    }
-    moff[0] = 0;
-    for (int32_t i = 0; i < num_dst; i++) {
-        int o = S->owner[i];
-        const int64_t *off = goff + S->gstart[o] + o;
-        int64_t j = S->gcur[o]++;
-        int64_t c = off[j + 1] - off[j];
-        memcpy(mnbr + moff[i], gnbr + S->nbase[o] + off[j], (size_t)c * 4);
-        if (metype != NULL) {
-            memcpy(metype + moff[i], getype + S->nbase[o] + off[j], (size_t)c);
-        }
-        moff[i + 1] = moff[i] + c;
-    }
-    HALO_CHECK(halo_sample_block_build(S->smp, dst, num_dst, moff, mnbr, out));
-    if (metype != NULL) {
-        int64_t ne = out->num_edges;
-        out->etype = HALO_ALLOC(uint8_t, ne > 0 ? ne : 1);
-        memcpy(out->etype, metype, (size_t)ne);
-    }
-    return 0;
-}
-
-/* Rank r's blocks of a batch (store.c's halo_store_sample). */
-static int sim_sample(sim *S, int r, const halo_sample_key *k, const int32_t *seeds, int32_t n)
-{
-    sim_rank *R = &S->r[r];
-    halo_sample_free(&R->mb);
-    R->mb.layers = R->layers;
-    const int32_t *dst = seeds;
-    int32_t num_dst = n;
-    for (int l = R->layers - 1; l >= 0; l--) {
-        int rc = sim_sample_layer(S, r, k, l, R->fanouts[l], S->nrels > 0 ? R->rfan[l] : NULL,
-                                  dst, num_dst, &R->mb.blocks[l]);
-        if (rc < 0) {
-            halo_sample_free(&R->mb);
-            return rc;
-        }
-        dst = R->mb.blocks[l].src_gid;
-        num_dst = R->mb.blocks[l].num_src;
-    }
-    halo_sample_minibatch_finish(&R->mb);
-    return 0;
-}
-
-/* ---------------------------------------------------------------- fetch */
-
-/* Rank r's feature pull of the batch (the trainer's stage_fetch and store.c's pull): remote ids
- * in input order, the cache lookup and decision, rows counted per owner. */
-static int sim_fetch(sim *S, int r, int epoch, int64_t b, int64_t step)
-{
-    sim_rank *R = &S->r[r];
-    int P = S->P;
-    const halo_minibatch *mb = &R->mb;
-    int64_t lo = S->info->start[r], hi = S->info->start[r + 1];
-    int64_t n = mb->num_input;
-    int64_t *rpos = halo_buf_get(&S->rpos, n * 8 + 8);
-    int32_t *rid = halo_buf_get(&S->rid, n * 4 + 4);
-    uint8_t *served = halo_buf_get(&S->served, n + 1);
-    int64_t nr = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int32_t id = mb->input[i];
-        if (id < lo || id >= hi) {
-            rpos[nr] = i;
-            rid[nr] = id;
-            served[nr] = 0;
-            nr++;
-        }
-    }
-    R->remote = nr;
-    R->hits = 0;
-    R->misses = nr;
-    R->w.input_nodes = n;
-    R->w.local_rows = n - nr;
-    const int32_t *extra = NULL;
-    int64_t n_extra = 0;
-    if (R->cache != NULL) {
-        halo_cache_stats h0 = *halo_cache_stats_get(R->cache);
-        halo_cache_batch cb = {epoch, b, step, n, mb->input};
-        HALO_CHECK(halo_cache_lookup(R->cache, &cb, nr, rid, rpos, NULL, served));
-        HALO_CHECK(halo_cache_decide(R->cache, &extra, &n_extra));
-        for (int64_t e = 0; e < n_extra; e++) {
-            int o = halo_partinfo_owner(S->info, extra[e]);
-            if (o < 0) {
-                return halo_errorf(HALO_EUSAGE, "pull: prefetch id %d is not in the graph",
-                                   extra[e]);
-            }
-            if (o != r) {
-                R->pull_rows[o]++;
-            }
-        }
-        HALO_CHECK(halo_cache_admit(R->cache, NULL, NULL));
-        const halo_cache_stats *h1 = halo_cache_stats_get(R->cache);
-        R->hits = h1->hits - h0.hits;
-        R->misses = h1->misses - h0.misses;
-        R->acc.cache_evicted += h1->evicted - h0.evicted;
-        R->w.lookups = nr;
-        R->w.hook_calls = halo_policy_hooks(R->pol) & (1u << HALO_POLICY_CACHE_BATCH) ? 1 : 0;
-    }
-    for (int64_t i = 0; i < nr; i++) {
-        if (!served[i]) {
-            R->pull_rows[halo_partinfo_owner(S->info, rid[i])]++;
-        }
-        R->w.hits += served[i];
-    }
-    for (int p = 0; p < P; p++) {
-        S->r[p].w.served_rows += R->pull_rows[p];
-    }
-    return 0;
-}
-
-/* ---------------------------------------------------------------- typed graphs */
-
-/* Node type of global id gid owned by part o (train/typed.c's halo_train_node_type). */
-static int sim_node_type(const sim *S, int o, int32_t gid)
-{
-    const halo_partinfo *pi = S->info;
-    const int64_t *ts = pi->type_start + (size_t)o * (size_t)(pi->ntypes + 1);
-    for (int ty = 0; ty < pi->ntypes; ty++) {
-        if (gid < ts[ty + 1]) {
-            return ty;
-        }
-    }
-    return pi->ntypes - 1;
-}
-
-/* The per-type counts of rank r's batch (train.c's count_types: input nodes and remote input
- * nodes by node type, sampled edges by relation), and the featureless input rows the trainer
- * gathers from their owners (typed.c's halo_train_embed_gather; none for a batch without seeds
- * on this rank). */
-static void sim_count_types(sim *S, int r)
-{
-    sim_rank *R = &S->r[r];
-    const halo_minibatch *mb = &R->mb;
-    for (int32_t i = 0; i < mb->num_input; i++) {
-        int32_t id = mb->input[i];
-        int o = halo_partinfo_owner(S->info, id);
-        int ty = sim_node_type(S, o, id);
-        R->acc.input_nodes_type[ty]++;
-        R->acc.remote_nodes_type[ty] += o != r;
-        if (S->embed && R->w.seeds > 0 && S->featless[ty]) {
-            R->embed_rows[o]++;
-        }
-    }
-    for (int l = 0; l < mb->layers; l++) {
-        const halo_block *b = &mb->blocks[l];
-        for (int64_t e = 0; b->etype != NULL && e < b->num_edges; e++) {
-            R->acc.sampled_edges_rel[b->etype[e]]++;
-        }
-    }
-}
-
-void halo_sim_embed_traffic(int P, int me, const int64_t *asked, const int64_t *served,
-                            int64_t row_bytes, halo_sim_embed_stats *out)
-{
-    memset(out, 0, sizeof *out);
-    int64_t rec = SIM_EMBED_REC_HDR + row_bytes;
-    for (int p = 0; p < P; p++) {
-        out->rows += asked[p];
-        if (p == me) {
-            continue;
-        }
-        out->remote_rows += asked[p];
-        /* gather: ids to the owner, rows back; update: one record per row to the owner */
-        out->bytes_sent += 4 * asked[p] + row_bytes * served[p] + rec * asked[p];
-        out->bytes_recv += row_bytes * asked[p] + 4 * served[p] + rec * served[p];
-        out->messages += 2 * (asked[p] > 0) + (served[p] > 0);
-    }
-}
-
-/* ---------------------------------------------------------------- one batch */
-
-/* Traffic of rank r in the batch, from every rank's per-peer requests (the runtime's channel
- * counters: payload bytes to and from other ranks, point-to-point messages sent). */
-static void sim_traffic(sim *S, int r, int64_t *recv, int64_t *sent, int64_t *msgs)
-{
-    int P = S->P;
-    sim_rank *R = &S->r[r];
-    int64_t in = 0, out = 0, m = 0;
-    for (int l = 0; l < R->layers; l++) {
-        for (int p = 0; p < P; p++) {
-            int64_t q = R->sample_req[l * P + p];
-            in += R->sample_rep[l * P + p];
-            out += q;
-            m += q > 0;
-        }
-    }
-    for (int p = 0; p < P; p++) {
-        in += S->row_bytes * R->pull_rows[p];
-        out += 4 * R->pull_rows[p];
-        m += R->pull_rows[p] > 0;
-    }
-    for (int q = 0; q < P; q++) {
-        if (q == r) {
-            continue;
-        }
-        const sim_rank *Q = &S->r[q];
-        for (int l = 0; l < Q->layers; l++) {
-            int64_t req = Q->sample_req[l * P + r];
-            in += req;
-            out += Q->sample_rep[l * P + r];
-            m += Q->sample_rep[l * P + r] > 0;
-        }
-        int64_t rows = Q->pull_rows[r];
-        in += 4 * rows;
-        out += S->row_bytes * rows;
-        m += rows > 0 && S->row_bytes > 0 ? halo_comm_rows_pieces(rows, S->row_bytes) : 0;
-    }
-    *recv = in;
-    *sent = out;
-    *msgs = m;
-}
-
-/* Clears every rank's work record for a new batch. */
-static void sim_work_reset(sim *S)
-{
-    int P = S->P;
-    for (int r = 0; r < P; r++) {
-        sim_rank *R = &S->r[r];
-        memset(R->sample_req, 0, (size_t)HALO_MAX_LAYERS * (size_t)P * sizeof(int64_t));
-        memset(R->sample_rep, 0, (size_t)HALO_MAX_LAYERS * (size_t)P * sizeof(int64_t));
-        memset(R->pull_rows, 0, (size_t)P * sizeof(int64_t));
-        memset(R->embed_rows, 0, (size_t)P * sizeof(int64_t));
-        memset(&R->w, 0, sizeof R->w);
-        R->w.layers = R->layers;
-        R->w.sample_req = R->sample_req;
-        R->w.sample_rep = R->sample_rep;
-        R->w.pull_rows = R->pull_rows;
-        R->w.embed_rows = S->embed ? R->embed_rows : NULL;
-        R->w.row_bytes = S->row_bytes;
-    }
-}
-
-/* Batch b of an epoch on every rank: sample, fetch, count, then the time model. */
-static int sim_batch(sim *S, int epoch, int64_t b, int64_t step)
-{
-    int P = S->P;
-    sim_work_reset(S);
-    for (int r = 0; r < P; r++) {
-        sim_rank *R = &S->r[r];
-        const int64_t *bo = S->boff + (int64_t)r * (S->nb + 1);
-        const int32_t *ord = S->order + (int64_t)r * S->nt;
-        halo_sample_key k = {S->o->seed, epoch, b};
-        int32_t n = (int32_t)(bo[b + 1] - bo[b]);
-        HALO_CHECK(sim_sample(S, r, &k, ord + bo[b], n));
-        R->w.seeds = n;
-    }
-    for (int r = 0; r < P; r++) {
-        HALO_CHECK(sim_fetch(S, r, epoch, b, step));
-        if (S->nrels > 0) {
-            sim_count_types(S, r);
-        }
-    }
-    int64_t *served = S->embed ? HALO_NEW(int64_t, P) : NULL;
-    for (int r = 0; S->embed && r < P; r++) {
-        sim_rank *R = &S->r[r];
-        for (int p = 0; p < P; p++) {
-            served[p] = p != r ? S->r[p].embed_rows[r] : 0;
-            R->w.embed_served += served[p];
-        }
-        halo_sim_embed_stats e;
-        halo_sim_embed_traffic(P, r, R->embed_rows, served, S->row_bytes, &e);
-        R->emb.rows += e.rows;
-        R->emb.remote_rows += e.remote_rows;
-        R->emb.bytes_sent += e.bytes_sent;
-        R->emb.bytes_recv += e.bytes_recv;
-        R->emb.messages += e.messages;
-    }
-    halo_free(served);
-    for (int r = 0; r < P; r++) {
-        sim_rank *R = &S->r[r];
-        const halo_minibatch *mb = &R->mb;
-        for (int l = 0; l < mb->layers; l++) {
-            R->w.num_dst[l] = mb->blocks[l].num_dst;
-            R->w.num_src[l] = mb->blocks[l].num_src;
-            R->w.num_edges[l] = mb->blocks[l].num_edges;
-        }
-        int64_t in, out, msgs;
-        sim_traffic(S, r, &in, &out, &msgs);
-        R->acc.batches++;
-        R->acc.sampled_edges += halo_sample_edges(mb);
-        R->acc.input_nodes += mb->num_input;
-        R->acc.remote_nodes += R->remote;
-        R->acc.cache_hits += R->hits;
-        R->acc.cache_misses += R->misses;
-        R->acc.bytes_remote += in;
-        R->acc.bytes_sent += out;
-        R->acc.messages += msgs;
-        S->works[r] = R->w;
-    }
-    if (S->cost != NULL) {
-        HALO_CHECK(halo_sim_cost_batch(S->cost, b, S->works));
-    }
-    return 0;
-}
-
 /* ---------------------------------------------------------------- set-up */
-
-/* The policy context of rank r before training (train.c's setup). */
-static void sim_ctx(sim *S, int r)
-{
-    sim_rank *R = &S->r[r];
-    halo_policy_ctx *c = &R->pctx;
-    memset(c, 0, sizeof *c);
-    c->rank = r;
-    c->ranks = S->P;
-    c->epoch = 0;
-    c->epochs = S->o->epochs;
-    c->batch = -1;
-    c->batch_size = (int)S->o->batch;
-    c->graph.nodes = S->info->nodes;
-    c->graph.edges = S->info->edges;
-    c->graph.feat_dim = S->info->feat_dim;
-    c->graph.classes = S->info->classes;
-    c->graph.train_nodes = R->part->num_train * S->P;
-    if (S->nrels > 0) {
-        const halo_partinfo *pi = S->info;
-        c->graph.ntypes = pi->ntypes;
-        c->graph.node_types = S->ntype_names;
-        c->graph.nrels = pi->nrels;
-        c->graph.relations = S->rel_names;
-        c->graph.target_type = pi->ntype_name[pi->target_type];
-    }
-    c->part.parts = S->P;
-    c->part.id = r;
-    c->part.nodes = R->part->nodes;
-    c->part.edges = R->part->edges;
-    c->part.train_nodes = R->part->num_train;
-}
-
-/* Typed fanouts of rank r for an epoch (train.c's epoch_fanouts on a typed partition): either
- * form of --fanouts, else the policy's fanout hook, whose layers may be tables keyed by relation
- * name; a bad relation gets the trainer's line. */
-static int sim_fanouts_typed(sim *S, int r, int *fanouts, int *layers)
-{
-    sim_rank *R = &S->r[r];
-    const halo_relation *rel = S->info->rel;
-    int l;
-    if (S->o->fanouts != NULL) {
-        l = halo_sample_parse_rel_fanouts(S->o->fanouts, rel, S->nrels, R->rfan, HALO_MAX_LAYERS);
-        if (l < 0) {
-            return l; /* the message names --fanouts */
-        }
-    } else {
-        char spec[4096];
-        HALO_CHECK(halo_policy_fanout_spec(R->pol, &R->pctx, spec, sizeof spec, HALO_MAX_LAYERS,
-                                           &l));
-        l = halo_sample_parse_rel_fanouts(spec, rel, S->nrels, R->rfan, HALO_MAX_LAYERS);
-        if (l < 0) {
-            return halo_policy_fanout_spec_refused(R->pol, R->pctx.epoch, spec);
-        }
-    }
-    for (int i = 0; i < l; i++) {
-        fanouts[i] = halo_sample_rel_fanout_max(R->rfan[i], S->nrels);
-    }
-    *layers = l;
-    return 0;
-}
-
-/* Fanouts of rank r for an epoch: --fanouts, else its policy's fanout hook. */
-static int sim_fanouts(sim *S, int r, int *fanouts, int *layers)
-{
-    if (S->nrels > 0) {
-        return sim_fanouts_typed(S, r, fanouts, layers);
-    }
-    if (S->o->fanouts != NULL) {
-        int l = halo_sample_parse_fanouts(S->o->fanouts, fanouts, HALO_MAX_LAYERS);
-        if (l < 0) {
-            return halo_error_prefix(l, "--fanouts");
-        }
-        *layers = l;
-        return 0;
-    }
-    return halo_policy_fanout(S->r[r].pol, &S->r[r].pctx, fanouts, HALO_MAX_LAYERS, layers);
-}
 
 /* Every rank's epoch order. */
 static void sim_order(sim *S, int epoch)
@@ -585,172 +49,92 @@ static void sim_order(sim *S, int epoch)
     }
 }
 
-/* The look-ahead of rank r for next-use hints (train.c's presample_future): every batch of
- * every epoch sampled with the first epoch's fanouts. Uses the work buffers (reset after). */
-static int sim_presample(sim *S, int r, halo_cache_future *f)
+/* What the look-ahead of rank r samples. */
+typedef struct sim_ahead {
+    sim *S; /* the simulation */
+    int r;  /* the rank */
+} sim_ahead;
+
+/* Batch b of epoch ep for rank r's look-ahead: every rank's epoch order made at its first
+ * batch, the work buffers used (and reset after by the batches). */
+static int sim_ahead_sample(void *arg, int ep, int64_t b, const halo_minibatch **mb)
 {
-    sim_rank *R = &S->r[r];
-    int64_t lo = S->info->start[r], hi = S->info->start[r + 1];
-    int32_t *rid = NULL;
-    int64_t cap = 0;
-    for (int ep = 0; ep < S->o->epochs; ep++) {
+    sim_ahead *a = arg;
+    sim *S = a->S;
+    if (b == 0) {
         sim_order(S, ep);
-        const int64_t *bo = S->boff + (int64_t)r * (S->nb + 1);
-        const int32_t *ord = S->order + (int64_t)r * S->nt;
-        for (int64_t b = 0; b < S->nb; b++) {
-            sim_work_reset(S);
-            halo_sample_key k = {S->o->seed, ep, b};
-            int rc = sim_sample(S, r, &k, ord + bo[b], (int32_t)(bo[b + 1] - bo[b]));
-            if (rc < 0) {
-                halo_free(rid);
-                return rc;
-            }
-            if (R->mb.num_input > cap) {
-                cap = R->mb.num_input + R->mb.num_input / 2 + 64;
-                halo_free(rid);
-                rid = HALO_ALLOC(int32_t, cap);
-            }
-            int64_t m = 0;
-            for (int32_t i = 0; i < R->mb.num_input; i++) {
-                if (R->mb.input[i] < lo || R->mb.input[i] >= hi) {
-                    rid[m++] = R->mb.input[i];
-                }
-            }
-            halo_cache_future_add(f, rid, m);
-        }
     }
-    halo_free(rid);
-    return 0;
+    const int64_t *bo = S->boff + (int64_t)a->r * (S->nb + 1);
+    const int32_t *ord = S->order + (int64_t)a->r * S->nt;
+    halo_sim_work_reset(S);
+    halo_sample_key k = {S->o->seed, ep, b};
+    *mb = &S->r[a->r].mb;
+    return halo_sim_sample(S, a->r, &k, ord + bo[b], (int32_t)(bo[b + 1] - bo[b]));
 }
 
-/* Rank r's cache (train.c's setup_cache), with its initial contents in place. */
+/* Rank r's cache (halo_plan_cache_open, with the look-ahead when asked for), its initial
+ * contents in place (counts only: no rows). */
 static int sim_cache(sim *S, int r)
 {
     sim_rank *R = &S->r[r];
-    const halo_part *pt = R->part;
-    if (!(halo_policy_hooks(R->pol) & (1u << HALO_POLICY_CACHE_INIT))) {
-        return 0;
-    }
-    int rc = 0;
-    int hint = halo_cache_policy_hint(R->pol);
     halo_cache_future *fut = NULL;
-    double *p = NULL, *vip = NULL;
-    int32_t *owner = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
-    for (int64_t h = 0; h < pt->num_halo; h++) {
-        owner[h] = halo_partinfo_owner(S->info, pt->halo[h]);
-    }
-    int32_t *hntype = NULL; /* ctx.halo.ntype of a typed partition */
-    if (pt->halo_ntype != NULL) {
-        hntype = HALO_ALLOC(int32_t, pt->num_halo > 0 ? pt->num_halo : 1);
-        for (int64_t h = 0; h < pt->num_halo; h++) {
-            hntype[h] = pt->halo_ntype[h];
-        }
-    }
-    if (hint == HALO_CACHE_HINT_NEXT_USE) {
+    if (halo_plan_cache_lookahead(R->pol)) {
         fut = halo_cache_future_new();
-        HALO_TRY(sim_presample(S, r, fut));
-    }
-    if (hint == HALO_CACHE_HINT_VIP) {
-        p = HALO_ALLOC(double, S->info->nodes + 1);
-        halo_cache_vip(S->info->nodes, pt->start, pt->end, pt->indptr, pt->indices, pt->train,
-                       pt->num_train, (int)S->o->batch, R->fanouts, R->layers, p);
-        vip = HALO_ALLOC(double, pt->num_halo > 0 ? pt->num_halo : 1);
-        for (int64_t h = 0; h < pt->num_halo; h++) {
-            vip[h] = p[pt->halo[h]];
+        sim_ahead a = {S, r};
+        halo_plan_batches src = {sim_ahead_sample, &a, 0, S->o->epochs, S->nb,
+                                 S->info->start[r], S->info->start[r + 1]};
+        int rc = halo_plan_lookahead(&src, fut);
+        if (rc < 0) {
+            halo_cache_future_free(fut);
+            return rc;
         }
     }
-    halo_cache_opts co = {
-        .policy = R->pol,
-        .rank = r,
-        .ranks = S->P,
-        .num_halo = pt->num_halo,
-        .halo_ids = pt->halo,
-        .halo_deg = pt->halo_deg,
-        .halo_owner = owner,
-        .halo_ntype = hntype,
-        .vip = vip,
-        .feat_dim = 0, /* counts only: no rows kept */
-        .row_bytes = S->row_bytes,
-        .epochs = S->o->epochs,
-        .batches = S->nb,
-        .batch_size = (int)S->o->batch,
-        .graph = R->pctx.graph,
-        .part = R->pctx.part,
-    };
-    rc = halo_cache_open(&co, fut, &R->cache);
-    fut = NULL;
-    if (rc == 0) {
+    halo_plan_run run = {S->P, S->o->epochs, S->o->batch, S->nb};
+    halo_plan_cache_opts co = {R->pol, S->info, R->part, r, S->P, 0, S->row_bytes, &run,
+                               &R->fan, &R->pctx};
+    halo_plan_halo h;
+    int rc = halo_plan_cache_open(&co, fut, &h, &R->cache);
+    if (rc == 0 && R->cache != NULL) {
         const int32_t *ids = NULL;
         if (halo_cache_init_ids(R->cache, &ids) > 0) {
             rc = halo_cache_init_fill(R->cache, NULL);
         }
     }
-fail:
-    halo_cache_future_free(fut);
-    halo_free(vip);
-    halo_free(p);
-    halo_free(owner);
-    halo_free(hntype);
+    halo_plan_halo_free(&h);
     return rc;
 }
 
-/* Loads the partition and opens every rank's policy. */
-static int sim_open(sim *S)
+/* Rank r's part (its range and relations checked against partition.json), its work record's
+ * per-peer arrays and its own policy state, as each runtime rank has. */
+static int sim_open_rank(sim *S, int r)
 {
     const halo_sim_opts *o = S->o;
-    HALO_CHECK(halo_partinfo_load(o->pdir, &S->info));
-    S->P = S->info->parts;
     int P = S->P;
-    char path[4200];
-    HALO_CHECK(halo_path_join(path, sizeof path, o->pdir, "orig_id.i64"));
-    HALO_CHECK(halo_map_file(path, (size_t)S->info->nodes * sizeof(int64_t), &S->orig_map));
-    S->orig = (const int64_t *)S->orig_map.data;
-    S->r = HALO_NEW(sim_rank, P);
-    S->works = HALO_NEW(halo_sim_work, P);
-    S->cnt = HALO_NEW(int64_t, P);
-    S->gstart = HALO_NEW(int64_t, P + 1);
-    S->gcur = HALO_NEW(int64_t, P);
-    S->nbase = HALO_NEW(int64_t, P);
-    S->smp = halo_sampler_new();
-    S->row_bytes = 4 * (int64_t)S->info->feat_dim;
-    const halo_partinfo *pi = S->info;
-    if (pi->nrels > 0 && pi->type_start == NULL) {
-        return halo_errorf(HALO_EINPUT, "%s: partition.json has relations but no typed ranges",
-                           o->pdir);
+    sim_rank *R = &S->r[r];
+    HALO_CHECK(halo_part_load(o->pdir, r, &R->part));
+    if (R->part->start != S->info->start[r] || R->part->end != S->info->start[r + 1]) {
+        return halo_errorf(HALO_EINPUT, "%s/part-%d: range [%lld,%lld) disagrees with "
+                           "partition.json", o->pdir, r, (long long)R->part->start,
+                           (long long)R->part->end);
     }
-    S->nrels = pi->nrels;
-    for (int ty = 0; S->nrels > 0 && ty < pi->ntypes; ty++) {
-        S->ntype_names[ty] = pi->ntype_name[ty];
-        S->featless[ty] = pi->ntype_feat_dim[ty] == 0;
-        S->embed |= S->featless[ty] != 0; /* typed.c: a row of feat_dim per featureless node */
+    if (S->nrels > 0 && (R->part->nrels != S->nrels || R->part->etype == NULL)) {
+        return halo_errorf(HALO_EINPUT, "%s/part-%d: %d relations, partition.json %d", o->pdir,
+                           r, R->part->nrels, S->nrels);
     }
-    S->embed &= pi->feat_dim >= 1;
-    for (int i = 0; i < S->nrels; i++) {
-        S->rel_names[i] = pi->rel[i].name;
-    }
-    if (o->rgcn) {
-        S->relations = o->relations > 0 ? o->relations : S->nrels > 0 ? S->nrels : 1;
-    }
-    for (int r = 0; r < P; r++) {
-        sim_rank *R = &S->r[r];
-        HALO_CHECK(halo_part_load(o->pdir, r, &R->part));
-        if (R->part->start != S->info->start[r] || R->part->end != S->info->start[r + 1]) {
-            return halo_errorf(HALO_EINPUT, "%s/part-%d: range [%lld,%lld) disagrees with "
-                               "partition.json", o->pdir, r, (long long)R->part->start,
-                               (long long)R->part->end);
-        }
-        if (S->nrels > 0 && (R->part->nrels != S->nrels || R->part->etype == NULL)) {
-            return halo_errorf(HALO_EINPUT, "%s/part-%d: %d relations, partition.json %d",
-                               o->pdir, r, R->part->nrels, S->nrels);
-        }
-        R->sample_req = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
-        R->sample_rep = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
-        R->pull_rows = HALO_NEW(int64_t, P);
-        R->embed_rows = HALO_NEW(int64_t, P);
-        halo_policy_opts po = {
-            .path = o->policy, .params = o->sets, .nparams = o->nsets, .rank = r};
-        HALO_CHECK(halo_policy_open(&po, &R->pol));
-    }
+    R->sample_req = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
+    R->sample_rep = HALO_NEW(int64_t, (int64_t)HALO_MAX_LAYERS * P);
+    R->pull_rows = HALO_NEW(int64_t, P);
+    R->embed_rows = HALO_NEW(int64_t, P);
+    halo_policy_opts po = {.path = o->policy, .params = o->sets, .nparams = o->nsets, .rank = r};
+    return halo_policy_open(&po, &R->pol);
+}
+
+/* The epoch order's sizes and buffers: equal training seeds on every part (else the runtime's
+ * line), each seed's input-graph id, every rank's seeds side by side for global batching. */
+static int sim_open_order(sim *S)
+{
+    const halo_sim_opts *o = S->o;
+    int P = S->P;
     int64_t lo = S->r[0].part->num_train, hi = lo;
     for (int r = 1; r < P; r++) {
         int64_t n = S->r[r].part->num_train;
@@ -789,10 +173,51 @@ static int sim_open(sim *S)
                    (size_t)S->nt * sizeof(int64_t));
         }
     }
+    return 0;
+}
+
+/* Loads the partition, every rank's part and policy, the epoch order's buffers; every rank's
+ * context, first fanouts and cache (runtime/plan). */
+static int sim_open(sim *S)
+{
+    const halo_sim_opts *o = S->o;
+    HALO_CHECK(halo_partinfo_load(o->pdir, &S->info));
+    S->P = S->info->parts;
+    int P = S->P;
+    char path[4200];
+    HALO_CHECK(halo_path_join(path, sizeof path, o->pdir, "orig_id.i64"));
+    HALO_CHECK(halo_map_file(path, (size_t)S->info->nodes * sizeof(int64_t), &S->orig_map));
+    S->orig = (const int64_t *)S->orig_map.data;
+    S->r = HALO_NEW(sim_rank, P);
+    S->works = HALO_NEW(halo_sim_work, P);
+    S->cnt = HALO_NEW(int64_t, P);
+    S->gstart = HALO_NEW(int64_t, P + 1);
+    S->gcur = HALO_NEW(int64_t, P);
+    S->nbase = HALO_NEW(int64_t, P);
+    S->smp = halo_sampler_new();
+    S->row_bytes = 4 * (int64_t)S->info->feat_dim;
+    const halo_partinfo *pi = S->info;
+    if (pi->nrels > 0 && pi->type_start == NULL) {
+        return halo_errorf(HALO_EINPUT, "%s: partition.json has relations but no typed ranges",
+                           o->pdir);
+    }
+    S->nrels = pi->nrels;
+    S->embed = halo_plan_featless(pi, S->featless);
+    if (o->rgcn) {
+        S->relations = halo_plan_relations(o->relations, S->nrels);
+    }
+    if (o->fanouts != NULL) {
+        HALO_CHECK(halo_plan_fanouts_parse(o->fanouts, "--fanouts", pi, &S->given));
+    }
     for (int r = 0; r < P; r++) {
-        sim_ctx(S, r);
-        S->r[r].pctx.batches = S->nb;
-        HALO_CHECK(sim_fanouts(S, r, S->r[r].fanouts, &S->r[r].layers));
+        HALO_CHECK(sim_open_rank(S, r));
+    }
+    HALO_CHECK(sim_open_order(S));
+    halo_plan_run run = {P, o->epochs, o->batch, S->nb};
+    for (int r = 0; r < P; r++) {
+        sim_rank *R = &S->r[r];
+        halo_plan_policy_ctx(S->info, R->part, &run, &S->names, &R->pctx);
+        HALO_CHECK(halo_plan_epoch_fanouts(&S->given, pi, R->pol, &R->pctx, 0, &R->fan));
     }
     for (int r = 0; r < P; r++) {
         HALO_CHECK(sim_cache(S, r));
@@ -852,27 +277,19 @@ static void sim_close(sim *S)
 
 /* ---------------------------------------------------------------- the run */
 
-/* Depth and sampling threads of an epoch (train.c's epoch_pipeline): --depth, else the largest
- * any rank's pipeline hook asks for. */
+/* Depth and sampling threads of an epoch: the largest any rank's ask (halo_plan_pipeline_ask)
+ * settled as the ranks of a run settle it. */
 static int sim_pipeline(sim *S, int *depth, int *threads)
 {
-    int d = 0, th = 1;
+    int64_t d = 0, th = 1;
     for (int r = 0; r < S->P; r++) {
-        int dr = 0, tr = 1;
-        HALO_CHECK(halo_policy_pipeline(S->r[r].pol, &S->r[r].pctx, &dr, &tr));
+        int dr, tr;
+        HALO_CHECK(halo_plan_pipeline_ask(S->r[r].pol, &S->r[r].pctx, S->o->depth,
+                                          S->o->sampler_threads, &dr, &tr));
         d = dr > d ? dr : d;
         th = tr > th ? tr : th;
     }
-    if (S->o->depth >= 0) {
-        d = S->o->depth;
-    }
-    if (S->o->sampler_threads > 0) {
-        th = S->o->sampler_threads;
-    }
-    d = d < HALO_PIPE_MAX_DEPTH ? d : HALO_PIPE_MAX_DEPTH;
-    th = th < HALO_PIPE_MAX_THREADS ? th : HALO_PIPE_MAX_THREADS;
-    *depth = d;
-    *threads = d == 0 ? 1 : th > d ? d : th;
+    halo_plan_pipeline_settle(d, th, depth, threads);
     return 0;
 }
 
@@ -904,13 +321,8 @@ static int sim_write_epoch(halo_metrics *mf, const char *policy, const sim *S)
     halo_sb sb;
     halo_sb_init(&sb);
     int rc = 0;
-    halo_metrics_types ty = {.ntypes = S->info->ntypes, .nrels = S->nrels};
-    for (int i = 0; S->nrels > 0 && i < S->info->ntypes; i++) {
-        ty.ntype[i] = S->ntype_names[i];
-    }
-    for (int i = 0; i < S->nrels; i++) {
-        ty.rel[i] = S->rel_names[i];
-    }
+    halo_metrics_types ty;
+    halo_metrics_types_of(S->info, &ty);
     for (int r = 0; rc == 0 && r < S->P; r++) {
         sb.len = 0;
         if (sb.buf != NULL) {
@@ -937,12 +349,7 @@ static int sim_write_epoch(halo_metrics *mf, const char *policy, const sim *S)
 static int sim_write_summary(halo_metrics *mf, const sim *S, const halo_sim_result *res)
 {
     halo_jw w;
-    halo_jw_init(&w, false);
-    halo_jw_obj_begin(&w);
-    halo_jw_key(&w, "type");
-    halo_jw_str(&w, "summary");
-    halo_jw_key(&w, "mode");
-    halo_jw_str(&w, "sim");
+    halo_metrics_summary_begin(&w, "sim");
     halo_jw_key(&w, "policy");
     halo_jw_str(&w, res->policy);
     halo_jw_key(&w, "profile");
@@ -999,22 +406,7 @@ static int sim_epoch_end(sim *S, int ep, int64_t step)
     for (int r = 0; r < S->P; r++) {
         sim_rank *R = &S->r[r];
         halo_policy_stats *le = &R->pctx.last_epoch;
-        const halo_epoch_stats *a = &R->acc;
-        memset(le, 0, sizeof *le);
-        le->epoch = ep;
-        le->batches = a->batches;
-        le->seeds = S->nt;
-        le->input_nodes = a->input_nodes;
-        le->sampled_edges = a->sampled_edges;
-        le->remote_nodes = a->remote_nodes;
-        le->cache_hits = a->cache_hits;
-        le->cache_misses = a->cache_misses;
-        le->bytes_remote = a->bytes_remote;
-        le->time_s = a->time_s;
-        le->sample_s = a->sample_s;
-        le->fetch_s = a->fetch_s;
-        le->compute_s = a->compute_s;
-        le->wait_s = a->wait_s;
+        halo_plan_last_epoch(&R->acc, S->nt, 0, le);
         R->pctx.step = step;
         if (R->cache != NULL) {
             halo_cache_ctx(R->cache)->last_epoch = *le;
@@ -1022,6 +414,153 @@ static int sim_epoch_end(sim *S, int ep, int64_t step)
         } else {
             HALO_CHECK(halo_policy_epoch_end(R->pol, &R->pctx));
         }
+    }
+    return 0;
+}
+
+/* The set-up's checks of a run: the profile's ranks are the partition's, every rank's policy
+ * gives the same layers. */
+static int sim_check(const sim *S)
+{
+    const halo_sim_opts *o = S->o;
+    int P = S->P;
+    if (o->profile != NULL && o->profile->machines * o->profile->trainers != P) {
+        return halo_errorf(HALO_EUSAGE,
+                           "%s: %d machines x %d trainers = %d ranks, but %s has %d parts "
+                           "(set machines in the profile or --machines)",
+                           o->profile->source[0] ? o->profile->source : o->profile->name,
+                           o->profile->machines, o->profile->trainers,
+                           o->profile->machines * o->profile->trainers, o->pdir, P);
+    }
+    for (int r = 1; r < P; r++) {
+        if (S->r[r].fan.layers != S->r[0].fan.layers) {
+            return halo_errorf(HALO_ELUA, "policy: rank %d has %d layers, rank 0 %d", r,
+                               S->r[r].fan.layers, S->r[0].fan.layers);
+        }
+    }
+    return 0;
+}
+
+/* The plan of epoch ep on every rank: its fanouts (halo_plan_epoch_fanouts), fresh records,
+ * the epoch's pipeline, and the time model remade when depth or threads change. */
+static int sim_epoch_begin(sim *S, int ep, int64_t step, halo_sim_result *res, int *cur_depth,
+                           int *cur_threads)
+{
+    const halo_sim_opts *o = S->o;
+    for (int r = 0; r < S->P; r++) {
+        sim_rank *R = &S->r[r];
+        R->pctx.epoch = ep;
+        R->pctx.step = step;
+        HALO_CHECK(halo_plan_epoch_fanouts(&S->given, S->info, R->pol, &R->pctx, R->fan.layers,
+                                           &R->fan));
+        memset(&R->acc, 0, sizeof R->acc);
+        memset(&R->emb, 0, sizeof R->emb);
+        R->acc.epoch = ep;
+        R->acc.rank = r;
+        R->acc.ranks = S->P;
+    }
+    int depth, threads;
+    HALO_CHECK(sim_pipeline(S, &depth, &threads));
+    res->depth = depth;
+    if (o->profile != NULL && (depth != *cur_depth || threads != *cur_threads)) {
+        if (S->cost != NULL) {
+            halo_sim_cost_free(S->cost);
+            S->cost = NULL;
+        }
+        halo_sim_cost_opts co = {
+            .profile = o->profile,
+            .ranks = S->P,
+            .depth = depth,
+            .sampler_threads = threads,
+            .in_dim = S->info->feat_dim,
+            .hidden = o->hidden,
+            .classes = S->info->classes,
+            .grad_floats = sim_grad_floats(S->r[0].fan.layers, S->info->feat_dim, o->hidden,
+                                           S->info->classes, S->relations, o->bases),
+            .relations = S->relations,
+            .bases = o->bases,
+            .timeline = o->timeline != NULL ? &S->tl : NULL,
+            .t_start = res->total.time_s,
+        };
+        HALO_CHECK(halo_sim_cost_new(&co, &S->cost));
+    }
+    *cur_depth = depth;
+    *cur_threads = threads;
+    sim_order(S, ep);
+    if (S->cost != NULL) {
+        halo_sim_cost_epoch_begin(S->cost, ep);
+    }
+    return 0;
+}
+
+/* The batches of epoch ep, under a progress bar on a terminal (a line per 100 batches
+ * otherwise, with --progress). */
+static int sim_epoch_batches(sim *S, int ep, int64_t step)
+{
+    const halo_sim_opts *o = S->o;
+    bool tty = o->progress && isatty(2);
+    halo_progress prog;
+    if (tty) {
+        char label[32];
+        snprintf(label, sizeof label, "sim epoch %d", ep);
+        halo_progress_begin(&prog, label, (uint64_t)S->nb);
+    }
+    int rc = 0;
+    for (int64_t b = 0; rc == 0 && b < S->nb; b++) {
+        rc = halo_sim_batch(S, ep, b, step + b);
+        if (rc < 0) {
+            break;
+        }
+        if (tty) {
+            halo_progress_update(&prog, (uint64_t)b + 1);
+        } else if (o->progress && (b + 1) % 100 == 0) {
+            halo_info("sim: epoch %d, batch %lld of %lld", ep, (long long)b + 1,
+                      (long long)S->nb);
+        }
+    }
+    if (tty) {
+        halo_progress_end(&prog);
+    }
+    return rc;
+}
+
+/* The time model's stage times of the epoch into every rank's record; the run's time grows by
+ * the slowest rank's. */
+static void sim_epoch_times(sim *S, halo_sim_result *res)
+{
+    int P = S->P;
+    halo_epoch_stats *times = HALO_NEW(halo_epoch_stats, P);
+    halo_sim_cost_epoch_end(S->cost, times);
+    double slowest = 0;
+    for (int r = 0; r < P; r++) {
+        halo_epoch_stats *a = &S->r[r].acc;
+        a->time_s = times[r].time_s;
+        a->sample_s = times[r].sample_s;
+        a->fetch_s = times[r].fetch_s;
+        a->copy_s = times[r].copy_s;
+        a->compute_s = times[r].compute_s;
+        a->allreduce_s = times[r].allreduce_s;
+        a->wait_s = times[r].wait_s;
+        slowest = a->time_s > slowest ? a->time_s : slowest;
+    }
+    halo_free(times);
+    res->total.time_s += slowest;
+}
+
+/* The end of a run: its means, the timeline, the summary record and the metrics file renamed
+ * into place (*mf NULL after). */
+static int sim_finish(sim *S, halo_metrics **mf, halo_sim_result *res)
+{
+    res->mean_epoch_s = res->epochs > 0 ? res->total.time_s / res->epochs : 0;
+    res->peak_rss = (int64_t)halo_mem_rss_peak();
+    if (S->o->timeline != NULL) {
+        HALO_CHECK(halo_timeline_write(S->o->timeline, S->tl.ev, S->tl.n));
+    }
+    if (*mf != NULL) {
+        HALO_CHECK(sim_write_summary(*mf, S, res));
+        int rc = halo_metrics_close(*mf);
+        *mf = NULL;
+        return rc;
     }
     return 0;
 }
@@ -1038,25 +577,9 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
         return halo_errorf(HALO_EUSAGE, "sim: --batch and --epochs must be at least 1");
     }
     HALO_TRY(sim_open(&S));
-    int P = S.P;
-    if (o->profile != NULL && o->profile->machines * o->profile->trainers != P) {
-        rc = halo_errorf(HALO_EUSAGE,
-                         "%s: %d machines x %d trainers = %d ranks, but %s has %d parts "
-                         "(set machines in the profile or --machines)",
-                         o->profile->source[0] ? o->profile->source : o->profile->name,
-                         o->profile->machines, o->profile->trainers,
-                         o->profile->machines * o->profile->trainers, o->pdir, P);
-        goto fail;
-    }
-    for (int r = 1; r < P; r++) {
-        if (S.r[r].layers != S.r[0].layers) {
-            rc = halo_errorf(HALO_ELUA, "policy: rank %d has %d layers, rank 0 %d", r,
-                             S.r[r].layers, S.r[0].layers);
-            goto fail;
-        }
-    }
+    HALO_TRY(sim_check(&S));
     snprintf(res->policy, sizeof res->policy, "%s", halo_policy_name(S.r[0].pol));
-    res->ranks = P;
+    res->ranks = S.P;
     res->batches = S.nb;
     if (o->metrics != NULL) {
         HALO_TRY(halo_metrics_open(o->metrics, &mf));
@@ -1064,100 +587,14 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
     halo_timeline_init(&S.tl, 0);
     int64_t step = 0;
     int cur_depth = -1, cur_threads = -1;
-    bool tty = o->progress && isatty(2);
     for (int ep = 0; ep < o->epochs; ep++) {
-        for (int r = 0; r < P; r++) {
-            sim_rank *R = &S.r[r];
-            R->pctx.epoch = ep;
-            R->pctx.step = step;
-            int lay = R->layers;
-            HALO_TRY(sim_fanouts(&S, r, R->fanouts, &lay));
-            if (lay != R->layers) {
-                rc = halo_errorf(HALO_ELUA, "policy %s: fanout returned %d layers at epoch %d, "
-                                 "the model has %d", res->policy, lay, ep, R->layers);
-                goto fail;
-            }
-            memset(&R->acc, 0, sizeof R->acc);
-            memset(&R->emb, 0, sizeof R->emb);
-            R->acc.epoch = ep;
-            R->acc.rank = r;
-            R->acc.ranks = P;
-        }
-        int depth, threads;
-        HALO_TRY(sim_pipeline(&S, &depth, &threads));
-        res->depth = depth;
-        if (o->profile != NULL && (depth != cur_depth || threads != cur_threads)) {
-            if (S.cost != NULL) {
-                halo_sim_cost_free(S.cost);
-                S.cost = NULL;
-            }
-            halo_sim_cost_opts co = {
-                .profile = o->profile,
-                .ranks = P,
-                .depth = depth,
-                .sampler_threads = threads,
-                .in_dim = S.info->feat_dim,
-                .hidden = o->hidden,
-                .classes = S.info->classes,
-                .grad_floats = sim_grad_floats(S.r[0].layers, S.info->feat_dim, o->hidden,
-                                               S.info->classes, S.relations, o->bases),
-                .relations = S.relations,
-                .bases = o->bases,
-                .timeline = o->timeline != NULL ? &S.tl : NULL,
-                .t_start = res->total.time_s,
-            };
-            HALO_TRY(halo_sim_cost_new(&co, &S.cost));
-        }
-        cur_depth = depth;
-        cur_threads = threads;
-        sim_order(&S, ep);
-        if (S.cost != NULL) {
-            halo_sim_cost_epoch_begin(S.cost, ep);
-        }
-        halo_progress prog;
-        if (tty) {
-            char label[32];
-            snprintf(label, sizeof label, "sim epoch %d", ep);
-            halo_progress_begin(&prog, label, (uint64_t)S.nb);
-        }
-        for (int64_t b = 0; b < S.nb; b++) {
-            rc = sim_batch(&S, ep, b, step + b);
-            if (rc < 0) {
-                if (tty) {
-                    halo_progress_end(&prog);
-                }
-                goto fail;
-            }
-            if (tty) {
-                halo_progress_update(&prog, (uint64_t)b + 1);
-            } else if (o->progress && (b + 1) % 100 == 0) {
-                halo_info("sim: epoch %d, batch %lld of %lld", ep, (long long)b + 1,
-                          (long long)S.nb);
-            }
-        }
-        if (tty) {
-            halo_progress_end(&prog);
-        }
+        HALO_TRY(sim_epoch_begin(&S, ep, step, res, &cur_depth, &cur_threads));
+        HALO_TRY(sim_epoch_batches(&S, ep, step));
         step += S.nb;
         if (S.cost != NULL) {
-            halo_epoch_stats *times = HALO_NEW(halo_epoch_stats, P);
-            halo_sim_cost_epoch_end(S.cost, times);
-            double slowest = 0;
-            for (int r = 0; r < P; r++) {
-                halo_epoch_stats *a = &S.r[r].acc;
-                a->time_s = times[r].time_s;
-                a->sample_s = times[r].sample_s;
-                a->fetch_s = times[r].fetch_s;
-                a->copy_s = times[r].copy_s;
-                a->compute_s = times[r].compute_s;
-                a->allreduce_s = times[r].allreduce_s;
-                a->wait_s = times[r].wait_s;
-                slowest = a->time_s > slowest ? a->time_s : slowest;
-            }
-            halo_free(times);
-            res->total.time_s += slowest;
+            sim_epoch_times(&S, res);
         }
-        for (int r = 0; r < P; r++) {
+        for (int r = 0; r < S.P; r++) {
             sim_total_add(&res->total, &S.r[r].acc);
         }
         res->epochs = ep + 1;
@@ -1166,19 +603,7 @@ int halo_sim_run(const halo_sim_opts *o, halo_sim_result *res)
         }
         HALO_TRY(sim_epoch_end(&S, ep, step));
     }
-    res->mean_epoch_s = res->epochs > 0 ? res->total.time_s / res->epochs : 0;
-    res->peak_rss = (int64_t)halo_mem_rss_peak();
-    if (o->timeline != NULL) {
-        HALO_TRY(halo_timeline_write(o->timeline, S.tl.ev, S.tl.n));
-    }
-    if (mf != NULL) {
-        HALO_TRY(sim_write_summary(mf, &S, res));
-        rc = halo_metrics_close(mf);
-        mf = NULL;
-        if (rc < 0) {
-            goto fail;
-        }
-    }
+    rc = sim_finish(&S, &mf, res);
 fail:
     if (mf != NULL) {
         halo_metrics_abort(mf);

@@ -357,19 +357,18 @@ static int serve_samples(halo_store *st, halo_sampler *smp, const halo_xchg *x)
     return 0;
 }
 
-/* One layer: samples the frontier dst[num_dst] with fanout (or, typed, the per-relation
- * fanouts fan[nrels]), locally and through the owners, and merges the neighbours in frontier
- * order into s->moff / s->mnbrs (and their relations into s->metype). */
-static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key *k, int layer,
-                        int fanout, const int *fan, const int32_t *dst, int32_t num_dst)
+/* The requests of one layer: the owner of every frontier node, a request (header [+ the
+ * fanouts of every relation] + ids) to each peer that owns part of the frontier, and this
+ * rank's own nodes as rows and keys in s->lrow / s->lkey. Returns the own nodes' count (or a
+ * negative code). */
+static int64_t layer_requests(halo_store *st, const halo_sample_key *k, int layer, int fanout,
+                              const int *fan, const int32_t *dst, int32_t num_dst)
 {
-    int nrels = fan != NULL ? st->part->nrels : 0;
-    int64_t fb = 4 * (int64_t)nrels;
+    int64_t fb = fan != NULL ? 4 * (int64_t)st->part->nrels : 0;
     store_scratch *s = st->scr;
     int P = st->ranks, me = st->rank;
     int32_t *owner = halo_buf_get(&s->owner, (int64_t)num_dst * 4 + 4);
     memset(s->cnt, 0, (size_t)P * sizeof *s->cnt);
-    int64_t nl = 0;
     for (int32_t i = 0; i < num_dst; i++) {
         int o = halo_store_owner(st, dst[i]);
         if (o < 0) {
@@ -379,8 +378,7 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
         owner[i] = o;
         s->cnt[o]++;
     }
-    nl = s->cnt[me];
-    /* requests: header + ids per peer that owns part of the frontier */
+    int64_t nl = s->cnt[me];
     s->send_off[0] = 0;
     for (int p = 0; p < P; p++) {
         int64_t sz = (p != me && s->cnt[p] > 0) ? REQ_HDR + fb + 4 * s->cnt[p] : 0;
@@ -411,40 +409,53 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
             s->cur[o] += 4;
         }
     }
-    HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xreq, send, s->send_off));
-    /* local nodes are sampled while the requests travel */
+    return nl;
+}
+
+/* Draws this rank's own nl frontier nodes (s->lrow, s->lkey) into s->loff / s->lnbrs (and
+ * their relations into s->letype when typed). */
+static void layer_local(halo_store *st, halo_sampler *smp, const halo_sample_key *k, int layer,
+                        int fanout, const int *fan, int64_t nl)
+{
+    store_scratch *s = st->scr;
+    const int64_t *lrow = s->lrow.p, *lkey = s->lkey.p;
     int64_t *loff = halo_buf_get(&s->loff, (nl + 1) * 8);
-    int64_t lne = fan == NULL
-                      ? halo_sample_rows_offsets(st->part->indptr, lrow, nl, fanout, loff)
-                      : halo_sample_rows_typed_offsets(st->part->indptr, st->part->etype, nrels,
-                                                       lrow, nl, fan, loff);
+    int64_t lne = fan == NULL ? halo_sample_rows_offsets(st->part->indptr, lrow, nl, fanout, loff)
+                              : halo_sample_rows_typed_offsets(st->part->indptr, st->part->etype,
+                                                               st->part->nrels, lrow, nl, fan,
+                                                               loff);
     int32_t *lnbrs = halo_buf_get(&s->lnbrs, lne * 4 + 4);
-    uint8_t *letype = NULL;
     if (fan == NULL) {
         halo_sample_rows(smp, st->part->indptr, st->part->indices, lrow, lkey, nl, fanout, k,
                          layer, loff, lnbrs);
     } else {
-        letype = halo_buf_get(&s->letype, lne + 4);
-        halo_sample_rows_typed(smp, st->part->indptr, st->part->indices, st->part->etype, nrels,
-                               lrow, lkey, nl, fan, k, layer, loff, lnbrs, letype);
+        uint8_t *letype = halo_buf_get(&s->letype, lne + 4);
+        halo_sample_rows_typed(smp, st->part->indptr, st->part->indices, st->part->etype,
+                               st->part->nrels, lrow, lkey, nl, fan, k, layer, loff, lnbrs,
+                               letype);
     }
-    HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xreq));
-    HALO_CHECK(serve_samples(st, smp, &s->xreq));
-    HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xrep, s->rep.p, s->rep_off));
-    HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xrep));
+}
+
+/* The merged offsets s->moff of the frontier from the own draw and the replies' counts (each
+ * peer's counts at its recv_off, its neighbours after them: cursors s->cur, s->cur2). */
+static int merge_counts(halo_store *st, int32_t num_dst)
+{
+    store_scratch *s = st->scr;
     const halo_xchg *x = &s->xrep;
-    /* merge in frontier order: counts of peer p at recv_off[p], its neighbours after them */
+    int P = st->ranks, me = st->rank;
     for (int p = 0; p < P; p++) {
         int64_t want = p == me ? 0 : 4 * s->cnt[p];
         if (x->recv_off[p + 1] - x->recv_off[p] < want) {
             return halo_errorf(HALO_ESTATE, "sample: short reply from rank %d", p);
         }
-        s->cur[p] = 0;                          /* node cursor */
-        s->cur2[p] = x->recv_off[p] + want;     /* neighbour byte cursor */
+        s->cur[p] = 0;                      /* node cursor */
+        s->cur2[p] = x->recv_off[p] + want; /* neighbour byte cursor */
     }
+    const int32_t *owner = s->owner.p;
+    const int64_t *loff = s->loff.p;
     int64_t *moff = halo_buf_get(&s->moff, ((int64_t)num_dst + 1) * 8);
     moff[0] = 0;
-    j = 0;
+    int64_t j = 0;
     for (int32_t i = 0; i < num_dst; i++) {
         int o = owner[i];
         int64_t c;
@@ -459,11 +470,17 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
         }
         moff[i + 1] = moff[i] + c;
     }
-    int32_t *mnbrs = halo_buf_get(&s->mnbrs, moff[num_dst] * 4 + 4);
-    uint8_t *metype = fan != NULL ? halo_buf_get(&s->metype, moff[num_dst] + 4) : NULL;
-    int64_t *ecur = s->row_off; /* typed: byte cursor of each peer's relations */
-    for (int p = 0; p < P && fan != NULL; p++) {
-        if (p == me || s->cnt[p] == 0) {
+    return 0;
+}
+
+/* Typed replies: each peer's size checked against its counts, and the byte cursor of its
+ * relations (after its neighbours) into ecur[p]. */
+static int merge_etype_cursors(halo_store *st, int64_t *ecur)
+{
+    store_scratch *s = st->scr;
+    const halo_xchg *x = &s->xrep;
+    for (int p = 0; p < st->ranks; p++) {
+        if (p == st->rank || s->cnt[p] == 0) {
             continue;
         }
         int64_t ne = 0; /* the peer's neighbours: the sum of its counts */
@@ -477,11 +494,30 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
         }
         ecur[p] = s->cur2[p] + 4 * ne;
     }
-    j = 0;
+    return 0;
+}
+
+/* Merges the own draw and the replies in frontier order into s->moff / s->mnbrs (and the
+ * relations into s->metype when typed). */
+static int layer_merge(halo_store *st, bool typed, int32_t num_dst)
+{
+    store_scratch *s = st->scr;
+    const halo_xchg *x = &s->xrep;
+    HALO_CHECK(merge_counts(st, num_dst));
+    const int64_t *moff = s->moff.p, *loff = s->loff.p;
+    const int32_t *owner = s->owner.p, *lnbrs = s->lnbrs.p;
+    const uint8_t *letype = s->letype.p;
+    int32_t *mnbrs = halo_buf_get(&s->mnbrs, moff[num_dst] * 4 + 4);
+    uint8_t *metype = typed ? halo_buf_get(&s->metype, moff[num_dst] + 4) : NULL;
+    int64_t *ecur = s->row_off; /* typed: byte cursor of each peer's relations */
+    if (typed) {
+        HALO_CHECK(merge_etype_cursors(st, ecur));
+    }
+    int64_t j = 0;
     for (int32_t i = 0; i < num_dst; i++) {
         int o = owner[i];
         int64_t c = moff[i + 1] - moff[i];
-        if (o == me) {
+        if (o == st->rank) {
             memcpy(mnbrs + moff[i], lnbrs + loff[j], (size_t)c * 4);
             if (metype != NULL) {
                 memcpy(metype + moff[i], letype + loff[j], (size_t)c);
@@ -496,43 +532,62 @@ static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key
             }
         }
     }
+    return 0;
+}
+
+/* One layer: samples the frontier dst[num_dst] with fanout (or, typed, the per-relation
+ * fanouts fan[nrels]), locally and through the owners (the own nodes drawn while the requests
+ * travel), and merges the neighbours in frontier order into s->moff / s->mnbrs (and their
+ * relations into s->metype). Collective. */
+static int sample_layer(halo_store *st, halo_sampler *smp, const halo_sample_key *k, int layer,
+                        int fanout, const int *fan, const int32_t *dst, int32_t num_dst)
+{
+    store_scratch *s = st->scr;
+    int64_t nl = layer_requests(st, k, layer, fanout, fan, dst, num_dst);
+    if (nl < 0) {
+        return (int)nl;
+    }
+    HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xreq, s->send.p, s->send_off));
+    layer_local(st, smp, k, layer, fanout, fan, nl);
+    HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xreq));
+    HALO_CHECK(serve_samples(st, smp, &s->xreq));
+    HALO_CHECK(halo_comm_xchg_start(st->comm, &s->xrep, s->rep.p, s->rep_off));
+    HALO_CHECK(halo_comm_xchg_wait(st->comm, &s->xrep));
+    HALO_CHECK(layer_merge(st, fan != NULL, num_dst));
     st->stats.sample_remote_nodes += num_dst - nl;
     return 0;
 }
 
-/* halo_store_sample and halo_store_sample_typed: plain fanouts, or per-relation ones. */
+/* The store's draw for the frontier loop: a layer of sample_layer, plain fanouts or (fan !=
+ * NULL) per-relation ones. */
+typedef struct store_draw {
+    halo_store *st;                  /* the store (its scratch holds the merged neighbours) */
+    halo_sampler *smp;               /* the sampler of this thread */
+    const int *fanouts;              /* plain: per layer */
+    const int (*fan)[HALO_MAX_RELS]; /* typed: per layer and relation, else NULL */
+    const halo_sample_key *k;        /* the batch's keys */
+} store_draw;
+
+static int draw_store(void *arg, int l, const int32_t *dst, int32_t num_dst,
+                      halo_sample_drawn *out)
+{
+    store_draw *a = arg;
+    store_scratch *s = a->st->scr;
+    HALO_CHECK(sample_layer(a->st, a->smp, a->k, l, a->fanouts != NULL ? a->fanouts[l] : 0,
+                            a->fan != NULL ? a->fan[l] : NULL, dst, num_dst));
+    out->off = s->moff.p;
+    out->nbrs = s->mnbrs.p;
+    out->etype = a->fan != NULL ? s->metype.p : NULL;
+    return 0;
+}
+
+/* halo_store_sample and halo_store_sample_typed: the frontier loop over the store's draw. */
 static int store_sample(halo_store *st, halo_sampler *smp, const int *fanouts,
                         const halo_rel_fanouts fan, int layers, const halo_sample_key *k,
                         const int32_t *seeds, int32_t num_seeds, halo_minibatch *out)
 {
-    halo_sample_free(out);
-    if (layers < 1 || layers > HALO_MAX_LAYERS) {
-        return halo_errorf(HALO_EUSAGE, "sample: %d layers (want 1..%d)", layers,
-                           HALO_MAX_LAYERS);
-    }
-    out->layers = layers;
-    const int32_t *dst = seeds;
-    int32_t num_dst = num_seeds;
-    for (int l = layers - 1; l >= 0; l--) {
-        int rc = sample_layer(st, smp, k, l, fanouts != NULL ? fanouts[l] : 0,
-                              fan != NULL ? fan[l] : NULL, dst, num_dst);
-        if (rc == 0) {
-            rc = halo_sample_block_build(smp, dst, num_dst, st->scr->moff.p, st->scr->mnbrs.p,
-                                         &out->blocks[l]);
-        }
-        if (rc == 0 && fan != NULL) {
-            int64_t ne = out->blocks[l].num_edges;
-            out->blocks[l].etype = HALO_ALLOC(uint8_t, ne > 0 ? ne : 1);
-            memcpy(out->blocks[l].etype, st->scr->metype.p, (size_t)ne);
-        }
-        if (rc < 0) {
-            halo_sample_free(out);
-            return rc;
-        }
-        dst = out->blocks[l].src_gid;
-        num_dst = out->blocks[l].num_src;
-    }
-    halo_sample_minibatch_finish(out);
+    store_draw a = {st, smp, fanouts, fan, k};
+    HALO_CHECK(halo_sample_frontier(smp, layers, draw_store, &a, seeds, num_seeds, out));
     st->stats.sample_calls++;
     st->stats.sampled_edges += halo_sample_edges(out);
     return 0;

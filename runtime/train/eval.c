@@ -66,7 +66,7 @@ int halo_train_eval_sampled(train_ctx *t, int epoch, double *val_acc, double *te
         int64_t s0 = b * B < n ? b * B : n;
         int64_t s1 = s0 + B < n ? s0 + B : n;
         halo_sample_key k = {seed, epoch, b};
-        HALO_TRY(halo_train_sample(t, st, t->smp, t->eval_fanouts, t->eval_rfan, &k, ids + s0,
+        HALO_TRY(halo_train_sample(t, st, t->smp, &t->eval_fan, &k, ids + s0,
                                    (int32_t)(s1 - s0), &t->mb));
         float *rows = halo_model_input_buffer(t->m, t->mb.num_input > 0 ? t->mb.num_input : 1);
         HALO_TRY(halo_store_pull_rows(st, t->mb.input, t->mb.num_input, rows, &t->pull));

@@ -4,6 +4,7 @@
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/mem.h"
+#include "part/part.h"
 #include "train/train.h"
 
 #include <inttypes.h>
@@ -192,16 +193,34 @@ void halo_metrics_table_row(FILE *f, int epoch, const halo_epoch_stats *all, int
     fflush(f);
 }
 
+void halo_metrics_types_of(const halo_partinfo *pi, halo_metrics_types *ty)
+{
+    memset(ty, 0, sizeof *ty);
+    ty->ntypes = pi->ntypes;
+    ty->nrels = pi->nrels;
+    for (int i = 0; i < pi->ntypes; i++) {
+        ty->ntype[i] = pi->ntype_name[i];
+    }
+    for (int i = 0; i < pi->nrels; i++) {
+        ty->rel[i] = pi->rel[i].name;
+    }
+}
+
+void halo_metrics_summary_begin(halo_jw *w, const char *mode)
+{
+    halo_jw_init(w, false);
+    halo_jw_obj_begin(w);
+    halo_jw_key(w, "type");
+    halo_jw_str(w, "summary");
+    halo_jw_key(w, "mode");
+    halo_jw_str(w, mode);
+}
+
 void halo_metrics_summary_json(halo_sb *out, const halo_train_opts *o,
                                const halo_train_result *res, const halo_metrics_run *run)
 {
     halo_jw w;
-    halo_jw_init(&w, false);
-    halo_jw_obj_begin(&w);
-    halo_jw_key(&w, "type");
-    halo_jw_str(&w, "summary");
-    halo_jw_key(&w, "mode");
-    halo_jw_str(&w, "run");
+    halo_metrics_summary_begin(&w, "run");
     halo_jw_key(&w, "epochs");
     halo_jw_i64(&w, res->epochs);
     halo_jw_key(&w, "start_epoch");

@@ -53,6 +53,14 @@ typedef struct halo_metrics_types {
     const char *rel[HALO_MAX_RELS];               /* their names */
 } halo_metrics_types;
 
+struct halo_partinfo;
+/* The names of a partition's node types and relations (pointers into pi). */
+void halo_metrics_types_of(const struct halo_partinfo *pi, halo_metrics_types *ty);
+
+/* Begins a "summary" record in w (initialised here): {"type":"summary","mode":MODE, the
+ * caller's keys follow. */
+void halo_metrics_summary_begin(halo_jw *w, const char *mode);
+
 /* Appends one compact JSON object (no newline) for an epoch record. */
 void halo_metrics_epoch_json(halo_sb *out, const char *mode, const char *policy,
                              const halo_epoch_stats *s);

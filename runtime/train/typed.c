@@ -1,41 +1,19 @@
-/* The trainer's side of heterogeneous graphs: node types of global ids and the learnable
- * embeddings of featureless node types (runtime/embed), gathered from their owners for every
- * batch and updated there from the model's input gradient (docs/hetero.md). */
+/* The trainer's side of heterogeneous graphs: the learnable embeddings of featureless node
+ * types (runtime/embed), gathered from their owners for every batch and updated there from the
+ * model's input gradient (docs/hetero.md). */
 #include "core/err.h"
 #include "core/mem.h"
+#include "plan/plan.h"
 #include "train/train_internal.h"
 
 #include <string.h>
-
-int halo_train_node_type(const halo_partinfo *pi, int32_t gid)
-{
-    if (pi->nrels == 0 || pi->type_start == NULL) {
-        return 0;
-    }
-    int k = halo_partinfo_owner(pi, gid);
-    if (k < 0) {
-        return 0;
-    }
-    const int64_t *ts = pi->type_start + (size_t)k * (pi->ntypes + 1);
-    for (int ty = 0; ty < pi->ntypes; ty++) {
-        if (gid < ts[ty + 1]) {
-            return ty;
-        }
-    }
-    return pi->ntypes - 1;
-}
 
 int halo_train_embed_setup(train_ctx *t)
 {
     const halo_partinfo *pi = halo_store_info(t->st);
     const halo_part *pt = halo_store_part(t->st);
     int dim = halo_store_feat_dim(t->st);
-    bool any = false;
-    for (int ty = 0; pi->nrels > 0 && ty < pi->ntypes; ty++) {
-        t->featless[ty] = pi->ntype_feat_dim[ty] == 0;
-        any |= t->featless[ty] != 0;
-    }
-    if (!any || dim < 1) {
+    if (!halo_plan_featless(pi, t->featless)) {
         return 0;
     }
     uint8_t *has = HALO_ALLOC(uint8_t, pt->nodes > 0 ? pt->nodes : 1);
@@ -66,7 +44,7 @@ int halo_train_embed_gather(train_ctx *t, int64_t n, const int32_t *gid, float *
     int dim = halo_store_feat_dim(t->st);
     int64_t ne = 0;
     for (int64_t i = 0; i < n; i++) {
-        ne += t->featless[halo_train_node_type(pi, gid[i])];
+        ne += t->featless[halo_partinfo_node_type(pi, gid[i])];
     }
     if (ne > t->ecap) {
         halo_free(t->egid);
@@ -79,7 +57,7 @@ int halo_train_embed_gather(train_ctx *t, int64_t n, const int32_t *gid, float *
     }
     t->ne = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (t->featless[halo_train_node_type(pi, gid[i])]) {
+        if (t->featless[halo_partinfo_node_type(pi, gid[i])]) {
             t->egid[t->ne] = gid[i];
             t->epos[t->ne++] = i;
         }

@@ -18,14 +18,14 @@ bad=$(grep -lE '#include [<"](cuda_runtime|cublas_v2|cuda)\.h' runtime/*/*.c run
 if [ -z "$bad" ]; then ok "no C file includes CUDA"; else not_ok "no C file includes CUDA: $bad"; fi
 
 # The objects of the deciding modules and what they use: no MPI symbol in any of them.
-objs=$(ls "$B"/runtime/{core,graph,part,sample,cache,policy,order,sim,pipe}/*.o "$B"/runtime/train/metrics.o 2>/dev/null)
+objs=$(ls "$B"/runtime/{core,graph,part,sample,cache,policy,order,plan,sim,pipe}/*.o "$B"/runtime/train/metrics.o 2>/dev/null)
 # only objects whose source still exists (a file split or removed leaves its old object behind)
 objs=$(for o in $objs; do s=${o#"$B"/}; [ -f "${s%.o}.c" ] && echo "$o"; done)
 if [ -z "$objs" ]; then
     not_ok "objects of the deciding modules exist in $B"
 else
     mpi=$(nm -A $objs 2>/dev/null | grep -E ' [UT] (P?MPI_|ompi_)' | head -n 5)
-    if [ -z "$mpi" ]; then ok "no MPI symbol in sample/ cache/ part/ policy/ order/ sim/ objects"
+    if [ -z "$mpi" ]; then ok "no MPI symbol in sample/ cache/ part/ policy/ order/ plan/ sim/ objects"
     else not_ok "no MPI symbol in the deciding modules' objects"; echo "$mpi" | sed 's/^/# /'; fi
     if [ -n "$(nm -A "$B"/runtime/comm/comm.o | grep -E ' U MPI_' | head -n 1)" ]; then
         ok "the check sees MPI symbols where they are (comm.o)"
