@@ -139,8 +139,9 @@ static int policy_check(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "policy check: --budget and --mem must "
                                                       "be positive"));
     }
+    char policy_buf[4096];
     halo_policy_opts o = {
-        .path = pos[0],
+        .path = halo_cli_policy_path(pos[0], policy_buf, sizeof policy_buf),
         .params = sets.v,
         .nparams = sets.n,
         .unsafe = unsafe,

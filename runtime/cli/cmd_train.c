@@ -105,7 +105,8 @@ int halo_cmd_train(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "train: --set needs --policy"));
     }
     o.pdir = pos[0];
-    o.policy = policy;
+    char policy_buf[4096];
+    o.policy = halo_cli_policy_path(policy, policy_buf, sizeof policy_buf);
     o.sets = sets.v;
     o.nsets = sets.n;
     o.fanouts = fanouts;
@@ -157,8 +158,9 @@ int halo_cmd_train(int argc, char **argv)
         return code;
     }
     if (halo_comm_rank(comm) == 0) {
-        printf("halo train: %d epochs on %d ranks (%s), mean epoch %.3f s", res.epochs,
-               halo_comm_size(comm), res.device, res.mean_epoch_s);
+        printf("halo train: %d epoch%s on %d rank%s (%s), mean epoch %.3f s", res.epochs,
+               halo_plural(res.epochs), halo_comm_size(comm), halo_plural(halo_comm_size(comm)),
+               res.device, res.mean_epoch_s);
         if (res.test_acc >= 0) {
             printf(", val acc %.4f, test acc %.4f", res.val_acc, res.test_acc);
         }

@@ -1306,9 +1306,9 @@ static int run_setup(train_ctx *t, train_run *r, halo_train_result *res)
             size_t len = strlen(fo);
             snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t->fanouts[l]);
         }
-        halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), model %s, "
+        halo_info("train: %d rank%s, device %s, policy %s, fanouts %s, batch %lld (%s), model %s, "
                   "hidden %d, %lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
-                  t->ranks, res->device, r->policy_name, fo, (long long)B,
+                  t->ranks, t->ranks == 1 ? "" : "s", res->device, r->policy_name, fo, (long long)B,
                   halo_train_batching_name(o->batching),
                   halo_model_kind_name(halo_model_config_of(t->m)->kind), o->hidden,
                   (long long)r->nt, (long long)r->nb, r->start_epoch, o->epochs - 1);
