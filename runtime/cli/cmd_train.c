@@ -27,7 +27,8 @@ int halo_cmd_train(int argc, char **argv)
     bool resume = false, check = false, quiet_table = false;
     halo_strlist sets = {.n = 0};
     const halo_opt opts[] = {
-        {"policy", 0, HALO_OPT_STRING, &policy, "FILE", "policy file (default: built-in defaults)"},
+        {"policy", 0, HALO_OPT_STRING, &policy, "FILE|NAME",
+         "policy file, or NAME of policies/NAME.lua (default: built-in defaults)"},
         {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
         {"epochs", 'e', HALO_OPT_INT, &o.epochs, "E",
          "epochs to train (a resumed run goes up to E)"},
