@@ -153,8 +153,9 @@ int halo_cmd_train(int argc, char **argv)
     if (rc == 0) {
         rc = halo_train_run(comm, &o, &res);
     }
-    if (rc < 0) {
-        int code = halo_cli_fail(rc); /* every rank returns the same error: each says it */
+    /* every rank gets here (failures are agreed); one line per distinct error, no abort */
+    int code = halo_comm_report(comm, rc);
+    if (code != 0) {
         halo_comm_finalize(comm);
         return code;
     }

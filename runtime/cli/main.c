@@ -39,6 +39,9 @@ static const cli_command commands[] = {
 
 int halo_cli_fail(int rc)
 {
+    if (rc == HALO_EUSAGE && halo_log_rank() < 0 && halo_log_launch_rank() > 0) {
+        return halo_exit_code(rc); /* a usage error is every rank's: the launcher's rank 0 says it */
+    }
     const char *msg = halo_errmsg();
     halo_error_print(msg[0] ? msg : halo_strerror(rc));
     return halo_exit_code(rc);

@@ -675,6 +675,8 @@ static int train_epoch(train_ctx *t, pipe_res *pr, epoch_plan *pl, int threads, 
 /* Everything that changes the weights a run produces, hashed into checkpoints. Not included:
  * epochs (a resumed run may go further), device and threads (same function; on GPU only float
  * rounding differs), evaluation and output settings. */
+static char config_text[4096]; /* the text config_hash hashed, written into checkpoints */
+
 static uint64_t config_hash(const train_ctx *t, const char *policy_name)
 {
     const halo_train_opts *o = t->o;
@@ -707,6 +709,7 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
         halo_free(text);
     }
     uint64_t h = halo_config_hash(sb.buf);
+    snprintf(config_text, sizeof config_text, "%s", sb.buf); /* a refused resume names a key */
     halo_sb_free(&sb);
     return h;
 }
@@ -771,6 +774,7 @@ static int resume_from(train_ctx *t, uint64_t hash, int *epoch, int64_t *step)
     size_t count;
     float *params = halo_model_params(t->m, &count);
     halo_checkpoint ck = {.config_hash = hash,
+                          .config = config_text,
                           .nparams = (int64_t)count,
                           .params = params,
                           .adam_m = halo_model_adam_m(t->m),
@@ -820,7 +824,8 @@ static int write_checkpoint(train_ctx *t, uint64_t hash, int epochs_done, int64_
         if (rc == 0) {
             size_t count;
             halo_checkpoint ck = {
-                .epoch = epochs_done, .step = step, .seed = t->o->seed, .config_hash = hash};
+                .epoch = epochs_done, .step = step, .seed = t->o->seed, .config_hash = hash,
+                .config = config_text};
             ck.params = halo_model_params(t->m, &count);
             ck.nparams = (int64_t)count;
             ck.adam_m = halo_model_adam_m(t->m);

@@ -101,4 +101,31 @@ check_fails "a policy name that is nowhere is named" "nopolicy: cannot read" \
     "$HALO" sim "$T/p" -q --epochs 1 --policy nopolicy
 cd "$ROOT" || exit 1
 
+# ---- errors under mpirun: one line per distinct error, no abort banner
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN="mpirun -q --timeout 120 --oversubscribe --bind-to none"
+# one_line NAME PATTERN CMD...: CMD fails (not by a signal) and stderr is exactly one line, a
+# "halo: error:" matching PATTERN (mpirun -q: Open MPI adds nothing when no rank aborts)
+one_line() {
+    local name=$1 pattern=$2
+    shift 2
+    "$@" >"$T/out" 2>"$T/err"
+    local rc=$?
+    if [ $rc -ne 0 ] && [ $rc -lt 128 ] && [ "$(wc -l <"$T/err")" = 1 ] &&
+        grep -qE "^halo: error: $pattern" "$T/err"; then ok "$name"
+    else not_ok "$name (exit $rc)"; sed 's/^/# /' "$T/err" | head -20; fi
+}
+one_line "mpirun: a bad flag is said once" "train: unknown option '--bogus'" \
+    $MPIRUN -np 2 "$HALO" train "$T/p" --bogus
+one_line "mpirun: a bad --fanouts is said once, the flag named once" "--fanouts: bad list" \
+    $MPIRUN -np 2 "$HALO" train "$T/p" --fanouts '10;25'
+cp -r "$T/p" "$T/bad"
+truncate -s 100 "$T/bad/part-1/feat.f32"
+one_line "mpirun: rank 1's own error is said by rank 1 alone" "rank 1: .*part-1/feat.f32: size" \
+    $MPIRUN -np 2 "$HALO" train "$T/bad" --epochs 1 --batch 100
+$MPIRUN -np 2 "$HALO" train "$T/p" --epochs 1 --batch 100 --checkpoint "$T/ck" >/dev/null 2>&1
+one_line "mpirun: a refused --resume names the setting that differs" \
+    "--resume: .*another configuration: batch=100 in the checkpoint, batch=200 in this run" \
+    $MPIRUN -np 2 "$HALO" train "$T/p" --epochs 2 --batch 200 --checkpoint "$T/ck" --resume
+
 done_testing
