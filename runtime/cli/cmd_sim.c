@@ -159,11 +159,11 @@ int halo_cmd_sim(int argc, char **argv)
     }
     const halo_epoch_stats *t = &res.total;
     int64_t looked = t->cache_hits + t->cache_misses;
-    printf("halo sim: %d rank%s, policy %s, depth %d, %d epoch%s x %lld batches: sampled edges "
+    printf("halo sim: %d rank%s, policy %s, depth %d, %d epoch%s x %lld batch%s: sampled edges "
            "%lld, input nodes %lld, remote nodes %lld, hit rate %.4f, received %.1f MB, "
            "messages %lld (all ranks, all epochs)\n",
            res.ranks, halo_plural(res.ranks), res.policy, res.depth, res.epochs,
-           halo_plural(res.epochs), (long long)res.batches,
+           halo_plural(res.epochs), (long long)res.batches, res.batches == 1 ? "" : "es",
            (long long)t->sampled_edges, (long long)t->input_nodes, (long long)t->remote_nodes,
            looked > 0 ? (double)t->cache_hits / (double)looked : 0.0,
            (double)t->bytes_remote / 1e6, (long long)t->messages);

@@ -78,10 +78,10 @@ static int unknown_global(const char *a)
                                    : NULL;
     char msg[640];
     if (hint != NULL) {
-        snprintf(msg, sizeof msg, "unknown flag '%.200s' before the command (did you mean --%s?)",
+        snprintf(msg, sizeof msg, "unknown option '%.200s' before the command (did you mean --%s?)",
                  a, hint);
     } else {
-        snprintf(msg, sizeof msg, "unknown flag '%.200s' before the command: halo's own flags are "
+        snprintf(msg, sizeof msg, "unknown option '%.200s' before the command: halo's own flags are "
                  "%s, %s, -v/%s, -q/%s; a command's flags go after it (halo CMD %.100s)",
                  a, flags[0], flags[1], flags[2], flags[3], a);
     }

@@ -58,9 +58,9 @@ check_fails "a swapped-letter flag" "unknown option '--nodse' \(did you mean --n
     "$HALO" gen sbm --nodse 10 -o "$T/x"
 check_fails "a misspelt command gets did you mean" "unknown command 'trian' \(did you mean 'train'\?" \
     "$HALO" trian "$T/p"
-check_fails "an unknown flag of halo itself is named" "unknown flag '--frobnicate' before the command" \
+check_fails "an unknown flag of halo itself is named" "unknown option '--frobnicate' before the command" \
     "$HALO" --frobnicate gen
-check_fails "... with did you mean" "unknown flag '--verison' before the command \(did you mean --version\?" \
+check_fails "... with did you mean" "unknown option '--verison' before the command \(did you mean --version\?" \
     "$HALO" --verison
 check_fails "halo's -v after the command is explained" "'-v' is a flag of halo itself: put it before" \
     "$HALO" gen -v sbm -o "$T/x"
