@@ -173,7 +173,8 @@ int halo_cmd_policy(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: halo policy check FILE|NAME [--set NAME=VALUE ...] [--unsafe] [--graph DIR]\n"
+        fprintf(f, "usage: halo policy check FILE|NAME [--set NAME=VALUE ...] [--unsafe] "
+                   "[--graph DIR]\n"
                    "       halo policy doc\n\n"
                    "check: load a policy in the sandbox and validate every hook\n"
                    "doc:   print the policy API reference\n");

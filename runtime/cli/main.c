@@ -40,7 +40,8 @@ static const cli_command commands[] = {
 int halo_cli_fail(int rc)
 {
     if (rc == HALO_EUSAGE && halo_log_rank() < 0 && halo_log_launch_rank() > 0) {
-        return halo_exit_code(rc); /* a usage error is every rank's: the launcher's rank 0 says it */
+        /* a usage error is every rank's: the launcher's rank 0 says it */
+        return halo_exit_code(rc);
     }
     const char *msg = halo_errmsg();
     halo_error_print(msg[0] ? msg : halo_strerror(rc));
@@ -81,8 +82,9 @@ static int unknown_global(const char *a)
         snprintf(msg, sizeof msg, "unknown option '%.200s' before the command (did you mean --%s?)",
                  a, hint);
     } else {
-        snprintf(msg, sizeof msg, "unknown option '%.200s' before the command: halo's own flags are "
-                 "%s, %s, -v/%s, -q/%s; a command's flags go after it (halo CMD %.100s)",
+        snprintf(msg, sizeof msg,
+                 "unknown option '%.200s' before the command: halo's own flags are %s, %s, -v/%s, "
+                 "-q/%s; a command's flags go after it (halo CMD %.100s)",
                  a, flags[0], flags[1], flags[2], flags[3], a);
     }
     halo_error_print(msg);

@@ -69,8 +69,8 @@ static int undeclared(lua_State *L, const halo_policy *p, int params, const char
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     static char last[600];
     char msg[600];
-    snprintf(msg, sizeof msg, "%.200s: --set %.100s: the policy does not declare '%.60s' (declared: %s); "
-             "ignored", p->path[0] ? p->path : "policy", kv, name, used ? names : "none");
+    snprintf(msg, sizeof msg,
+             "%.200s: --set %.100s: the policy does not declare '%.60s' (declared: %s); ignored", p->path[0] ? p->path : "policy", kv, name, used ? names : "none");
     pthread_mutex_lock(&mu);
     bool fresh = strcmp(last, msg) != 0;
     snprintf(last, sizeof last, "%s", msg);
