@@ -5,6 +5,8 @@
 
 #include "core/args.h"
 
+#include <stddef.h>
+
 int halo_cmd_gen(int argc, char **argv);
 int halo_cmd_import(int argc, char **argv);
 int halo_cmd_info(int argc, char **argv);
@@ -22,6 +24,11 @@ int halo_cmd_report(int argc, char **argv);
 int halo_cmd_lab(int argc, char **argv);
 /* `halo info PDIR` on a partition directory (called by halo_cmd_info). */
 int halo_cmd_info_partition(int argc, char **argv);
+
+/* The file of a --policy argument: a path as given, else policies/NAME.lua in the working
+ * directory, in PREFIX/share/halo beside an installed halo, in the source tree halo was built
+ * from, or in /usr/local/share/halo, the first that exists (written into buf); else arg. */
+const char *halo_cli_policy_path(const char *arg, char *buf, size_t size);
 
 /* Prints "halo: error: <last message>" and returns the exit status for rc. */
 int halo_cli_fail(int rc);

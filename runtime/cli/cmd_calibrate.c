@@ -429,7 +429,7 @@ int halo_cmd_calibrate(int argc, char **argv)
     int rounds = 4;
     bool quick = false, no_mpi = false;
     const halo_opt opts[] = {
-        {"out", 'o', HALO_OPT_STRING, &out, "PROFILE.lua", "profile file to write (required)"},
+        {"output", 'o', HALO_OPT_STRING, &out, "PROFILE.lua", "profile file to write (required)"},
         {"quick", 0, HALO_OPT_FLAG, &quick, NULL, "measure for about 30 s instead of 1-3 min"},
         {"no-mpi", 0, HALO_OPT_FLAG, &no_mpi, NULL,
          "skip the MPI probes (links get defaults, marked as not measured in the file)"},

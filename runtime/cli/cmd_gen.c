@@ -168,7 +168,7 @@ int halo_cmd_gen(int argc, char **argv)
     gen_flags f;
     memset(&f, 0, sizeof f);
     const halo_opt opts[] = {
-        {"out", 'o', HALO_OPT_STRING, &f.out, "DIR", "output graph directory (required)"},
+        {"output", 'o', HALO_OPT_STRING, &f.out, "DIR", "output graph directory (required)"},
         {"preset", 0, HALO_OPT_STRING, &f.preset, "NAME",
          "shape of an OGB dataset: arxiv, products, papers100M (an sbm); mag, mag240m "
          "(heterogeneous, docs/hetero.md)"},

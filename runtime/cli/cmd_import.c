@@ -12,7 +12,7 @@ int halo_cmd_import(int argc, char **argv)
     const char *out = NULL, *split = NULL, *labels = NULL, *feat = NULL, *name = NULL;
     bool directed = false;
     const halo_opt opts[] = {
-        {"out", 'o', HALO_OPT_STRING, &out, "DIR", "graph directory to write (required)"},
+        {"output", 'o', HALO_OPT_STRING, &out, "DIR", "graph directory to write (required)"},
         {"split", 0, HALO_OPT_STRING, &split, "NAME|FILE",
          "ogb: split/NAME to use; edgelist: 'id train|valid|test' file"},
         {"labels", 0, HALO_OPT_STRING, &labels, "FILE", "edgelist: 'id label' lines"},

@@ -123,8 +123,9 @@ int halo_cmd_info_partition(int argc, char **argv)
         printf(", imbalance %g, objective %s, seed %.0f\n", json_num(par, "imbalance"),
                json_str(par, "objective"), json_num(par, "seed"));
     }
-    printf("parts          %d (%d machines x %d trainers)\n", pi->parts, pi->machines,
-           pi->trainers_per_machine);
+    printf("parts          %d (%d machine%s x %d trainer%s)\n", pi->parts, pi->machines,
+           halo_plural(pi->machines), pi->trainers_per_machine,
+           halo_plural(pi->trainers_per_machine));
     printf("edge cut       %.0f (%.2f%% of edges)\n", json_num(j, "edge_cut"),
            100.0 * json_num(j, "edge_cut_fraction"));
     printf("balance        nodes %.3f, train %.3f, edges %.3f (max over mean)\n",

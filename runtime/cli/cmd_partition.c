@@ -105,8 +105,8 @@ int halo_cmd_partition(int argc, char **argv)
         {"imbalance", 0, HALO_OPT_DOUBLE, &imbalance, "X", "tolerance per constraint (max/mean)"},
         {"objective", 0, HALO_OPT_STRING, &objective, "cut|vol", "METIS objective"},
         {"machines", 0, HALO_OPT_INT, &machines, "M", "machines (default: P machines)"},
-        {"trainers-per-part", 0, HALO_OPT_INT, &trainers, "G",
-         "trainers per machine; P = M x G"},
+        {"trainers", 0, HALO_OPT_INT, &trainers, "G",
+         "trainers per machine, one part each (multilevel): P = M x G"},
         {"stream", 0, HALO_OPT_STRING, &stream, "ldg|fennel", "streaming heuristic"},
         {"seed", 0, HALO_OPT_I64, &seed, "S", "seed of METIS and every random choice"},
         {"sort-rows", 0, HALO_OPT_FLAG, &sort_rows, NULL,
@@ -123,7 +123,7 @@ int halo_cmd_partition(int argc, char **argv)
         "equal number of training seeds (DistDGL's force-even split); a topology-only graph\n"
         "(halo gen --no-features) gives parts without feat.f32, for the simulator (halo train\n"
         "refuses them). multilevel partitions across --machines M first, then each machine\n"
-        "across its --trainers-per-part G.\n"
+        "across its --trainers G (DGL: num_trainers per machine).\n"
         "With --policy, the policy's partition(g) hook chooses the method, parts, constraints,\n"
         "imbalance and objective (or returns an assignment); g.parts is --parts.\n"
         "With --assign FILE, another tool's node -> part array (e.g. DGL's METIS call saved by\n"
@@ -173,7 +173,7 @@ int halo_cmd_partition(int argc, char **argv)
     if (parts < 0 || machines < 0 || trainers < 1) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE,
                                          "partition: --parts, --machines and "
-                                         "--trainers-per-part must be >= 1"));
+                                         "--trainers must be >= 1"));
     }
     if (parts == 0 && machines == 0 && policy == NULL && assign_path == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --parts must be >= 1 (got 0 "
@@ -190,7 +190,9 @@ int halo_cmd_partition(int argc, char **argv)
     }
     int32_t *assign = NULL;
     if (policy != NULL) {
-        rc = choice_from_policy(g, policy, &sets, unsafe, &po, &assign, &method);
+        char policy_buf[4096];
+        const char *ppath = halo_cli_policy_path(policy, policy_buf, sizeof policy_buf);
+        rc = choice_from_policy(g, ppath, &sets, unsafe, &po, &assign, &method);
         if (rc < 0) {
             halo_graph_free(g);
             return halo_cli_fail(rc);

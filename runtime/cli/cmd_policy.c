@@ -110,7 +110,7 @@ static int policy_check(int argc, char **argv)
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
-        "halo policy check FILE [--set NAME=VALUE ...] [--unsafe] [--graph DIR]",
+        "halo policy check FILE|NAME [--set NAME=VALUE ...] [--unsafe] [--graph DIR]",
         "Loads a policy in the sandbox, lists its hooks and parameters, calls every hook on a\n"
         "synthetic rank (10000 nodes, 4 parts, 2000 halo nodes, 2 epochs of 40 batches with a\n"
         "small cache) and validates what each returns. With --graph (a typed graph or\n"
@@ -139,8 +139,9 @@ static int policy_check(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "policy check: --budget and --mem must "
                                                       "be positive"));
     }
+    char policy_buf[4096];
     halo_policy_opts o = {
-        .path = pos[0],
+        .path = halo_cli_policy_path(pos[0], policy_buf, sizeof policy_buf),
         .params = sets.v,
         .nparams = sets.n,
         .unsafe = unsafe,
@@ -172,7 +173,8 @@ int halo_cmd_policy(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         FILE *f = argc < 2 ? stderr : stdout;
-        fprintf(f, "usage: halo policy check FILE [--set NAME=VALUE ...] [--unsafe] [--graph DIR]\n"
+        fprintf(f, "usage: halo policy check FILE|NAME [--set NAME=VALUE ...] [--unsafe] "
+                   "[--graph DIR]\n"
                    "       halo policy doc\n\n"
                    "check: load a policy in the sandbox and validate every hook\n"
                    "doc:   print the policy API reference\n");

@@ -102,8 +102,8 @@ int halo_cmd_sample(int argc, char **argv)
 {
     const char *fanout_s = "10,25";
     const char *netem_s = "off";
-    int64_t batch = 1000, max_batches = 0, seed = 1;
-    int epochs = 1;
+    int64_t batch = HALO_DEFAULT_BATCH, max_batches = 0, seed = 1;
+    int epochs = HALO_DEFAULT_EPOCHS;
     const halo_opt opts[] = {
         {"fanouts", 'f', HALO_OPT_STRING, &fanout_s, "LIST",
          "fanout per layer, input layer first as in DGL; -1 = all neighbours; on a typed "
@@ -191,8 +191,8 @@ int halo_cmd_sample(int argc, char **argv)
         halo_comm_fail(comm, rc);
     }
     if (rank == 0) {
-        printf("halo sample: %d ranks, fanouts %s, batch %lld, epochs %d, netem %s, MPI thread "
-               "level %d\n", ranks, fanout_s, (long long)batch, epochs, netem_s,
+        printf("halo sample: %d rank%s, fanouts %s, batch %lld, epochs %d, netem %s, MPI thread "
+               "level %d\n", ranks, halo_plural(ranks), fanout_s, (long long)batch, epochs, netem_s,
                halo_comm_thread_level());
         printf("%-6s %8s %14s %12s %12s %14s %9s %9s %9s %10s %10s\n", "rank", "batches",
                "sampled_edges", "input_nodes", "remote_nodes", "bytes_remote", "sample_s",

@@ -242,7 +242,8 @@ int halo_cmd_sim(int argc, char **argv)
         {"machines", 0, HALO_OPT_INT, &machines, "M", "machines (overrides the profile's)"},
         {"trainers", 0, HALO_OPT_INT, &trainers, "T",
          "trainers per machine (overrides the profile's)"},
-        {"policy", 0, HALO_OPT_STRING, &policy, "FILE", "policy file (default: built-in defaults)"},
+        {"policy", 0, HALO_OPT_STRING, &policy, "FILE|NAME",
+         "policy file, or NAME of policies/NAME.lua (default: built-in defaults)"},
         {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
         {"epochs", 'e', HALO_OPT_INT, &o.epochs, "E", "epochs to simulate"},
         {"batch", 'b', HALO_OPT_I64, &o.batch, "B",
@@ -266,12 +267,12 @@ int halo_cmd_sim(int argc, char **argv)
         {"timeline", 0, HALO_OPT_STRING, &timeline, "FILE",
          "every stage's simulated start and end per rank and batch (see halo timeline)"},
         {"against", 0, HALO_OPT_STRING, &against, "FILE.jsonl",
-         "metrics of a measured run of the same configuration: print measured vs simulated"},
+         "a measured run's metrics: counts compared (and times, with --cluster)"},
         {"quiet", 'q', HALO_OPT_FLAG, &quiet, NULL, "no progress lines"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
-        "halo sim PDIR --cluster F [--machines M] [--policy F] [--set k=v] [--epochs E] "
+        "halo sim PDIR [--cluster F] [--machines M] [--policy F] [--set k=v] [--epochs E] "
         "[--batch B] [--fanouts L] [--model sage|rgcn] [--depth K] [--netem SPEC] "
         "[--metrics FILE.jsonl] [--timeline FILE] [--against measured.jsonl]",
         "Simulates `mpirun -np P halo train PDIR` (P = parts) in one process: every rank runs\n"
@@ -358,7 +359,8 @@ int halo_cmd_sim(int argc, char **argv)
                                          "and --timeline need --cluster"));
     }
     o.pdir = pos[0];
-    o.policy = policy;
+    char policy_buf[4096];
+    o.policy = halo_cli_policy_path(policy, policy_buf, sizeof policy_buf);
     o.sets = sets.v;
     o.nsets = sets.n;
     o.fanouts = fanouts;
@@ -374,10 +376,11 @@ int halo_cmd_sim(int argc, char **argv)
     }
     const halo_epoch_stats *t = &res.total;
     int64_t looked = t->cache_hits + t->cache_misses;
-    printf("halo sim: %d ranks, policy %s, depth %d, %d epochs x %lld batches: sampled edges "
+    printf("halo sim: %d rank%s, policy %s, depth %d, %d epoch%s x %lld batch%s: sampled edges "
            "%lld, input nodes %lld, remote nodes %lld, hit rate %.4f, received %.1f MB, "
            "messages %lld (all ranks, all epochs)\n",
-           res.ranks, res.policy, res.depth, res.epochs, (long long)res.batches,
+           res.ranks, halo_plural(res.ranks), res.policy, res.depth, res.epochs,
+           halo_plural(res.epochs), (long long)res.batches, res.batches == 1 ? "" : "es",
            (long long)t->sampled_edges, (long long)t->input_nodes, (long long)t->remote_nodes,
            looked > 0 ? (double)t->cache_hits / (double)looked : 0.0,
            (double)t->bytes_remote / 1e6, (long long)t->messages);
@@ -389,10 +392,11 @@ int halo_cmd_sim(int argc, char **argv)
             return halo_cli_fail(rc);
         }
         double n = (double)res.ranks * res.epochs;
-        printf("halo sim: profile %s (%d machines x %d trainers): mean epoch %.4f s; per rank "
+        printf("halo sim: profile %s (%d machine%s x %d trainer%s): mean epoch %.4f s; per rank "
                "and epoch: sample %.4f, fetch %.4f, copy %.4f, compute %.4f, allreduce %.4f, "
                "wait %.4f s\n",
-               prof.name, prof.machines, prof.trainers, res.mean_epoch_s, t->sample_s / n,
+               prof.name, prof.machines, halo_plural(prof.machines), prof.trainers,
+               halo_plural(prof.trainers), res.mean_epoch_s, t->sample_s / n,
                t->fetch_s / n, t->copy_s / n, t->compute_s / n, t->allreduce_s / n,
                t->wait_s / n);
         printf("halo sim: profile %s %s\n", prof.name, vtext);

@@ -18,7 +18,7 @@ int halo_cmd_sweep(int argc, char **argv)
         {"quick", 0, HALO_OPT_FLAG, &quick, NULL, "merge the file's quick table (a smaller run)"},
         {"dry-run", 'n', HALO_OPT_FLAG, &dry, NULL,
          "print every point and the commands it would run; run nothing"},
-        {"out", 'o', HALO_OPT_STRING, &out, "DIR", "output directory"},
+        {"output", 'o', HALO_OPT_STRING, &out, "DIR", "output directory"},
         {"cache", 0, HALO_OPT_STRING, &cache, "DIR",
          "graphs, partitions, traces and point logs (default: OUT/.cache)"},
         {"timeout", 0, HALO_OPT_DOUBLE, &timeout, "S",
@@ -26,7 +26,7 @@ int halo_cmd_sweep(int argc, char **argv)
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
-        "halo sweep experiments/NAME.lua [--quick] [--dry-run] [--out DIR] [--cache DIR] "
+        "halo sweep experiments/NAME.lua [--quick] [--dry-run] [-o DIR] [--cache DIR] "
         "[--timeout S]",
         "Expands the experiment's points (the cartesian product of its sweep axes, then its\n"
         "explicit points, each repeated), builds every graph and partition once per content in\n"
@@ -57,7 +57,7 @@ int halo_cmd_sweep(int argc, char **argv)
     halo_sb_init(&cmd);
     halo_sb_printf(&cmd, "halo sweep %s%s", pos[0], quick ? " --quick" : "");
     if (strcmp(out, "reports") != 0) {
-        halo_sb_printf(&cmd, " --out %s", out);
+        halo_sb_printf(&cmd, " -o %s", out);
     }
     halo_sweep_opts o = {out, cache, timeout, dry, NULL, cmd.buf};
     int failed = 0;

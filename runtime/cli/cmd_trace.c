@@ -259,12 +259,13 @@ fail:
 static int trace_record(int argc, char **argv)
 {
     const char *out = NULL, *fanout_s = "10,25";
-    int64_t batch = 2000, max_batches = 0, seed = 1;
-    int epochs = 2;
+    int64_t batch = HALO_DEFAULT_BATCH, max_batches = 0, seed = 1;
+    int epochs = HALO_DEFAULT_EPOCHS;
     bool blocks = false;
     const halo_opt opts[] = {
         {"output", 'o', HALO_OPT_STRING, &out, "TRACE", "trace file to write (required)"},
-        {"fanouts", 0, HALO_OPT_STRING, &fanout_s, "LIST", "per-layer fanouts, input layer first"},
+        {"fanouts", 'f', HALO_OPT_STRING, &fanout_s, "LIST",
+         "per-layer fanouts, input layer first"},
         {"batch", 'b', HALO_OPT_I64, &batch, "B", "seeds per mini-batch"},
         {"epochs", 'e', HALO_OPT_INT, &epochs, "E", "epochs to record"},
         {"max-batches", 0, HALO_OPT_I64, &max_batches, "N", "batches per epoch at most (0: all)"},
@@ -328,9 +329,10 @@ static int trace_record(int argc, char **argv)
     if (rc != 0) {
         return halo_cli_fail(rc);
     }
-    printf("halo: recorded %s: %d ranks, %d epochs, %lld batches, %lld input nodes, %lld remote "
+    printf("halo: recorded %s: %d rank%s, %d epoch%s, %lld batches, %lld input nodes, %lld remote "
            "(%lld halo), %.2f s\n",
-           out, parts, epochs, (long long)nb, (long long)ni, (long long)nr, (long long)nh,
+           out, parts, halo_plural(parts), epochs, halo_plural(epochs), (long long)nb,
+           (long long)ni, (long long)nr, (long long)nh,
            halo_now() - t0);
     return 0;
 }
@@ -341,16 +343,12 @@ static int trace_record(int argc, char **argv)
 static const char *const all_policies[] = {"belady", "pagraph", "vip",        "fifo",
                                            "lru",    "lfu",     "massivegnn", NULL};
 
-/* A policy argument: a file path as given, or a name of policies/NAME.lua (cwd, then HALO_ROOT). */
+/* A policy argument: a file path as given, or policies/NAME.lua (see halo_cli_policy_path). */
 static void policy_path(const char *name, char *out, size_t size)
 {
-    if (strchr(name, '/') != NULL || strstr(name, ".lua") != NULL) {
-        snprintf(out, size, "%s", name);
-        return;
-    }
-    snprintf(out, size, "policies/%s.lua", name);
-    if (!halo_path_exists(out)) {
-        snprintf(out, size, "%s/policies/%s.lua", HALO_ROOT, name);
+    const char *p = halo_cli_policy_path(name, out, size);
+    if (p != out) {
+        snprintf(out, size, "%s", p);
     }
 }
 
@@ -460,9 +458,10 @@ static int trace_replay(int argc, char **argv)
         }
     }
     int64_t rb = row_bytes > 0 ? row_bytes : 4 * (int64_t)t->feat_dim;
-    printf("trace %s: %d ranks, %lld batches, %lld input nodes, %lld remote (%lld halo), "
+    printf("trace %s: %d rank%s, %lld batches, %lld input nodes, %lld remote (%lld halo), "
            "%lld halo nodes, %lld bytes per row; no cache pulls %.2f MB\n",
-           pos[0], t->ranks, (long long)nb, (long long)ni, (long long)nr, (long long)nh,
+           pos[0], t->ranks, halo_plural(t->ranks), (long long)nb, (long long)ni, (long long)nr,
+           (long long)nh,
            (long long)halo, (long long)rb, (double)(nr * rb) / 1e6);
     printf("%-8s %-12s %9s %8s %9s %10s %7s %9s %8s %9s %10s %10s %10s\n", "capacity", "policy",
            "slots", "hit_rate", "of_belady", "remote_MB", "vs_none", "prefetch", "init_MB",

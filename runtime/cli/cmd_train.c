@@ -28,7 +28,8 @@ int halo_cmd_train(int argc, char **argv)
     bool resume = false, check = false, quiet_table = false;
     halo_strlist sets = {.n = 0};
     const halo_opt opts[] = {
-        {"policy", 0, HALO_OPT_STRING, &policy, "FILE", "policy file (default: built-in defaults)"},
+        {"policy", 0, HALO_OPT_STRING, &policy, "FILE|NAME",
+         "policy file, or NAME of policies/NAME.lua (default: built-in defaults)"},
         {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
         {"epochs", 'e', HALO_OPT_INT, &o.epochs, "E",
          "epochs to train (a resumed run goes up to E)"},
@@ -109,7 +110,8 @@ int halo_cmd_train(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "train: --set needs --policy"));
     }
     o.pdir = pos[0];
-    o.policy = policy;
+    char policy_buf[4096];
+    o.policy = halo_cli_policy_path(policy, policy_buf, sizeof policy_buf);
     o.sets = sets.v;
     o.nsets = sets.n;
     o.fanouts = fanouts;
@@ -166,14 +168,16 @@ int halo_cmd_train(int argc, char **argv)
     if (rc == 0) {
         rc = halo_train_run(comm, &o, &res);
     }
-    if (rc < 0) {
-        int code = halo_cli_fail(rc); /* every rank returns the same error: each says it */
+    /* every rank gets here (failures are agreed); one line per distinct error, no abort */
+    int code = halo_comm_report(comm, rc);
+    if (code != 0) {
         halo_comm_finalize(comm);
         return code;
     }
     if (halo_comm_rank(comm) == 0) {
-        printf("halo train: %d epochs on %d ranks (%s), mean epoch %.3f s", res.epochs,
-               halo_comm_size(comm), res.device, res.mean_epoch_s);
+        printf("halo train: %d epoch%s on %d rank%s (%s), mean epoch %.3f s", res.epochs,
+               halo_plural(res.epochs), halo_comm_size(comm), halo_plural(halo_comm_size(comm)),
+               res.device, res.mean_epoch_s);
         if (res.test_acc >= 0) {
             printf(", val acc %.4f, test acc %.4f", res.val_acc, res.test_acc);
         }

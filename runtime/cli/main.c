@@ -39,6 +39,10 @@ static const cli_command commands[] = {
 
 int halo_cli_fail(int rc)
 {
+    if (rc == HALO_EUSAGE && halo_log_rank() < 0 && halo_log_launch_rank() > 0) {
+        /* a usage error is every rank's: the launcher's rank 0 says it */
+        return halo_exit_code(rc);
+    }
     const char *msg = halo_errmsg();
     halo_error_print(msg[0] ? msg : halo_strerror(rc));
     return halo_exit_code(rc);
@@ -62,7 +66,29 @@ static void usage(FILE *f)
     for (const cli_command *c = commands; c->name != NULL; c++) {
         fprintf(f, "  %-10s %s\n", c->name, c->summary);
     }
-    fprintf(f, "\noptions: --version, --help, -v (verbose), -q (quiet) before the command\n");
+    fprintf(f, "\noptions: --version, --help, -v/--verbose, -q/--quiet before the command\n");
+}
+
+/* An unknown flag before the command: one line naming it, the closest of halo's own flags and
+ * whether it is a subcommand's flag put too early. */
+static int unknown_global(const char *a)
+{
+    static const char *const flags[] = {"--version", "--help", "--verbose", "--quiet"};
+    const char *hint = a[1] == '-' ? halo_did_you_mean(a + 2, (const char *const[]){"version",
+                                                       "help", "verbose", "quiet"}, 4)
+                                   : NULL;
+    char msg[640];
+    if (hint != NULL) {
+        snprintf(msg, sizeof msg, "unknown option '%.200s' before the command (did you mean --%s?)",
+                 a, hint);
+    } else {
+        snprintf(msg, sizeof msg,
+                 "unknown option '%.200s' before the command: halo's own flags are %s, %s, -v/%s, "
+                 "-q/%s; a command's flags go after it (halo CMD %.100s)",
+                 a, flags[0], flags[1], flags[2], flags[3], a);
+    }
+    halo_error_print(msg);
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -76,16 +102,12 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(argv[i], "-v") == 0) {
+        } else if (strcmp(argv[i], "-v") == 0 || strcmp(argv[i], "--verbose") == 0) {
             halo_log_set_level(HALO_LOG_VERBOSE);
-        } else if (strcmp(argv[i], "-q") == 0) {
+        } else if (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0) {
             halo_log_set_level(HALO_LOG_QUIET);
         } else {
-            char msg[256];
-            snprintf(msg, sizeof msg, "unknown option '%.200s' before the command (see halo --help)",
-                     argv[i]);
-            halo_error_print(msg);
-            return 2;
+            return unknown_global(argv[i]);
         }
     }
     if (i >= argc) {
@@ -97,8 +119,19 @@ int main(int argc, char **argv)
             return c->run(argc - i, argv + i);
         }
     }
-    char msg[256];
-    snprintf(msg, sizeof msg, "unknown command '%s' (see halo --help)", argv[i]);
+    const char *names[sizeof commands / sizeof commands[0]];
+    int n = 0;
+    for (const cli_command *c = commands; c->name != NULL; c++) {
+        names[n++] = c->name;
+    }
+    const char *hint = halo_did_you_mean(argv[i], names, n);
+    char msg[320];
+    if (hint != NULL) {
+        snprintf(msg, sizeof msg, "unknown command '%.200s' (did you mean '%s'? see halo --help)",
+                 argv[i], hint);
+    } else {
+        snprintf(msg, sizeof msg, "unknown command '%.200s' (see halo --help)", argv[i]);
+    }
     halo_error_print(msg);
     return 2;
 }

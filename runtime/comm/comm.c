@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ struct halo_comm {
 
 static int thread_level = -1;
 static char host_name[256];
+/* The last message halo_comm_agree made for a rank that did not fail itself (an echo). */
+static _Thread_local char echo_msg[1024];
 
 /* Converts an MPI status code into HALO_EMPI with a message naming the call. */
 static int mpi_err(int code, const char *what)
@@ -259,8 +262,49 @@ int halo_comm_agree(halo_comm *c, int rc)
     if (in.rc < 0) {
         return in.rc; /* this rank keeps its own message */
     }
-    return halo_errorf(res.rc, "rank %d failed: %s (see its message)", res.rank,
-                       halo_strerror(res.rc));
+    halo_errorf(res.rc, "rank %d failed: %s (see its message)", res.rank, halo_strerror(res.rc));
+    snprintf(echo_msg, sizeof echo_msg, "%s", halo_errmsg());
+    return res.rc;
+}
+
+int halo_comm_report(halo_comm *c, int rc)
+{
+    rc = halo_comm_agree(c, rc);
+    if (rc == 0) {
+        return 0;
+    }
+    char own[1024];
+    snprintf(own, sizeof own, "%s", halo_errmsg()[0] ? halo_errmsg() : halo_strerror(rc));
+    /* an echo of another rank's failure is not this rank's error */
+    bool echo = echo_msg[0] != '\0' && strstr(own, echo_msg) != NULL;
+    struct {
+        int echo; /* 0: this rank has an error of its own */
+        int rank; /* this rank */
+    } in = {echo, c->rank}, first;
+    char msg[sizeof own];
+    int same = 0, nsame = 0;
+    if (MPI_Allreduce(&in, &first, 1, MPI_2INT, MPI_MINLOC, c->comm) != MPI_SUCCESS) {
+        goto print; /* no agreement on who speaks: every failing rank says its own */
+    }
+    memcpy(msg, own, sizeof msg);
+    if (MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first.rank, c->comm) != MPI_SUCCESS) {
+        goto print;
+    }
+    same = !echo && strcmp(msg, own) == 0;
+    if (MPI_Allreduce(&same, &nsame, 1, MPI_INT, MPI_SUM, c->comm) != MPI_SUCCESS) {
+        goto print;
+    }
+    if (echo || (same && c->rank != first.rank)) {
+        return halo_exit_code(rc); /* the first rank says it */
+    }
+    if (nsame == c->size) {
+        fprintf(stderr, "halo: error: %s\n", own); /* every rank's: no rank to name */
+        fflush(stderr);
+        return halo_exit_code(rc);
+    }
+print:
+    halo_error_print(own);
+    return halo_exit_code(rc);
 }
 
 /* ---- netem ---- */

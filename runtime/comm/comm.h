@@ -69,6 +69,14 @@ void halo_comm_fail(halo_comm *c, int rc) __attribute__((noreturn));
  * failing rank keeps its own message). */
 int halo_comm_agree(halo_comm *c, int rc);
 
+/* Invariant 5 without MPI_Abort, for an error every rank reaches together: collective (every
+ * rank passes its own rc, 0 when it did not fail); agrees as halo_comm_agree, then prints one
+ * line per distinct error: the first failing rank's message once ("halo: error: MSG" when every
+ * rank has it, else naming the rank), another rank's only when it differs, nothing on a rank
+ * that did not fail itself. Returns the exit status (0 when no rank failed). Exiting with it,
+ * rather than aborting, lets `mpirun -q` end the job without Open MPI's banners. */
+int halo_comm_report(halo_comm *c, int rc);
+
 /* Netem (core/netem.h) on a channel. */
 void halo_comm_set_netem(halo_comm *c, const halo_netem *ne);
 halo_netem halo_comm_netem(const halo_comm *c);

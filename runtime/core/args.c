@@ -59,6 +59,165 @@ int halo_split_list(char *s, const char *what, char **v, int max)
     }
 }
 
+/* Other spellings of halo's flags: DGL's (its examples' --batch_size, --num_epochs, --fan_out,
+ * ...; an underscore matches a hyphen everywhere) and --out for --output. An alias applies to a
+ * subcommand whose table has the flag it names and not a flag of its own spelling. */
+static const struct {
+    const char *alias; /* as typed, without "--" */
+    const char *name;  /* halo's flag */
+} aliases[] = {
+    {"out", "output"},          {"batch-size", "batch"},      {"num-epochs", "epochs"},
+    {"fan-out", "fanouts"},     {"fanout", "fanouts"},        {"num-hidden", "hidden"},
+    {"num-parts", "parts"},     {"part-method", "method"},    {"num-trainers", "trainers"},
+    {"num-machines", "machines"}, {"eval-batch-size", "eval-batch"},
+    {"num-bases", "bases"},     {"n-epochs", "epochs"},       {"n-hidden", "hidden"},
+    {"max-batches", "batches"}, {"batches", "max-batches"},   {"trainers-per-part", "trainers"},
+    {"trainers-per-machine", "trainers"},
+    {NULL, NULL},
+};
+
+/* Whether the typed flag name s (len bytes) spells name, an underscore matching a hyphen. */
+static bool same_name(const char *s, size_t len, const char *name)
+{
+    if (strlen(name) != len) {
+        return false;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if ((s[i] == '_' ? '-' : s[i]) != name[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The flag of opts that the typed long name s (len bytes) names, directly or by an alias. */
+static const halo_opt *find_long(const halo_opt *opts, const char *s, size_t len)
+{
+    for (const halo_opt *p = opts; p != NULL && p->name != NULL; p++) {
+        if (same_name(s, len, p->name)) {
+            return p;
+        }
+    }
+    for (int a = 0; aliases[a].alias != NULL; a++) {
+        if (!same_name(s, len, aliases[a].alias)) {
+            continue;
+        }
+        for (const halo_opt *p = opts; p != NULL && p->name != NULL; p++) {
+            if (strcmp(p->name, aliases[a].name) == 0) {
+                return p;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* a[i], an underscore read as a hyphen (flags are spelt with hyphens). */
+static char hy(char c)
+{
+    return c == '_' ? '-' : c;
+}
+
+size_t halo_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) {
+        return la > lb ? la : lb;
+    }
+    size_t d[64][64]; /* d[i][j]: distance of a[0..i) and b[0..j) */
+    for (size_t i = 0; i <= la; i++) {
+        d[i][0] = i;
+    }
+    for (size_t j = 0; j <= lb; j++) {
+        d[0][j] = j;
+    }
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = d[i - 1][j - 1] + (hy(a[i - 1]) != b[j - 1]);
+            best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
+            best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
+            if (i > 1 && j > 1 && hy(a[i - 1]) == b[j - 2] && hy(a[i - 2]) == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best) {
+                best = d[i - 2][j - 2] + 1; /* two neighbours swapped ("gne" for "gen") */
+            }
+            d[i][j] = best;
+        }
+    }
+    return d[la][lb];
+}
+
+/* Whether a and b have the same letters (a typo that swapped two). */
+static bool anagram(const char *a, const char *b)
+{
+    int count[256] = {0};
+    for (; *a; a++) {
+        count[(unsigned char)hy(*a)]++;
+    }
+    for (; *b; b++) {
+        count[(unsigned char)*b]--;
+    }
+    for (int i = 0; i < 256; i++) {
+        if (count[i] != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+const char *halo_did_you_mean(const char *typed, const char *const *names, int n)
+{
+    const char *best = NULL;
+    size_t bestd = (size_t)-1, len = strlen(typed);
+    for (int i = 0; i < n; i++) {
+        size_t d = halo_edit_distance(typed, names[i]);
+        size_t ln = strlen(names[i]);
+        /* A prefix of a longer name ("--epoch" for --epochs, "--thread" for --threads). */
+        if (len >= 3 && len < ln && strncmp(typed, names[i], len) == 0 && d > 1) {
+            d = 1;
+        }
+        /* Ties go to the first name, or to one with the same letters as typed. */
+        if (d < bestd || (d == bestd && anagram(typed, names[i]) && !anagram(typed, best))) {
+            bestd = d;
+            best = names[i];
+        }
+    }
+    size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+    return best != NULL && bestd <= limit ? best : NULL;
+}
+
+/* The closest flag (or alias) of opts to the typed long name, for "did you mean". */
+static const char *suggest_flag(const halo_opt *opts, const char *typed, size_t len)
+{
+    char name[64];
+    if (len >= sizeof name) {
+        return NULL;
+    }
+    memcpy(name, typed, len);
+    name[len] = '\0';
+    const char *cand[160];
+    int n = 0;
+    for (const halo_opt *p = opts; p != NULL && p->name != NULL && n < 80; p++) {
+        cand[n++] = p->name;
+        for (int a = 0; aliases[a].alias != NULL && n < 160; a++) {
+            if (strcmp(aliases[a].name, p->name) == 0) {
+                cand[n++] = aliases[a].alias;
+            }
+        }
+    }
+    return halo_did_you_mean(name, cand, n);
+}
+
+/* halo's own flags (before the command): -v, -q, --verbose, --quiet, --version. */
+static bool is_global_flag(const char *a)
+{
+    static const char *const g[] = {"-v", "-q", "--verbose", "--quiet", "--version"};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        if (strcmp(a, g[i]) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* A negative value of a flag that is a count or size. */
 static int negative(const halo_opt *o, const char *what, const char *val, bool neg)
 {
@@ -143,7 +302,18 @@ void halo_args_help(const halo_cmd_help *help, const halo_opt *opts)
             break;
         default: break;
         }
-        printf("  %-26s %s%s\n", left, o->help, def);
+        char also[96] = "";
+        size_t at = 0;
+        for (int a = 0; aliases[a].alias != NULL && at < sizeof also - 32; a++) {
+            if (strcmp(aliases[a].name, o->name) == 0) {
+                at += (size_t)snprintf(also + at, sizeof also - at, "%s--%s",
+                                       at == 0 ? " [also " : ", ", aliases[a].alias);
+            }
+        }
+        if (at > 0) {
+            snprintf(also + at, sizeof also - at, "]");
+        }
+        printf("  %-26s %s%s%s\n", left, o->help, def, also);
     }
     printf("  %-26s %s\n", "-h, --help", "show this help");
 }
@@ -174,12 +344,7 @@ int halo_args_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, c
             const char *name = a + 2;
             const char *eq = strchr(name, '=');
             size_t len = eq ? (size_t)(eq - name) : strlen(name);
-            for (const halo_opt *p = opts; p != NULL && p->name != NULL; p++) {
-                if (strlen(p->name) == len && strncmp(p->name, name, len) == 0) {
-                    o = p;
-                    break;
-                }
-            }
+            o = find_long(opts, name, len);
             if (o != NULL && eq != NULL) {
                 val = eq + 1;
             }
@@ -199,8 +364,19 @@ int halo_args_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, c
                 pos[(*npos)++] = argv[i];
                 continue;
             }
-            return halo_errorf(HALO_EUSAGE, "%s: unknown option '%s' (see --help)",
-                               argv[0], a);
+            const char *eq = strchr(a, '=');
+            size_t len = eq ? (size_t)(eq - a) : strlen(a);
+            if (is_global_flag(a)) {
+                return halo_errorf(HALO_EUSAGE, "%s: '%s' is a flag of halo itself: put it "
+                                   "before the command (halo %s %s ...)", argv[0], a, a, argv[0]);
+            }
+            const char *hint = a[1] == '-' ? suggest_flag(opts, a + 2, len - 2) : NULL;
+            if (hint != NULL) {
+                return halo_errorf(HALO_EUSAGE, "%s: unknown option '%.*s' (did you mean --%s? "
+                                   "see --help)", argv[0], (int)len, a, hint);
+            }
+            return halo_errorf(HALO_EUSAGE, "%s: unknown option '%.*s' (see --help)", argv[0],
+                               (int)len, a);
         }
         if (HALO_OPT_TYPE(o->type) == HALO_OPT_FLAG) {
             if (val != NULL) {

@@ -3,6 +3,7 @@
 #define HALO_ARGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum {
@@ -42,6 +43,12 @@ typedef struct halo_cmd_help {
     const char *summary; /* one paragraph */
 } halo_cmd_help;
 
+/* The mini-batch size and epoch count that halo train, sim, trace record and sample share when
+ * not given (train's and sim's option defaults hold the same values), so one command's default
+ * run is another's. */
+#define HALO_DEFAULT_BATCH 2000
+#define HALO_DEFAULT_EPOCHS 3
+
 /* Parses argv (argv[0] is the subcommand name). Positional arguments are returned in pos/npos
  * (pos must have room for argc entries). Every value is range-checked as it enters (see
  * HALO_OPT_SIGNED). Returns 0, 1 when
@@ -51,10 +58,23 @@ int halo_args_parse(const halo_cmd_help *help, const halo_opt *opts, int argc, c
 /* Prints the --help text to stdout. */
 void halo_args_help(const halo_cmd_help *help, const halo_opt *opts);
 
+/* Edit distance of a and b: insertions, deletions, substitutions and swaps of two neighbours
+ * (an underscore in a matches a hyphen in b). */
+size_t halo_edit_distance(const char *a, const char *b);
+/* The name of names[0..n) closest to typed when close enough to be a typo (or typed is a prefix
+ * of it), else NULL: the "did you mean" of unknown flags and subcommands. */
+const char *halo_did_you_mean(const char *typed, const char *const *names, int n);
+
 /* Splits the comma list s in place into at most max elements v[0..n) and returns n; an empty
  * list, an empty element ("10,,25", "10,25,", ",10") or more than max elements is HALO_EUSAGE
  * naming what. Every comma-list flag is split here. */
 int halo_split_list(char *s, const char *what, char **v, int max);
+
+/* "s" unless n is 1, for counts in messages: "1 rank", "4 ranks". */
+static inline const char *halo_plural(long long n)
+{
+    return n == 1 ? "" : "s";
+}
 
 /* Parses an integer / double with a message naming what on failure. */
 int halo_parse_i64(const char *s, const char *what, int64_t *out);

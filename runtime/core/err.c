@@ -32,9 +32,14 @@ int halo_error_prefix(int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
+    size_t n = strlen(prefix);
+    /* A message that already starts with this prefix ("--fanouts: bad list") keeps one copy. */
+    if (n > 0 && strncmp(halo_msg, prefix, n) == 0 && halo_msg[n] == ':' &&
+        halo_msg[n + 1] == ' ') {
+        return code;
+    }
     memcpy(old, halo_msg, sizeof old);
     /* prefix + ": " + old, truncated to the buffer. */
-    size_t n = strlen(prefix);
     memcpy(halo_msg, prefix, n);
     if (n + 2 < sizeof halo_msg) {
         halo_msg[n++] = ':';

@@ -21,7 +21,8 @@ enum {
 /* Records a formatted message ("where: what") for the current thread and returns code. */
 int halo_errorf(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int halo_verrorf(int code, const char *fmt, va_list ap);
-/* Prefixes the current message with "prefix: " (adds context on the way up). */
+/* Prefixes the current message with "prefix: " (adds context on the way up), unless it already
+ * starts with that prefix (no "--fanouts: --fanouts: ..."). */
 int halo_error_prefix(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The message of the last error on this thread ("" when none). */
 const char *halo_errmsg(void);

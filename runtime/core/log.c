@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int log_level = HALO_LOG_NORMAL;
 static int log_rank = -1;
@@ -27,6 +28,18 @@ void halo_log_set_rank(int rank, int ranks)
 int halo_log_rank(void)
 {
     return log_rank;
+}
+
+int halo_log_launch_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && v[0] != '\0') {
+            return atoi(v);
+        }
+    }
+    return -1;
 }
 
 static void log_v(const char *kind, const char *fmt, va_list ap)

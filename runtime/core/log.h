@@ -9,6 +9,9 @@ void halo_log_set_level(int level);
 int halo_log_level(void);
 void halo_log_set_rank(int rank, int ranks);
 int halo_log_rank(void);
+/* This process's rank as its launcher (mpirun, a PMI/PMIx launcher) set it in the environment,
+ * known before MPI starts; -1 when not launched so. */
+int halo_log_launch_rank(void);
 
 /* Informational line, shown at NORMAL and above (only rank 0 prints on distributed runs). */
 void halo_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

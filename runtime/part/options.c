@@ -120,7 +120,7 @@ int halo_partition_resolve(const halo_graph *g, const halo_partition_opts *opts,
     if (m == 0) {
         if (p % t != 0) {
             return halo_errorf(HALO_EUSAGE,
-                               "partition: --parts %d is not a multiple of --trainers-per-part %d",
+                               "partition: --parts %d is not a multiple of --trainers %d",
                                p, t);
         }
         m = p / t;
@@ -133,7 +133,7 @@ int halo_partition_resolve(const halo_graph *g, const halo_partition_opts *opts,
     }
     if (p != m * t) {
         return halo_errorf(HALO_EUSAGE,
-                           "partition: --parts %d != --machines %d x --trainers-per-part %d", p,
+                           "partition: --parts %d != --machines %d x --trainers %d", p,
                            m, t);
     }
     if (p > g->nodes) {

@@ -2,10 +2,15 @@
  * table, merging --set parameters, closing; accessors. */
 #include "policy/internal.h"
 
+#include "core/args.h"
 #include "core/err.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/mem.h"
 
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,6 +54,56 @@ static void check_params(lua_State *L, int idx)
         }
         lua_pop(L, 1);
     }
+}
+
+/* A --set NAME=VALUE whose NAME the policy does not declare (params at index params): a
+ * warning, printed once per process (rank 0 only under mpirun), and the setting is ignored, so
+ * one setting can be given to every policy of a loop; refused (error message pushed, returns
+ * -1) when NAME is a typo of a declared name. The declared names are listed sorted. */
+static int undeclared(lua_State *L, const halo_policy *p, int params, const char *kv,
+                      const char *name)
+{
+    const char *keys[64];
+    int n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, params) != 0) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) == LUA_TSTRING && n < 64) {
+            keys[n++] = lua_tostring(L, -1); /* anchored by the params table */
+        }
+    }
+    for (int i = 1; i < n; i++) {
+        for (int j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
+            const char *t = keys[j];
+            keys[j] = keys[j - 1];
+            keys[j - 1] = t;
+        }
+    }
+    char names[300] = "";
+    size_t used = 0;
+    for (int i = 0; i < n && used + 2 < sizeof names; i++) {
+        int w = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", keys[i]);
+        used = w > 0 && used + (size_t)w < sizeof names ? used + (size_t)w : sizeof names - 1;
+    }
+    const char *hint = strlen(name) >= 3 ? halo_did_you_mean(name, keys, n) : NULL;
+    if (hint != NULL) {
+        lua_pushfstring(L, "--set %s: the policy does not declare a parameter '%s' (did you "
+                        "mean %s? declared: %s)", kv, name, hint, names);
+        return -1;
+    }
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static char last[600];
+    char msg[600];
+    snprintf(msg, sizeof msg,
+             "%.200s: --set %.100s: the policy does not declare '%.60s' (declared: %s); ignored", p->path[0] ? p->path : "policy", kv, name, used ? names : "none");
+    pthread_mutex_lock(&mu);
+    bool fresh = strcmp(last, msg) != 0;
+    snprintf(last, sizeof last, "%s", msg);
+    pthread_mutex_unlock(&mu);
+    if (fresh && halo_log_rank() <= 0) {
+        halo_warn("%s", msg);
+    }
+    return 0;
 }
 
 /* After the chunk ran (its result at index 1): checks the returned table, keeps the hook
@@ -124,22 +179,11 @@ static int finish_load(lua_State *L)
         lua_pushvalue(L, key);
         int dt = lua_rawget(L, params);
         if (dt == LUA_TNIL) {
-            char names[300] = "";
-            size_t used = 0;
-            lua_pushnil(L);
-            while (lua_next(L, params) != 0) {
-                lua_pop(L, 1);
-                if (lua_type(L, -1) == LUA_TSTRING && used + 2 < sizeof names) {
-                    int w = snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
-                                     lua_tostring(L, -1));
-                    used = w > 0 ? used + (size_t)w : used;
-                    used = used < sizeof names ? used : sizeof names - 1;
-                }
+            if (undeclared(L, p, params, kv, lua_tostring(L, key)) == 0) {
+                lua_pop(L, 2); /* another policy's parameter: ignored (warned once) */
+                continue;
             }
-            return luaL_error(L,
-                              "--set %s: the policy does not declare a parameter '%s' "
-                              "(declared: %s)",
-                              kv, lua_tostring(L, key), used ? names : "none");
+            return lua_error(L);
         }
         bool was_int = lua_isinteger(L, -1);
         lua_pop(L, 1);

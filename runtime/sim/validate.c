@@ -310,6 +310,10 @@ void halo_sim_comparison_print(const halo_sim_comparison *c, FILE *out)
         fprintf(out, "counts: %lld fields differ; first: %s\n", (long long)c->mismatches,
                 c->first_mismatch);
     }
+    if (c->simulated[HALO_SIM_T_EPOCH] <= 0) { /* a simulation without a profile has no times */
+        fprintf(out, "times: not compared (simulated without --cluster: counts only)\n");
+        return;
+    }
     fprintf(out, "%-10s %12s %12s %8s   (epochs %d..%d)\n", "stage", "measured_s", "simulated_s",
             "error", c->first_epoch, c->epochs - 1);
     for (int k = 0; k < HALO_SIM_T_N; k++) {

@@ -40,7 +40,7 @@ typedef struct halo_sim_comparison {
 int halo_sim_compare_files(const char *measured, const char *simulated, halo_sim_comparison *out);
 
 /* Prints the comparison: counts equal or the first mismatch, then per stage measured,
- * simulated and the relative error. */
+ * simulated and the relative error (or "times: not compared" when the simulation has none). */
 void halo_sim_comparison_print(const halo_sim_comparison *c, FILE *out);
 
 /* compare_files + print; returns HALO_EINPUT after printing when counts differ. */

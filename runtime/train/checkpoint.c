@@ -45,6 +45,10 @@ int halo_checkpoint_write(const char *dir, const halo_checkpoint *ck)
     snprintf(hex, sizeof hex, "%016" PRIx64, ck->config_hash);
     halo_jw_key(&w, "config_hash");
     halo_jw_str(&w, hex);
+    if (ck->config != NULL) {
+        halo_jw_key(&w, "config");
+        halo_jw_str(&w, ck->config);
+    }
     halo_jw_key(&w, "nparams");
     halo_jw_i64(&w, ck->nparams);
     for (int i = 0; i < 3; i++) {
@@ -77,6 +81,43 @@ static int parse_hex64(const halo_json *meta, const char *key, const char *where
     return 0;
 }
 
+/* The value of key in a "key=value key=value" text (len bytes into *len), or NULL. */
+static const char *config_value(const char *text, const char *key, size_t klen, size_t *len)
+{
+    for (const char *p = text; p != NULL && *p;) {
+        const char *end = strchr(p, ' ');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n > klen && strncmp(p, key, klen) == 0 && p[klen] == '=') {
+            *len = n - klen - 1;
+            return p + klen + 1;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* "batch=100 in the checkpoint, batch=200 in this run" for the first setting of now whose value
+ * differs from was's (a key either lacks counts as differing). */
+static void config_diff(const char *was, const char *now, char *out, size_t size)
+{
+    for (const char *p = now; *p;) {
+        const char *end = strchr(p, ' ');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        const char *eq = memchr(p, '=', n);
+        size_t klen = eq ? (size_t)(eq - p) : n, vlen = 0;
+        const char *v = config_value(was, p, klen, &vlen);
+        size_t mylen = eq ? n - klen - 1 : 0;
+        if (v == NULL || vlen != mylen || strncmp(v, eq ? eq + 1 : "", vlen) != 0) {
+            snprintf(out, size, "%.*s=%.*s in the checkpoint, %.*s in this run (resume with "
+                     "the checkpoint's setting, or train into another --checkpoint)",
+                     (int)klen, p, v ? (int)vlen : 6, v ? v : "(none)", (int)n, p);
+            return;
+        }
+        p = end ? end + 1 : p + n;
+    }
+    snprintf(out, size, "a setting this run does not have (checkpoint: %.300s)", was);
+}
+
 int halo_checkpoint_read(const char *dir, halo_checkpoint *ck)
 {
     char path[4200];
@@ -94,6 +135,14 @@ int halo_checkpoint_read(const char *dir, halo_checkpoint *ck)
     uint64_t hash;
     HALO_TRY(parse_hex64(meta, "config_hash", path, &hash));
     HALO_TRY(halo_json_get_i64(meta, "nparams", path, &nparams));
+    const char *was = NULL;
+    if (hash != ck->config_hash && ck->config != NULL &&
+        halo_json_get_str(meta, "config", path, &was) == 0) {
+        char what[512];
+        config_diff(was, ck->config, what, sizeof what);
+        rc = halo_errorf(HALO_EINPUT, "%s: checkpoint of another configuration: %s", dir, what);
+        goto fail;
+    }
     if (hash != ck->config_hash) {
         rc = halo_errorf(HALO_EINPUT,
                          "%s: checkpoint of another configuration (hash %016" PRIx64

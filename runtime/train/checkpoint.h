@@ -15,6 +15,8 @@ typedef struct halo_checkpoint {
     float *params;        /* [nparams] weights */
     float *adam_m;        /* [nparams] first moments */
     float *adam_v;        /* [nparams] second moments */
+    const char *config;   /* the hashed text ("key=value ..."), or NULL: a refused resume names
+                             the first setting that differs */
 } halo_checkpoint;
 
 /* Writes DIR/{meta.json,params.f32,adam_m.f32,adam_v.f32} atomically (replacing DIR). */

@@ -19,7 +19,7 @@
 /* Everything that changes the weights a run produces, hashed into checkpoints. Not included:
  * epochs (a resumed run may go further), device and threads (same function; on GPU only float
  * rounding differs), evaluation and output settings. */
-static uint64_t config_hash(const train_ctx *t, const char *policy_name)
+static uint64_t config_hash(const train_ctx *t, const char *policy_name, char *config, size_t size)
 {
     const halo_train_opts *o = t->o;
     halo_sb sb;
@@ -51,16 +51,18 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name)
         halo_free(text);
     }
     uint64_t h = halo_config_hash(sb.buf);
+    snprintf(config, size, "%s", sb.buf);
     halo_sb_free(&sb);
     return h;
 }
 
 /* Reads the checkpoint on rank 0 and broadcasts it; every rank returns the same code. */
-static int resume_from(train_ctx *t, uint64_t hash, int *epoch, int64_t *step)
+static int resume_from(train_ctx *t, uint64_t hash, const char *config, int *epoch, int64_t *step)
 {
     size_t count;
     float *params = halo_model_params(t->m, &count);
     halo_checkpoint ck = {.config_hash = hash,
+                          .config = config,
                           .nparams = (int64_t)count,
                           .params = params,
                           .adam_m = halo_model_adam_m(t->m),
@@ -386,9 +388,9 @@ static void announce(const train_ctx *t, const train_run *r, const halo_train_re
         size_t len = strlen(fo);
         snprintf(fo + len, sizeof fo - len, "%s%d", l ? "," : "", t->fan.fanouts[l]);
     }
-    halo_info("train: %d ranks, device %s, policy %s, fanouts %s, batch %lld (%s), model %s, "
+    halo_info("train: %d rank%s, device %s, policy %s, fanouts %s, batch %lld (%s), model %s, "
               "hidden %d, %lld training seeds per rank, %lld batches per epoch, epochs %d..%d",
-              t->ranks, res->device, r->policy_name, fo, (long long)o->batch,
+              t->ranks, t->ranks == 1 ? "" : "s", res->device, r->policy_name, fo, (long long)o->batch,
               halo_train_batching_name(o->batching),
               halo_model_kind_name(halo_model_config_of(t->m)->kind), o->hidden,
               (long long)r->nt, (long long)r->nb, r->start_epoch, o->epochs - 1);
@@ -403,9 +405,9 @@ int halo_train_setup(train_ctx *t, train_run *r, halo_train_result *res)
     r->policy_name = halo_policy_name(r->pol);
     snprintf(res->device, sizeof res->device, "%s",
              halo_model_device_name(halo_model_config_of(t->m)->device));
-    r->hash = config_hash(t, r->policy_name);
+    r->hash = config_hash(t, r->policy_name, r->config, sizeof r->config);
     if (o->resume) {
-        HALO_CHECK(resume_from(t, r->hash, &r->start_epoch, &r->step));
+        HALO_CHECK(resume_from(t, r->hash, r->config, &r->start_epoch, &r->step));
     }
     res->start_epoch = r->start_epoch;
     res->epochs = r->start_epoch;

@@ -43,7 +43,8 @@ static int epoch_pipeline(train_ctx *t, halo_policy *pol, const halo_policy_ctx 
 }
 
 /* Writes the checkpoint on rank 0; every rank returns the same code. */
-static int write_checkpoint(train_ctx *t, uint64_t hash, int epochs_done, int64_t step)
+static int write_checkpoint(train_ctx *t, uint64_t hash, const char *config, int epochs_done,
+                            int64_t step)
 {
     int rc = 0;
     if (t->rank == 0) {
@@ -51,7 +52,8 @@ static int write_checkpoint(train_ctx *t, uint64_t hash, int epochs_done, int64_
         if (rc == 0) {
             size_t count;
             halo_checkpoint ck = {
-                .epoch = epochs_done, .step = step, .seed = t->o->seed, .config_hash = hash};
+                .epoch = epochs_done, .step = step, .seed = t->o->seed, .config_hash = hash,
+                .config = config};
             ck.params = halo_model_params(t->m, &count);
             ck.nparams = (int64_t)count;
             ck.adam_m = halo_model_adam_m(t->m);
@@ -220,7 +222,7 @@ static int epoch_end(train_ctx *t, train_run *r, int ep, const epoch_acc *acc, d
 {
     const halo_train_opts *o = t->o;
     if (o->checkpoint != NULL && ((ep + 1) % o->checkpoint_every == 0 || ep + 1 == o->epochs)) {
-        HALO_CHECK(write_checkpoint(t, r->hash, ep + 1, r->step));
+        HALO_CHECK(write_checkpoint(t, r->hash, r->config, ep + 1, r->step));
     }
     if (o->check) {
         HALO_CHECK(check_params(t, ep));

@@ -128,6 +128,8 @@ typedef struct train_run {
     halo_policy_ctx pctx;          /* the context its hooks see */
     const char *policy_name;       /* its name */
     uint64_t hash;                 /* configuration hash (checkpoints) */
+    char config[4096];             /* the text hashed into hash: a refused resume names the
+                                      first setting that differs */
     halo_metrics *mf;              /* --metrics file on rank 0, NULL = none */
     int start_epoch;               /* first epoch this run trains */
     int64_t step;                  /* global steps taken so far */

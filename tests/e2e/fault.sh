@@ -112,7 +112,7 @@ fault "trace record of that part" "part-0/indptr.i64: entry 4" \
     p-indptr -- "$HALO" trace record p-indptr -o out.trc --batch 50
 no_output "... writes no trace" out.trc
 # sizes from flags that cannot fit in memory: refused before allocating, naming the flag
-fault "train --hidden 2000000000" "rank [0-9]+: --hidden 2000000000 .*needs about .* GiB" \
+fault "train --hidden 2000000000" "--hidden 2000000000 .*needs about .* GiB" \
     p -- $MPIRUN -np 2 "$HALO" train p --epochs 1 --hidden 2000000000 --no-table --eval none
 fault "train --hidden 500000000 (one rank)" "--hidden 500000000 .*more than this machine" \
     p1 -- $MPIRUN -np 1 "$HALO" train p1 --epochs 1 --hidden 500000000 --no-table --eval none \

@@ -123,15 +123,15 @@ for k in range(2):
 ' "$T/mag" "$T/p2"; then
     ok "each part's feat.paper.f32 holds the graph's rows of its papers, nothing else"
 else not_ok "each part's feat.paper.f32 holds the graph's rows of its papers, nothing else"; fi
-# a bad per-type part file: one line naming it, on every rank
+# a bad per-type part file: one line naming it
 cp -r "$T/p2" "$T/p2bad"
 truncate -s -4 "$T/p2bad/part-1/feat.paper.f32"
 out=$($MPIRUN -np 2 "$HALO" train "$T/p2bad" --model rgcn --epochs 1 --no-table 2>&1)
-# (rank 1 names the file, rank 0 says that rank 1 failed: as for every part file)
+# (rank 1 names the file; rank 0, which did not fail itself, says nothing: as for every part file)
 if printf '%s\n' "$out" | grep -q '^halo: error: rank 1: .*p2bad/part-1/feat.paper.f32: size is' &&
-    printf '%s\n' "$out" | grep -q '^halo: error: rank 0: rank 1 failed: bad input'; then
-    ok "a cut per-type part file gets one line on every rank, naming it"; else
-    not_ok "a cut per-type part file gets one line on every rank, naming it"
+    [ "$(printf '%s\n' "$out" | grep -c 'error:')" = 1 ]; then
+    ok "a cut per-type part file gets one line, from the rank that read it, naming it"; else
+    not_ok "a cut per-type part file gets one line, from the rank that read it, naming it"
     printf '%s\n' "$out" | sed 's/^/# /' | tail -5; fi
 cp -r "$T/p2" "$T/p2old"
 : >"$T/p2old/part-0/feat.f32"

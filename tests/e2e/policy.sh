@@ -38,12 +38,26 @@ check_fails "an endless loop is stopped" \
 check_fails "a fanout of \"ten\" is refused" \
     "bad_fanout_ten.lua:3: hook fanout: fanouts\[1\] is a string" \
     within5 "$HALO" policy check "$P/tests/policy/bad_fanout_ten.lua"
-check_fails "an undeclared --set is refused" "does not declare a parameter 'gamma'" \
-    "$HALO" policy check "$P/policies/distdgl.lua" --set gamma=1
+check_fails "a --set that is a typo of a declared name is refused" \
+    "does not declare a parameter 'fanout_inn' \(did you mean fanout_in\? declared: fanout_in, fanout_out, imbalance\)" \
+    "$HALO" policy check "$P/policies/distdgl.lua" --set fanout_inn=1
+# every file of policies/ is a policy that passes the check (libraries live in lua/)
+bad=""
+for f in "$P"/policies/*.lua; do
+    "$HALO" policy check "$f" >/dev/null 2>"$T/e" || bad="$bad $(basename "$f")"
+done
+if [ -z "$bad" ] && [ -f "$P/lua/cachelib.lua" ]; then ok "halo policy check passes on every file of policies/"
+else not_ok "halo policy check passes on every file of policies/ (failed:$bad)"; fi
+# another policy's parameter (one --set for a loop over policies): one warning, then ignored
+"$HALO" policy check distdgl --set f=0.25 >"$T/o" 2>"$T/e"
+if [ $? -eq 0 ] && [ "$(wc -l <"$T/e")" -eq 1 ] &&
+    grep -q "^halo: warning: .*distdgl.lua: --set f=0.25: the policy does not declare 'f' (declared: fanout_in, fanout_out, imbalance); ignored" "$T/e"; then
+    ok "another policy's --set f=0.25 on distdgl: one warning naming it, then ignored"
+else not_ok "another policy's --set f=0.25 on distdgl: one warning naming it, then ignored"; sed 's/^/# /' "$T/e"; fi
 "$HALO" policy check "$P/tests/policy/bad_fanout_ten.lua" >/dev/null 2>&1
 if [ $? -eq 1 ]; then ok "a bad policy exits with status 1"
 else not_ok "a bad policy exits with status 1"; fi
-"$HALO" policy check "$P/policies/distdgl.lua" --set gamma=1 >/dev/null 2>&1
+"$HALO" policy check "$P/policies/distdgl.lua" --set fanout_inn=1 >/dev/null 2>&1
 if [ $? -eq 2 ]; then ok "a bad --set exits with status 2"
 else not_ok "a bad --set exits with status 2"; fi
 check_fails "a missing file is an error" "nope.lua: cannot read" "$HALO" policy check "$T/nope.lua"

@@ -641,7 +641,8 @@ static void params_are_typed_and_declared(void **state)
     free(buf);
     halo_policy_close(p);
     const char *bad[][2] = {
-        {"gamma=1", "does not declare a parameter 'gamma' (declared: "},
+        {"deltq=1", "does not declare a parameter 'deltq' (did you mean delta? declared: alpha, "
+                    "delta, name, on)"},
         {"delta=abc", "parameter 'delta' takes a number (its default), not a string"},
         {"delta=2.5", "parameter 'delta' takes an integer"},
         {"on=1", "takes a boolean"},
@@ -655,6 +656,16 @@ static void params_are_typed_and_declared(void **state)
             fail_msg("--set %s: got %s", bad[i][0], halo_errmsg());
         }
     }
+    /* a name far from every declared one is another policy's parameter: ignored (a warning) */
+    const char *other = "gamma=1";
+    o.params = &other;
+    assert_int_equal(halo_policy_open(&o, &p), 0);
+    m = open_memstream(&buf, &len);
+    halo_policy_print_params(p, m, "");
+    fclose(m);
+    assert_string_equal(buf, "alpha=0.05\ndelta=25\nname=x\non=false\n");
+    free(buf);
+    halo_policy_close(p);
 }
 
 static void budget_and_memory_limits_are_settable(void **state)

@@ -92,10 +92,11 @@ static void checkpoint_round_trips_and_refuses_other_config(void **state)
         m[i] = (float)-i;
         v[i] = (float)(i * i);
     }
-    halo_checkpoint ck = {3, 120, 42, halo_config_hash("lr=0.003 batch=2000"), N, p, m, v};
+    halo_checkpoint ck = {3, 120, 42, halo_config_hash("lr=0.003 batch=2000"), N, p, m, v,
+                          "lr=0.003 batch=2000"};
     assert_int_equal(halo_checkpoint_write(dir, &ck), 0);
     float p2[N], m2[N], v2[N];
-    halo_checkpoint in = {0, 0, 0, ck.config_hash, N, p2, m2, v2};
+    halo_checkpoint in = {0, 0, 0, ck.config_hash, N, p2, m2, v2, NULL};
     assert_int_equal(halo_checkpoint_read(dir, &in), 0);
     assert_int_equal(in.epoch, 3);
     assert_int_equal(in.step, 120);
@@ -106,6 +107,14 @@ static void checkpoint_round_trips_and_refuses_other_config(void **state)
     in.config_hash = halo_config_hash("lr=0.01 batch=2000");
     assert_int_equal(halo_checkpoint_read(dir, &in), HALO_EINPUT);
     assert_non_null(strstr(halo_errmsg(), "another configuration"));
+    /* with the run's text, the refusal names the setting that differs, not two hashes */
+    in.config = "lr=0.003 batch=200";
+    in.config_hash = halo_config_hash(in.config);
+    assert_int_equal(halo_checkpoint_read(dir, &in), HALO_EINPUT);
+    if (strstr(halo_errmsg(), "batch=2000 in the checkpoint, batch=200 in this run") == NULL) {
+        fail_msg("%s", halo_errmsg());
+    }
+    in.config = NULL;
     /* A flipped byte is caught by the checksum and named. */
     char path[600];
     snprintf(path, sizeof path, "%s/adam_v.f32", dir);
