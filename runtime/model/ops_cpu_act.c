@@ -62,19 +62,6 @@ int halo_ops_cpu_copy_rows(halo_ops_ctx *ctx, float *dst, int ld_dst, const floa
 
 /* ---------------------------------------------------------------- bias, ReLU, dropout */
 
-struct act_args {
-    float *x;                     /* rows x cols (stride ld), in place */
-    const float *y;               /* backward: the forward output */
-    int64_t rows, per;            /* rows and rows per task */
-    int cols, ld;                 /* columns and stride */
-    const float *b;               /* bias or NULL */
-    int relu;                     /* apply ReLU (and dropout) */
-    const halo_ops_dropout *drop; /* dropout or NULL */
-    const uint64_t *col_mix;      /* [cols] halo_mix64(j + 1), the per-column half of a draw */
-    uint64_t threshold;           /* p * 2^53 */
-    float scale;                  /* 1 / (1 - p) */
-};
-
 /* Bias, ReLU and dropout of a range of rows. The keep test of ops.h's contract,
  * (halo_mix64(row_key ^ halo_mix64(j + 1)) >> 11) >= threshold, with the column half taken from
  * a table computed once per call. */
@@ -136,8 +123,8 @@ static uint64_t dropout_threshold(float p)
 }
 
 /* The arguments of bias_act on x (the dropout's column table in the context's scratch). */
-static act_args act_setup(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld,
-                          const float *b, int relu, const halo_ops_dropout *drop)
+act_args halo_ops_cpu_act_setup(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld,
+                                const float *b, int relu, const halo_ops_dropout *drop)
 {
     act_args a = {.x = x,
                   .rows = rows,
@@ -162,17 +149,9 @@ static act_args act_setup(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, i
 int halo_ops_cpu_bias_act(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld,
                           const float *b, int relu, const halo_ops_dropout *drop)
 {
-    act_args a = act_setup(ctx, x, rows, cols, ld, b, relu, drop);
+    act_args a = halo_ops_cpu_act_setup(ctx, x, rows, cols, ld, b, relu, drop);
     halo_ops_cpu_pool_run(&ctx->pool, halo_ops_cpu_ntasks(rows, a.per), act_task, &a);
     return 0;
-}
-
-int halo_ops_cpu_gemm_bias_act(halo_ops_ctx *ctx, int m, int n, int k, const float *a, int lda,
-                               const float *b, int ldb, float beta, float *c, int ldc,
-                               const float *bias, int relu, const halo_ops_dropout *drop)
-{
-    act_args act = act_setup(ctx, c, m, n, ldc, bias, relu, drop);
-    return halo_ops_cpu_gemm_run(ctx, 0, 0, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc, &act);
 }
 
 CPU_HOT static void act_back_rows(const act_args *a, int64_t r0, int64_t r1)

@@ -154,3 +154,11 @@ int halo_ops_cpu_gemm(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, fl
 {
     return halo_ops_cpu_gemm_run(ctx, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL);
 }
+
+int halo_ops_cpu_gemm_bias_act(halo_ops_ctx *ctx, int m, int n, int k, const float *a, int lda,
+                               const float *b, int ldb, float beta, float *c, int ldc,
+                               const float *bias, int relu, const halo_ops_dropout *drop)
+{
+    act_args act = halo_ops_cpu_act_setup(ctx, c, m, n, ldc, bias, relu, drop);
+    return halo_ops_cpu_gemm_run(ctx, 0, 0, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc, &act);
+}

@@ -1,6 +1,6 @@
-/* What the CPU back end's files share (ops_cpu.c: the thread pool, memory and the operations
- * table; ops_cpu_gemm.c; ops_cpu_agg.c; ops_cpu_act.c): the context, the pool and the helpers one
- * file uses of another. Not a public header. */
+/* What the CPU back end's files share (ops_cpu_pool.c: the thread pool; ops_cpu.c: the context,
+ * memory and the operations table; ops_cpu_gemm.c; ops_cpu_agg.c; ops_cpu_act.c): the context, the
+ * pool and the helpers one file uses of another. Not a public header. */
 #ifndef HALO_MODEL_OPS_CPU_IMPL_H
 #define HALO_MODEL_OPS_CPU_IMPL_H
 
@@ -64,16 +64,32 @@ struct halo_ops_ctx {
     size_t scratch_cap; /* its bytes */
 };
 
-/* The arguments of bias_act on a range of rows (ops_cpu_act.c). */
-typedef struct act_args act_args;
+/* The arguments of bias_act (and act_backward) on a range of rows (ops_cpu_act.c). */
+typedef struct act_args {
+    float *x;                     /* rows x cols (stride ld), in place */
+    const float *y;               /* backward: the forward output */
+    int64_t rows, per;            /* rows and rows per task */
+    int cols, ld;                 /* columns and stride */
+    const float *b;               /* bias or NULL */
+    int relu;                     /* apply ReLU (and dropout) */
+    const halo_ops_dropout *drop; /* dropout or NULL */
+    const uint64_t *col_mix;      /* [cols] halo_mix64(j + 1), the per-column half of a draw */
+    uint64_t threshold;           /* p * 2^53 */
+    float scale;                  /* 1 / (1 - p) */
+} act_args;
 
-/* ops_cpu.c: runs fn(arg, 0..ntasks-1) on the pool and returns when all tasks are done. */
+/* ops_cpu_pool.c: starts a pool of `threads` threads (threads - 1 workers and the caller);
+ * returns 0 or a negative HALO_E* (then halo_ops_cpu_pool_stop still frees it). */
+int halo_ops_cpu_pool_start(cpu_pool *p, int threads);
+/* ops_cpu_pool.c: stops and joins the workers and frees the pool. */
+void halo_ops_cpu_pool_stop(cpu_pool *p);
+/* ops_cpu_pool.c: runs fn(arg, 0..ntasks-1) on the pool and returns when all tasks are done. */
 void halo_ops_cpu_pool_run(cpu_pool *p, int64_t ntasks, cpu_task_fn fn, void *arg);
-/* ops_cpu.c: the context's grow-only scratch buffer, at least `bytes` long. */
+/* ops_cpu_pool.c: the context's grow-only scratch buffer, at least `bytes` long. */
 void *halo_ops_cpu_scratch(halo_ops_ctx *ctx, size_t bytes);
-/* ops_cpu.c: rows per task so that a task touches about 16K floats (at least one row). */
+/* ops_cpu_pool.c: rows per task so that a task touches about 16K floats (at least one row). */
 int64_t halo_ops_cpu_rows_per_task(int cols);
-/* ops_cpu.c: tasks of `per` rows that cover `rows` rows. */
+/* ops_cpu_pool.c: tasks of `per` rows that cover `rows` rows. */
 int64_t halo_ops_cpu_ntasks(int64_t rows, int64_t per);
 
 /* ops_cpu_gemm.c: halo_ops.gemm, and when act is not NULL (never with ta), bias_act on C fused
@@ -81,6 +97,10 @@ int64_t halo_ops_cpu_ntasks(int64_t rows, int64_t per);
 int halo_ops_cpu_gemm_run(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
                           const float *a, int lda, const float *b, int ldb, float beta, float *c,
                           int ldc, const act_args *act);
+/* ops_cpu_act.c: the arguments of bias_act on x (the dropout's column table in the context's
+ * scratch). */
+act_args halo_ops_cpu_act_setup(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld,
+                                const float *b, int relu, const halo_ops_dropout *drop);
 /* ops_cpu_act.c: bias_act on rows [r0, r1) of a's rows. */
 void halo_ops_cpu_act_apply(const act_args *a, int64_t r0, int64_t r1);
 /* ops_cpu_act.c: db = the partials of `chunks` chunks of CPU_SUM_ROWS rows added in chunk order. */
@@ -91,6 +111,9 @@ void halo_ops_cpu_colsum_reduce(const float *partial, int64_t chunks, int cols, 
 int halo_ops_cpu_gemm(halo_ops_ctx *ctx, int ta, int tb, int m, int n, int k, float alpha,
                       const float *a, int lda, const float *b, int ldb, float beta, float *c,
                       int ldc);
+int halo_ops_cpu_gemm_bias_act(halo_ops_ctx *ctx, int m, int n, int k, const float *a, int lda,
+                               const float *b, int ldb, float beta, float *c, int ldc,
+                               const float *bias, int relu, const halo_ops_dropout *drop);
 /* ops_cpu_agg.c */
 int halo_ops_cpu_agg_mean(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
                           const int32_t *indices, int dim, const float *src, int ld_src, float *out,
@@ -105,9 +128,6 @@ int halo_ops_cpu_copy_rows(halo_ops_ctx *ctx, float *dst, int ld_dst, const floa
                            int64_t rows, int cols);
 int halo_ops_cpu_bias_act(halo_ops_ctx *ctx, float *x, int64_t rows, int cols, int ld,
                           const float *b, int relu, const halo_ops_dropout *drop);
-int halo_ops_cpu_gemm_bias_act(halo_ops_ctx *ctx, int m, int n, int k, const float *a, int lda,
-                               const float *b, int ldb, float beta, float *c, int ldc,
-                               const float *bias, int relu, const halo_ops_dropout *drop);
 int halo_ops_cpu_act_backward(halo_ops_ctx *ctx, float *dy, const float *y, int64_t rows, int cols,
                               int ld, float p, float *db);
 int halo_ops_cpu_col_sum(halo_ops_ctx *ctx, const float *dy, int64_t rows, int cols, int ld,

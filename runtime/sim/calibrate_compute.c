@@ -97,7 +97,8 @@ int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, dou
     HALO_TRY(halo_sim_calib_best(run_agg, &aj, o->seconds / 3, &ta16));
     *gemm_flops = halo_sim_calib_sig4(2.0 * g.m * g.n * g.k / tg);
     double per = 0, bw = 0;
-    halo_sim_calib_split_rate(ta16, ta, (double)(ndst * fan), 64, (double)dim * sizeof(float), &per, &bw);
+    halo_sim_calib_split_rate(ta16, ta, (double)(ndst * fan), 64, (double)dim * sizeof(float), &per,
+                              &bw);
     *agg_bw = halo_sim_calib_sig4(bw);
     *agg_edge_s = halo_sim_calib_sig4(per);
 fail:

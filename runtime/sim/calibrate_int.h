@@ -1,5 +1,5 @@
 /* What calibrate.c and calibrate_compute.c share: the timing loop and the helpers of the
- * measurements. Not a public header. */
+ * measurements (calibrate_base.c). Not a public header. */
 #ifndef HALO_SIM_CALIBRATE_INT_H
 #define HALO_SIM_CALIBRATE_INT_H
 
