@@ -9,6 +9,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "graph/gen.h"
 #include "graph/graph.h"
 #include "sample/sample.h"
 #include "store/store.h"
@@ -21,29 +22,6 @@ static double env_num(const char *name, double def)
 {
     const char *s = getenv(name);
     return s != NULL && s[0] != '\0' ? atof(s) : def;
-}
-
-/* A random graph with in-degrees uniform in [0, 2*degree] and uniform sources (no locality). */
-static halo_graph *random_graph(int64_t n, int degree)
-{
-    halo_rng r;
-    halo_rng_init(&r, 1, HALO_RNG_TEST, 0, 0, 0);
-    int64_t *deg = HALO_ALLOC(int64_t, n);
-    int64_t m = 0;
-    for (int64_t v = 0; v < n; v++) {
-        deg[v] = (int64_t)halo_rng_below(&r, 2 * (uint64_t)degree + 1);
-        m += deg[v];
-    }
-    halo_graph *g = halo_graph_alloc(n, m, 0, 1, 0);
-    g->indptr[0] = 0;
-    for (int64_t v = 0; v < n; v++) {
-        g->indptr[v + 1] = g->indptr[v] + deg[v];
-    }
-    for (int64_t e = 0; e < m; e++) {
-        g->indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)n);
-    }
-    halo_free(deg);
-    return g;
 }
 
 /* Independent random 4-byte reads over words[n]: addresses come from a register RNG, so loads do
@@ -92,7 +70,7 @@ int main(void)
 {
     int64_t n = (int64_t)env_num("HALO_BENCH_SAMPLE_NODES", 1e6);
     int degree = (int)env_num("HALO_BENCH_SAMPLE_DEGREE", 24);
-    halo_graph *g = random_graph(n, degree);
+    halo_graph *g = halo_gen_random(n, 0, 2 * degree, 0, 1);
     printf("bench_sample: graph of %lld nodes, %lld edges (CSR %.0f MiB)\n", (long long)n,
            (long long)g->edges,
            ((double)(n + 1) * 8 + (double)g->edges * 4) / 1048576.0);

@@ -2,7 +2,8 @@
 -- score decay alpha and the eviction period delta at f = 0.25 (the authors' job scripts),
 -- simulated on 4 Perlmutter machines x 4 A100, products-like x0.1 on METIS. 8 epochs of 13
 -- mini-batches per GPU (104 steps), so that even delta = 64 takes an eviction step.
--- massivegnn_params.lua is the f x delta grid.
+-- massivegnn_params.lua is the f x delta grid; this file extends it (its graph, run, measures,
+-- derived column and the quick run's sizes), with its own points, words and panels.
 --
 -- The heatmap's cells are the massivegnn.lua points; the DistDGL baseline (policies/distdgl.lua,
 -- which declares no f or delta) sits in the extra (default, default) cell: the driver has no way
@@ -20,6 +21,7 @@ local function points(alphas, deltas)
 end
 
 return {
+    extends = "massivegnn_params.lua",
     name = "massivegnn_params_alpha",
     title = "MassiveGNN over alpha x delta (f 0.25), 16 GPUs (simulated, Perlmutter)",
     caption = "Simulated MassiveGNN on 4 Perlmutter machines x 4 GPUs, products-like x0.1 " ..
@@ -30,22 +32,10 @@ return {
         "epoch time over DistDGL (%); right: hit rate over halo nodes. The (default, default) " ..
         "cell is DistDGL itself (0). The paper reports 15-40% over DistDGL; its products " ..
         "log at f 0.25 without eviction shows 41-45% hit rates.",
-    paper = "MassiveGNN: 15-40% over DistDGL; hit rate 41-45% (products, 4x4, f 0.25)",
-    mode = "sim",
-    graph = { preset = "products", scale = 0.1, no_features = true },
-    run = { cluster = "perlmutter", epochs = 8, batch = 100, hidden = 256 },
     points = points({ 0.001, 0.005, 0.01, 0.05, 0.1 }, { 2, 8, 32, 64 }),
     quick = {
         title = "MassiveGNN over alpha x delta (f 0.25), 16 GPUs (quick: products x0.02, 4 cells)",
-        graph = { scale = 0.02 },
-        run = { epochs = 3, batch = 25 },
         points = points({ 0.005, 0.05 }, { 2, 32 }),
-    },
-    measures = { "epoch_s", "fetch_s", "hit_rate", "remote_mb" },
-    derive = {
-        improvement = { of = "epoch_s", op = "improvement",
-                        baseline = { ["run.policy"] = "policies/distdgl.lua" },
-                        by = { "partition.parts" } },
     },
     plots = {
         { kind = "heatmap", x = "run.set.alpha", y = "run.set.delta", z = "improvement",

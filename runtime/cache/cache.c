@@ -281,26 +281,27 @@ static int32_t *copy_i32(const int32_t *a, int64_t n)
     return b;
 }
 
-int halo_cache_open(const halo_cache_opts *o, halo_cache_future *future, halo_cache **out)
+/* Whether the options describe a cache: counts in range, halo ids sorted and distinct. */
+static int check_opts(const halo_cache_opts *o)
 {
-    *out = NULL;
     if (o->num_halo < 0 || o->num_halo > INT32_MAX || (o->num_halo > 0 && o->halo_ids == NULL) ||
         o->feat_dim < 0) {
-        halo_cache_future_free(future);
         return halo_errorf(HALO_EUSAGE, "cache: bad options (num_halo %lld, feat_dim %d)",
                            (long long)o->num_halo, o->feat_dim);
     }
     for (int64_t h = 1; h < o->num_halo; h++) {
         if (o->halo_ids[h - 1] >= o->halo_ids[h]) {
-            halo_cache_future_free(future);
             return halo_errorf(HALO_EINPUT, "cache: halo ids are not sorted and distinct at %lld",
                                (long long)h);
         }
     }
-    halo_cache *c = HALO_NEW(halo_cache, 1);
-    c->pol = o->policy;
-    c->nh = o->num_halo;
-    c->dim = o->feat_dim;
+    return 0;
+}
+
+/* The arrays indexed by halo node (copies of the options' ones, counters, slot map, next uses,
+ * the id map) and the policy's view of the run. */
+static void halo_arrays(halo_cache *c, const halo_cache_opts *o)
+{
     c->hids = copy_i32(o->halo_ids, c->nh);
     if (c->hids == NULL) {
         c->hids = HALO_NEW(int32_t, 1);
@@ -326,12 +327,11 @@ int halo_cache_open(const halo_cache_opts *o, halo_cache_future *future, halo_ca
     }
     map_build(c);
     c->hint = halo_cache_policy_hint(c->pol);
-    if (future != NULL) {
-        future_resolve(c, future);
-        halo_cache_future_free(future);
-    }
-    c->st.row_bytes = o->row_bytes > 0 ? o->row_bytes : 4 * (int64_t)o->feat_dim;
+}
 
+/* The policy's context at open (before the first epoch). */
+static void ctx_init(halo_cache *c, const halo_cache_opts *o)
+{
     halo_policy_ctx *x = &c->ctx;
     x->rank = o->rank;
     x->ranks = o->ranks;
@@ -344,33 +344,35 @@ int halo_cache_open(const halo_cache_opts *o, halo_cache_future *future, halo_ca
     x->graph = o->graph;
     x->part = o->part;
     set_views(c);
+}
 
-    halo_policy_cache_plan plan = {0};
-    plan.ids = HALO_ALLOC(int32_t, c->nh + 1);
-    if (c->pol != NULL) {
-        if (c->hint == HALO_CACHE_HINT_NEXT_USE) {
-            for (int64_t h = 0; h < c->nh; h++) {
-                c->hscore[h] = use_score(c->next_use[h]);
-            }
-        } else if (c->hint == HALO_CACHE_HINT_VIP) {
-            if (c->vip == NULL) {
-                halo_free(plan.ids);
-                halo_cache_close(c);
-                return halo_errorf(HALO_EUSAGE,
-                                   "cache: policy %s asks for hint=vip but the "
-                                   "caller computed no inclusion probabilities",
-                                   halo_policy_name(o->policy));
-            }
-            memcpy(c->hscore, c->vip, (size_t)c->nh * sizeof(double));
-        }
-        int rc = halo_policy_cache_init(c->pol, x, &plan);
-        if (rc != 0) {
-            halo_free(plan.ids);
-            halo_cache_close(c);
-            return rc;
-        }
+/* cache_init: the halo scores of the policy's hint, then the policy's capacity, score and
+ * initial ids in *plan (plan->ids allocated here, freed by the caller on an error). */
+static int plan_init(halo_cache *c, const halo_cache_opts *o, halo_policy_cache_plan *plan)
+{
+    plan->ids = HALO_ALLOC(int32_t, c->nh + 1);
+    if (c->pol == NULL) {
+        return 0;
     }
-    c->cap = plan.capacity;
+    if (c->hint == HALO_CACHE_HINT_NEXT_USE) {
+        for (int64_t h = 0; h < c->nh; h++) {
+            c->hscore[h] = use_score(c->next_use[h]);
+        }
+    } else if (c->hint == HALO_CACHE_HINT_VIP) {
+        if (c->vip == NULL) {
+            return halo_errorf(HALO_EUSAGE,
+                               "cache: policy %s asks for hint=vip but the "
+                               "caller computed no inclusion probabilities",
+                               halo_policy_name(o->policy));
+        }
+        memcpy(c->hscore, c->vip, (size_t)c->nh * sizeof(double));
+    }
+    return halo_policy_cache_init(c->pol, &c->ctx, plan);
+}
+
+/* The arrays indexed by slot (capacity + 1 of them) and the rows. */
+static void slot_arrays(halo_cache *c, double score)
+{
     int64_t cap1 = c->cap + 1;
     c->sid = HALO_ALLOC(int32_t, cap1);
     memset(c->sid, 0xff, (size_t)cap1 * sizeof(int32_t));
@@ -382,7 +384,7 @@ int halo_cache_open(const halo_cache_opts *o, halo_cache_future *future, halo_ca
     c->sscore = HALO_ALLOC(double, cap1);
     for (int64_t s = 0; s < cap1; s++) {
         c->slast[s] = -1;
-        c->sscore[s] = plan.score;
+        c->sscore[s] = score;
     }
     if (c->dim > 0) {
         c->rows = HALO_NEW(float, cap1 * c->dim);
@@ -392,23 +394,63 @@ int halo_cache_open(const halo_cache_opts *o, halo_cache_future *future, halo_ca
     c->pend_slot = HALO_ALLOC(int32_t, cap1);
     c->pend_src = HALO_ALLOC(int64_t, cap1);
     c->extra = HALO_ALLOC(int32_t, cap1);
-    c->init_ids = plan.ids;
-    c->n_init = plan.n_ids;
-    for (int64_t i = 0; i < plan.n_ids; i++) {
-        int64_t h = map_get(c, plan.ids[i]);
+}
+
+/* Puts the plan's initial ids in slots 0.. (their rows are fetched with the first batch). */
+static int place_initial(halo_cache *c, const halo_policy_cache_plan *plan)
+{
+    for (int64_t i = 0; i < plan->n_ids; i++) {
+        int64_t h = map_get(c, plan->ids[i]);
         if (h < 0 || c->slot_of[h] >= 0) {
-            halo_cache_close(c);
             return halo_errorf(HALO_ESTATE, "cache: initial id %d is not a free halo node",
-                               plan.ids[i]);
+                               plan->ids[i]);
         }
-        c->sid[i] = plan.ids[i];
+        c->sid[i] = plan->ids[i];
         c->spos[i] = (int32_t)h;
         c->slot_of[h] = (int32_t)i;
     }
-    c->used = plan.n_ids;
+    c->used = plan->n_ids;
     c->init_pending = c->dim > 0 && c->n_init > 0;
     c->st.init_rows = c->n_init;
     c->st.bytes_init = c->n_init * c->st.row_bytes;
+    return 0;
+}
+
+int halo_cache_open(const halo_cache_opts *o, halo_cache_future *future, halo_cache **out)
+{
+    *out = NULL;
+    int rc = check_opts(o);
+    if (rc < 0) {
+        halo_cache_future_free(future);
+        return rc;
+    }
+    halo_cache *c = HALO_NEW(halo_cache, 1);
+    c->pol = o->policy;
+    c->nh = o->num_halo;
+    c->dim = o->feat_dim;
+    halo_arrays(c, o);
+    if (future != NULL) {
+        future_resolve(c, future);
+        halo_cache_future_free(future);
+    }
+    c->st.row_bytes = o->row_bytes > 0 ? o->row_bytes : 4 * (int64_t)o->feat_dim;
+    ctx_init(c, o);
+    halo_policy_cache_plan plan = {0};
+    rc = plan_init(c, o, &plan);
+    if (rc != 0) {
+        halo_free(plan.ids);
+        halo_cache_close(c);
+        return rc;
+    }
+    c->cap = plan.capacity;
+    slot_arrays(c, plan.score);
+    c->init_ids = plan.ids;
+    c->n_init = plan.n_ids;
+    rc = place_initial(c, &plan);
+    if (rc < 0) {
+        halo_cache_close(c);
+        return rc;
+    }
     set_views(c);
     *out = c;
     return 0;

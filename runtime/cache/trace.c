@@ -190,8 +190,10 @@ void halo_trace_discard(halo_trace_writer *w)
 
 /* ---- reading ---- */
 
-/* Checks one file's header and records and indexes them into t. */
-static int index_file(halo_trace *t, const char *path, const char *data, int64_t len, int64_t **cap)
+/* Checks one file's header; the first file's sets t's ranks, nodes and feature width (and the
+ * rank table and *cap), the others must agree with it. */
+static int index_head(halo_trace *t, const char *path, const char *data, int64_t len,
+                      int64_t **cap)
 {
     if (len < (int64_t)sizeof(trace_head)) {
         return halo_errorf(HALO_EINPUT, "%s: too short for a trace header (%lld bytes)", path,
@@ -220,6 +222,144 @@ static int index_file(halo_trace *t, const char *path, const char *data, int64_t
         return halo_errorf(HALO_EINPUT, "%s: header differs from the other files of the trace",
                            path);
     }
+    return 0;
+}
+
+/* *body = the payload bytes of record k (at byte off) by its kind, checked to fit in the file. */
+static int rec_body(const char *path, const char *data, int64_t len, int64_t off, int64_t k,
+                    const trace_rec *r, int64_t *body)
+{
+    int64_t left = len - off - (int64_t)sizeof(trace_rec);
+    if (r->kind == HALO_TRACE_HALO) {
+        *body = 8 * r->n + pad8(4 * r->n) + (r->a ? 8 * r->n : 0);
+    } else if (r->kind == HALO_TRACE_BATCH) {
+        *body = pad8(4 * r->n) + pad8(r->n);
+    } else if (r->kind == HALO_TRACE_BLOCK) {
+        if (left < 8) {
+            return halo_errorf(HALO_EINPUT, "%s: record %lld at byte %lld is truncated", path,
+                               (long long)k, (long long)off);
+        }
+        const int32_t *ld = (const int32_t *)(data + off + sizeof(trace_rec));
+        if (ld[0] < 0 || ld[0] >= 64 || ld[1] < 0) { /* 64: far above any model depth */
+            return halo_errorf(HALO_EINPUT,
+                               "%s: record %lld: bad block layer %d or %d "
+                               "destinations",
+                               path, (long long)k, ld[0], ld[1]);
+        }
+        *body = 8 + 2 * pad8(4 * (int64_t)ld[1]) + pad8(4 * r->n);
+    } else {
+        return halo_errorf(HALO_EINPUT, "%s: record %lld at byte %lld: unknown kind %u", path,
+                           (long long)k, (long long)off, r->kind);
+    }
+    if (*body > left) {
+        return halo_errorf(HALO_EINPUT, "%s: record %lld at byte %lld is truncated", path,
+                           (long long)k, (long long)off);
+    }
+    return 0;
+}
+
+/* A block record (payload p): checked, counted, not replayed: destinations and sources are
+ * graph ids, the counts add up to the edges. */
+static int index_block(halo_trace *t, const char *path, int64_t k, const trace_rec *r,
+                       const char *p)
+{
+    int32_t nd = ((const int32_t *)p)[1];
+    const int32_t *dst = (const int32_t *)(p + 8);
+    const int32_t *cnt = (const int32_t *)(p + 8 + pad8(4 * (int64_t)nd));
+    const int32_t *src = (const int32_t *)(p + 8 + 2 * pad8(4 * (int64_t)nd));
+    int64_t sum = 0;
+    for (int32_t i = 0; i < nd; i++) {
+        if (dst[i] < 0 || dst[i] >= t->nodes || cnt[i] < 0) {
+            return halo_errorf(HALO_EINPUT,
+                               "%s: record %lld: destination %d: bad id %d "
+                               "or count %d",
+                               path, (long long)k, i, dst[i], cnt[i]);
+        }
+        sum += cnt[i];
+    }
+    if (sum != r->n) {
+        return halo_errorf(HALO_EINPUT,
+                           "%s: record %lld: counts add up to %lld, the "
+                           "block has %lld edges",
+                           path, (long long)k, (long long)sum, (long long)r->n);
+    }
+    for (int64_t e = 0; e < r->n; e++) {
+        if (src[e] < 0 || src[e] >= t->nodes) {
+            return halo_errorf(HALO_EINPUT, "%s: record %lld: edge %lld: bad source %d", path,
+                               (long long)k, (long long)e, src[e]);
+        }
+    }
+    t->rank[r->rank].blocks++;
+    return 0;
+}
+
+/* A halo record (payload p): the rank's one halo set, its ids sorted. */
+static int index_halo(halo_trace_rank *tr, const char *path, int64_t k, const trace_rec *r,
+                      const char *p)
+{
+    if (tr->halo_ids != NULL) {
+        return halo_errorf(HALO_EINPUT, "%s: record %lld: second halo set of rank %u", path,
+                           (long long)k, r->rank);
+    }
+    tr->num_halo = r->n;
+    tr->halo_ids = (const int32_t *)p;
+    tr->halo_deg = (const int32_t *)(p + 4 * r->n);
+    tr->halo_owner = (const int32_t *)(p + 8 * r->n);
+    /* the payload is 8-byte aligned (file buffers are malloc'd, records padded) */
+    // cppcheck-suppress invalidPointerCast
+    tr->vip = r->a ? (const double *)(p + 8 * r->n + pad8(4 * r->n)) : NULL;
+    for (int64_t i = 1; i < r->n; i++) {
+        if (tr->halo_ids[i - 1] >= tr->halo_ids[i]) {
+            return halo_errorf(HALO_EINPUT,
+                               "%s: record %lld: halo ids of rank %u not "
+                               "sorted at %lld",
+                               path, (long long)k, r->rank, (long long)i);
+        }
+    }
+    return 0;
+}
+
+/* A batch record (payload p) of a file of len bytes: checked, then appended to its rank's
+ * records (*cap: their capacity), extending the rank's epochs and batches. */
+static int index_batch(halo_trace *t, const char *path, int64_t len, int64_t k,
+                       const trace_rec *r, const char *p, int64_t *cap)
+{
+    /* every batch has its own record, so an epoch or batch index can never reach the
+     * number of records the file could hold */
+    int64_t most = len / (int64_t)sizeof(trace_rec);
+    if (r->a < 0 || r->a >= most || r->b < 0 || r->b >= most) {
+        return halo_errorf(HALO_EINPUT, "%s: record %lld: bad epoch %lld / batch %lld", path,
+                           (long long)k, (long long)r->a, (long long)r->b);
+    }
+    const uint8_t *fl = (const uint8_t *)(p + pad8(4 * r->n));
+    const int32_t *ids = (const int32_t *)p;
+    for (int64_t i = 0; i < r->n; i++) {
+        if (fl[i] > 7 || ids[i] < 0 || ids[i] >= t->nodes) {
+            return halo_errorf(HALO_EINPUT,
+                               "%s: record %lld: input %lld: bad id %d or "
+                               "flags %u",
+                               path, (long long)k, (long long)i, ids[i], fl[i]);
+        }
+    }
+    halo_trace_rank *tr = &t->rank[r->rank];
+    if (tr->batches == *cap) {
+        *cap = 2 * *cap + 64;
+        tr->rec = halo_realloc(tr->rec, (size_t)*cap * sizeof *tr->rec);
+    }
+    tr->rec[tr->batches++] = (const char *)r;
+    if (r->a + 1 > tr->epochs) {
+        tr->epochs = (int)r->a + 1;
+    }
+    if (r->b + 1 > tr->max_batch) {
+        tr->max_batch = r->b + 1;
+    }
+    return 0;
+}
+
+/* Checks one file's header and records and indexes them into t. */
+static int index_file(halo_trace *t, const char *path, const char *data, int64_t len, int64_t **cap)
+{
+    HALO_CHECK(index_head(t, path, data, len, cap));
     int64_t off = sizeof(trace_head), k = 0;
     while (off < len) {
         if (len - off < (int64_t)sizeof(trace_rec)) {
@@ -233,113 +373,15 @@ static int index_file(halo_trace *t, const char *path, const char *data, int64_t
                                "%lld",
                                path, (long long)k, (long long)off, r->rank, (long long)r->n);
         }
-        halo_trace_rank *tr = &t->rank[r->rank];
-        int64_t body;
-        if (r->kind == HALO_TRACE_HALO) {
-            body = 8 * r->n + pad8(4 * r->n) + (r->a ? 8 * r->n : 0);
-        } else if (r->kind == HALO_TRACE_BATCH) {
-            body = pad8(4 * r->n) + pad8(r->n);
-        } else if (r->kind == HALO_TRACE_BLOCK) {
-            if (len - off - (int64_t)sizeof(trace_rec) < 8) {
-                return halo_errorf(HALO_EINPUT, "%s: record %lld at byte %lld is truncated", path,
-                                   (long long)k, (long long)off);
-            }
-            const int32_t *ld = (const int32_t *)(data + off + sizeof(trace_rec));
-            if (ld[0] < 0 || ld[0] >= 64 || ld[1] < 0) { /* 64: far above any model depth */
-                return halo_errorf(HALO_EINPUT,
-                                   "%s: record %lld: bad block layer %d or %d "
-                                   "destinations",
-                                   path, (long long)k, ld[0], ld[1]);
-            }
-            body = 8 + 2 * pad8(4 * (int64_t)ld[1]) + pad8(4 * r->n);
-        } else {
-            return halo_errorf(HALO_EINPUT, "%s: record %lld at byte %lld: unknown kind %u", path,
-                               (long long)k, (long long)off, r->kind);
-        }
-        if (body > len - off - (int64_t)sizeof(trace_rec)) {
-            return halo_errorf(HALO_EINPUT, "%s: record %lld at byte %lld is truncated", path,
-                               (long long)k, (long long)off);
-        }
+        int64_t body = 0;
+        HALO_CHECK(rec_body(path, data, len, off, k, r, &body));
         const char *p = data + off + sizeof(trace_rec);
         if (r->kind == HALO_TRACE_BLOCK) {
-            /* checked, counted, not replayed: destinations and sources are graph ids, the
-             * counts add up to the edges */
-            int32_t nd = ((const int32_t *)p)[1];
-            const int32_t *dst = (const int32_t *)(p + 8);
-            const int32_t *cnt = (const int32_t *)(p + 8 + pad8(4 * (int64_t)nd));
-            const int32_t *src = (const int32_t *)(p + 8 + 2 * pad8(4 * (int64_t)nd));
-            int64_t sum = 0;
-            for (int32_t i = 0; i < nd; i++) {
-                if (dst[i] < 0 || dst[i] >= t->nodes || cnt[i] < 0) {
-                    return halo_errorf(HALO_EINPUT,
-                                       "%s: record %lld: destination %d: bad id %d "
-                                       "or count %d",
-                                       path, (long long)k, i, dst[i], cnt[i]);
-                }
-                sum += cnt[i];
-            }
-            if (sum != r->n) {
-                return halo_errorf(HALO_EINPUT,
-                                   "%s: record %lld: counts add up to %lld, the "
-                                   "block has %lld edges",
-                                   path, (long long)k, (long long)sum, (long long)r->n);
-            }
-            for (int64_t e = 0; e < r->n; e++) {
-                if (src[e] < 0 || src[e] >= t->nodes) {
-                    return halo_errorf(HALO_EINPUT, "%s: record %lld: edge %lld: bad source %d",
-                                       path, (long long)k, (long long)e, src[e]);
-                }
-            }
-            tr->blocks++;
+            HALO_CHECK(index_block(t, path, k, r, p));
         } else if (r->kind == HALO_TRACE_HALO) {
-            if (tr->halo_ids != NULL) {
-                return halo_errorf(HALO_EINPUT, "%s: record %lld: second halo set of rank %u", path,
-                                   (long long)k, r->rank);
-            }
-            tr->num_halo = r->n;
-            tr->halo_ids = (const int32_t *)p;
-            tr->halo_deg = (const int32_t *)(p + 4 * r->n);
-            tr->halo_owner = (const int32_t *)(p + 8 * r->n);
-            /* the payload is 8-byte aligned (file buffers are malloc'd, records padded) */
-            // cppcheck-suppress invalidPointerCast
-            tr->vip = r->a ? (const double *)(p + 8 * r->n + pad8(4 * r->n)) : NULL;
-            for (int64_t i = 1; i < r->n; i++) {
-                if (tr->halo_ids[i - 1] >= tr->halo_ids[i]) {
-                    return halo_errorf(HALO_EINPUT,
-                                       "%s: record %lld: halo ids of rank %u not "
-                                       "sorted at %lld",
-                                       path, (long long)k, r->rank, (long long)i);
-                }
-            }
+            HALO_CHECK(index_halo(&t->rank[r->rank], path, k, r, p));
         } else {
-            /* every batch has its own record, so an epoch or batch index can never reach the
-             * number of records the file could hold */
-            int64_t most = len / (int64_t)sizeof(trace_rec);
-            if (r->a < 0 || r->a >= most || r->b < 0 || r->b >= most) {
-                return halo_errorf(HALO_EINPUT, "%s: record %lld: bad epoch %lld / batch %lld",
-                                   path, (long long)k, (long long)r->a, (long long)r->b);
-            }
-            const uint8_t *fl = (const uint8_t *)(p + pad8(4 * r->n));
-            const int32_t *ids = (const int32_t *)p;
-            for (int64_t i = 0; i < r->n; i++) {
-                if (fl[i] > 7 || ids[i] < 0 || ids[i] >= t->nodes) {
-                    return halo_errorf(HALO_EINPUT,
-                                       "%s: record %lld: input %lld: bad id %d or "
-                                       "flags %u",
-                                       path, (long long)k, (long long)i, ids[i], fl[i]);
-                }
-            }
-            if (tr->batches == (*cap)[r->rank]) {
-                (*cap)[r->rank] = 2 * (*cap)[r->rank] + 64;
-                tr->rec = halo_realloc(tr->rec, (size_t)(*cap)[r->rank] * sizeof *tr->rec);
-            }
-            tr->rec[tr->batches++] = (const char *)r;
-            if (r->a + 1 > tr->epochs) {
-                tr->epochs = (int)r->a + 1;
-            }
-            if (r->b + 1 > tr->max_batch) {
-                tr->max_batch = r->b + 1;
-            }
+            HALO_CHECK(index_batch(t, path, len, k, r, p, &(*cap)[r->rank]));
         }
         off += (int64_t)sizeof(trace_rec) + body;
         k++;

@@ -422,6 +422,56 @@ static int graph_main(const char *graph, const char *basef, bool quick, const ch
     return 0;
 }
 
+/* Not measured (--no-mpi): round figures of a small Ethernet cluster, said so in the file. */
+static void default_links(halo_sim_profile *p)
+{
+    p->shm_lat_s = 1e-6;
+    p->shm_bw = 10e9;
+    p->net_lat_s = 20e-6;
+    p->nics = 1;
+    p->nic_bw = 1.25e9;
+    p->msg_overhead_s = 1e-6;
+    p->allreduce_lat_s = 2e-6;
+}
+
+/* Names the measured profile p (--name, else the file's base name) and writes it to `out` with
+ * a comment that says where, when and how it was measured. */
+static int write_profile(const char *out, const char *name, bool quick, const char *graph,
+                         bool no_mpi, halo_sim_profile *p)
+{
+    /* the profile's name: --name, else the file's base name */
+    const char *slash = strrchr(out, '/');
+    const char *base = name != NULL ? name : slash ? slash + 1 : out;
+    size_t bl = strlen(base);
+    if (name == NULL && bl > 4 && strcmp(base + bl - 4, ".lua") == 0) {
+        bl -= 4;
+    }
+    snprintf(p->name, sizeof p->name, "%.*s",
+             (int)(bl < sizeof p->name ? bl : sizeof p->name - 1), base);
+    char host[256] = "unknown host", cpu[256], when[64], comment[1400];
+    gethostname(host, sizeof host - 1);
+    cpu_model(cpu, sizeof cpu);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    snprintf(comment, sizeof comment,
+             "Measured by `halo calibrate%s` on %s (%s, %d cores online) on %s.\n"
+             "CPU and device figures: one core (one thread), device cpu; halo sim scales\n"
+             "machines and trainers. network.shm_*: 2 local ranks over MPI shared memory;\n"
+             "network.net_lat_us / nic_GBps: 2 local ranks over MPI TCP (--mca btl tcp,self),\n"
+             "a stand-in for a NIC on a one-machine profile.%s%s",
+             quick ? " --quick" : "", host, cpu, p->cores, when,
+             graph != NULL ? "\nSampling, block and gather constants: measured on part 0 of "
+                             "the partition named in `graph`."
+                           : "\nSampling, block and gather constants: a random uniform graph "
+                             "(generic; --graph PDIR measures them on yours).",
+             no_mpi ? "\nNOT MEASURED (--no-mpi): every network field is a default "
+                      "(1 us / 10 GB/s shm, 20 us / 1.25 GB/s net)."
+                    : "");
+    return halo_sim_profile_write(out, p, comment);
+}
+
 int halo_cmd_calibrate(int argc, char **argv)
 {
     const char *out = NULL, *name = NULL, *probe = NULL, *from = NULL, *basef = NULL;
@@ -515,49 +565,12 @@ int halo_cmd_calibrate(int argc, char **argv)
     if (rc == 0 && !no_mpi) {
         rc = measure_links(mpirun, quick, &p);
     } else if (rc == 0) {
-        /* not measured: round figures of a small Ethernet cluster, said so in the file */
-        p.shm_lat_s = 1e-6;
-        p.shm_bw = 10e9;
-        p.net_lat_s = 20e-6;
-        p.nics = 1;
-        p.nic_bw = 1.25e9;
-        p.msg_overhead_s = 1e-6;
-        p.allreduce_lat_s = 2e-6;
+        default_links(&p);
     }
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    /* the profile's name: --name, else the file's base name */
-    const char *slash = strrchr(out, '/');
-    const char *base = name != NULL ? name : slash ? slash + 1 : out;
-    size_t bl = strlen(base);
-    if (name == NULL && bl > 4 && strcmp(base + bl - 4, ".lua") == 0) {
-        bl -= 4;
-    }
-    snprintf(p.name, sizeof p.name, "%.*s", (int)(bl < sizeof p.name ? bl : sizeof p.name - 1),
-             base);
-    char host[256] = "unknown host", cpu[256], when[64], comment[1400];
-    gethostname(host, sizeof host - 1);
-    cpu_model(cpu, sizeof cpu);
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-    snprintf(comment, sizeof comment,
-             "Measured by `halo calibrate%s` on %s (%s, %d cores online) on %s.\n"
-             "CPU and device figures: one core (one thread), device cpu; halo sim scales\n"
-             "machines and trainers. network.shm_*: 2 local ranks over MPI shared memory;\n"
-             "network.net_lat_us / nic_GBps: 2 local ranks over MPI TCP (--mca btl tcp,self),\n"
-             "a stand-in for a NIC on a one-machine profile.%s%s",
-             quick ? " --quick" : "", host, cpu, p.cores, when,
-             graph != NULL ? "\nSampling, block and gather constants: measured on part 0 of "
-                             "the partition named in `graph`."
-                           : "\nSampling, block and gather constants: a random uniform graph "
-                             "(generic; --graph PDIR measures them on yours).",
-             no_mpi ? "\nNOT MEASURED (--no-mpi): every network field is a default "
-                      "(1 us / 10 GB/s shm, 20 us / 1.25 GB/s net)."
-                    : "");
-    rc = halo_sim_profile_write(out, &p, comment);
+    rc = write_profile(out, name, quick, graph, no_mpi, &p);
     if (rc < 0) {
         return halo_cli_fail(rc);
     }

@@ -635,3 +635,25 @@ int32_t *halo_gen_classes(const gen_ctx *g)
     }
     return cls;
 }
+
+halo_graph *halo_gen_random(int64_t n, int deg_lo, int deg_hi, uint64_t key, int classes)
+{
+    halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_TEST, key, 0, 0);
+    int64_t *deg = HALO_ALLOC(int64_t, n);
+    int64_t m = 0;
+    for (int64_t v = 0; v < n; v++) {
+        deg[v] = deg_lo + (int64_t)halo_rng_below(&r, (uint64_t)(deg_hi - deg_lo) + 1);
+        m += deg[v];
+    }
+    halo_graph *g = halo_graph_alloc(n, m, 0, classes, 0);
+    g->indptr[0] = 0;
+    for (int64_t v = 0; v < n; v++) {
+        g->indptr[v + 1] = g->indptr[v] + deg[v];
+    }
+    for (int64_t e = 0; e < m; e++) {
+        g->indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)n);
+    }
+    halo_free(deg);
+    return g;
+}

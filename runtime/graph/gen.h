@@ -72,6 +72,10 @@ int halo_gen_graph(const halo_gen_params *p, halo_graph **out);
 int halo_gen_write(const halo_gen_params *p, const char *dir);
 /* Writes the parameters as a JSON object (meta.json "source"); halo_free the result. */
 char *halo_gen_source_json(const halo_gen_params *p);
+/* A topology-only random graph in memory for micro-benchmarks: n nodes, each with an in-degree
+ * uniform in [deg_lo, deg_hi] and uniform sources (no locality), drawn from the test stream with
+ * `key`; `classes` label classes (labels all 0). */
+halo_graph *halo_gen_random(int64_t n, int deg_lo, int deg_hi, uint64_t key, int classes);
 
 /* A heterogeneous preset shaped like ogbn-mag ("mag") or MAG240M ("mag240m"), see
  * docs/hetero.md: typed nodes (target type first), relations and their reverses, features on the

@@ -74,6 +74,18 @@ extern const char *const halo_import_split_names[4];
 void halo_import_json_edges(halo_jw *w, bool directed, const halo_import_csr_stats *st,
                             const int64_t *split_count);
 
+/* Path of SRC/REL.csv.gz, or of SRC/REL.csv when only the uncompressed file exists; a missing
+ * file is reported by the reader with the .gz name (import_ogb_split.c). */
+int halo_import_ogb_path(const char *src, const char *rel, char *out, size_t size);
+/* Fails naming path when it cannot be read, so a missing file is found before a long parse. */
+int halo_import_ogb_require(const char *path);
+/* Chooses the split directory under SRC/split: `want` when given (it must exist), else the only
+ * one present. Errors list the splits found. */
+int halo_import_ogb_pick_split(const char *src, const char *want, char *name, size_t size);
+typedef struct halo_import_reader halo_import_reader;
+/* Reads a node id field of reader r and checks it against the node count. */
+int halo_import_ogb_node_id(const halo_import_reader *r, const char *field, const char *what,
+                            int64_t nodes, int32_t *out);
 /* The split of an OGB dataset, for both of its layouts: picks split/NAME (`want`, or the only
  * one), writes its name and the paths of its train, valid and test files (.csv.gz, or .csv),
  * and fails naming the first that cannot be read. */

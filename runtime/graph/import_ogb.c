@@ -16,93 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SPLITS 64
-
-/* Path of SRC/REL.csv.gz, or of SRC/REL.csv when only the uncompressed file exists; a missing
- * file is reported by the reader with the .gz name. */
-static int ogb_path(const char *src, const char *rel, char *out, size_t size)
-{
-    char plain[4096];
-    if (snprintf(out, size, "%s/%s.csv.gz", src, rel) >= (int)size ||
-        snprintf(plain, sizeof plain, "%s/%s.csv", src, rel) >= (int)sizeof plain) {
-        return halo_errorf(HALO_EUSAGE, "%s: path too long", src);
-    }
-    if (!halo_path_exists(out) && halo_path_exists(plain)) {
-        snprintf(out, size, "%s", plain);
-    }
-    return 0;
-}
-
-/* Fails naming path when it cannot be read, so a missing file is found before a long parse. */
-static int ogb_require(const char *path)
-{
-    halo_import_reader *r;
-    HALO_CHECK(halo_import_reader_open(path, &r));
-    halo_import_reader_close(r);
-    return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Chooses the split directory under SRC/split: `want` when given (it must exist), else the only
- * one present. Errors list the splits found. */
-static int ogb_pick_split(const char *src, const char *want, char *name, size_t size)
-{
-    char dir[4096];
-    char *found[MAX_SPLITS];
-    int n = 0, rc = 0;
-    if (snprintf(dir, sizeof dir, "%s/split", src) >= (int)sizeof dir) {
-        return halo_errorf(HALO_EUSAGE, "%s: path too long", src);
-    }
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-        return halo_errorf(HALO_EINPUT, "%s: cannot open: %s", dir, strerror(errno));
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < MAX_SPLITS) {
-        char path[4096];
-        if (e->d_name[0] == '.' ||
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path ||
-            !halo_is_dir(path)) {
-            continue;
-        }
-        found[n++] = halo_strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(found, (size_t)n, sizeof *found, cmp_str);
-    char list[1024] = "";
-    for (int i = 0; i < n; i++) {
-        size_t used = strlen(list);
-        snprintf(list + used, sizeof list - used, "%s%s", i > 0 ? ", " : "", found[i]);
-    }
-    if (want != NULL) {
-        bool ok = false;
-        for (int i = 0; i < n; i++) {
-            ok = ok || strcmp(found[i], want) == 0;
-        }
-        if (!ok) {
-            rc = halo_errorf(HALO_EINPUT, "%s/%s: no such split (present: %s)", dir, want,
-                             n > 0 ? list : "none");
-        } else {
-            snprintf(name, size, "%s", want);
-        }
-    } else if (n == 0) {
-        rc = halo_errorf(HALO_EINPUT, "%s: no split directory in it", dir);
-    } else if (n > 1) {
-        rc = halo_errorf(HALO_EINPUT, "%s: several splits (%s); choose one with --split NAME", dir,
-                         list);
-    } else {
-        snprintf(name, size, "%s", found[0]);
-    }
-    for (int i = 0; i < n; i++) {
-        halo_free(found[i]);
-    }
-    return rc;
-}
-
 /* Reads num-node-list: exactly one line holding the node count, 1 .. 2^31-1. */
 static int ogb_read_nodes(const char *path, int64_t *nodes)
 {
@@ -141,20 +54,6 @@ fail:
     return rc;
 }
 
-/* Reads a node id field and checks it against the node count. */
-static int ogb_node_id(const halo_import_reader *r, const char *field, const char *what,
-                       int64_t nodes, int32_t *out)
-{
-    uint64_t v;
-    HALO_CHECK(halo_import_parse_u64(r, field, what, &v));
-    if (v >= (uint64_t)nodes) {
-        return halo_import_fail(r, "%s %llu is out of range (num-node-list says %lld nodes)", what,
-                                (unsigned long long)v, (long long)nodes);
-    }
-    *out = (int32_t)v;
-    return 0;
-}
-
 /* Reads edge.csv: "src,dst" lines (blank lines skipped), each id below nodes. */
 static int ogb_read_edges(const char *path, int64_t nodes, halo_import_edges *edges)
 {
@@ -174,9 +73,9 @@ static int ogb_read_edges(const char *path, int64_t nodes, halo_import_edges *ed
         }
         cur = line;
         halo_import_next_field(&cur, ',', &f);
-        HALO_TRY(ogb_node_id(r, f, "source id", nodes, &u));
+        HALO_TRY(halo_import_ogb_node_id(r, f, "source id", nodes, &u));
         halo_import_next_field(&cur, ',', &f);
-        HALO_TRY(ogb_node_id(r, f, "destination id", nodes, &v));
+        HALO_TRY(halo_import_ogb_node_id(r, f, "destination id", nodes, &v));
         halo_import_edges_add(edges, u, v);
     }
     rc = got;
@@ -268,42 +167,6 @@ fail:
     return rc;
 }
 
-/* Reads one split file (node ids, one per line; blank lines skipped) and marks them `value`; a
- * node listed twice, in this or another split, is an error. Counts the nodes in *count. */
-static int ogb_read_split(const char *path, int64_t nodes, uint8_t value, uint8_t *split,
-                          int64_t *count)
-{
-    halo_import_reader *r;
-    char *line;
-    int rc = 0, got;
-    HALO_CHECK(halo_import_reader_open(path, &r));
-    while ((got = halo_import_reader_next(r, &line)) == 1) {
-        char *cur = line, *f;
-        int32_t v = 0;
-        int nf = halo_import_count_fields(line, ',');
-        if (nf != 1) {
-            if (halo_import_count_fields(line, 0) == 0) {
-                continue;
-            }
-            rc = halo_import_fail(r, "%d fields, expected one node id", nf);
-            goto fail;
-        }
-        halo_import_next_field(&cur, ',', &f);
-        HALO_TRY(ogb_node_id(r, f, "node id", nodes, &v));
-        if (split[v] != HALO_SPLIT_NONE) {
-            rc = halo_import_fail(r, "node %d is already in %s (a node belongs to one split)", v,
-                                  halo_import_split_names[split[v]]);
-            goto fail;
-        }
-        split[v] = value;
-        (*count)++;
-    }
-    rc = got;
-fail:
-    halo_import_reader_close(r);
-    return rc;
-}
-
 /* meta.json "source" of an OGB import. */
 static char *ogb_source_json(const char *src, const char *split, bool directed,
                              const halo_import_csr_stats *st, const int64_t *split_count)
@@ -346,27 +209,27 @@ int halo_import_ogb(const char *src, const char *dir, const halo_import_opts *op
                                                  : "no such directory");
     }
     HALO_CHECK(halo_import_check_outdir(dir));
-    HALO_CHECK(ogb_path(src, "raw/num-node-dict", p_nodes, sizeof p_nodes));
+    HALO_CHECK(halo_import_ogb_path(src, "raw/num-node-dict", p_nodes, sizeof p_nodes));
     if (halo_path_exists(p_nodes)) {
         return import_ogb_hetero(src, dir, opts, p_nodes);
     }
     if (halo_import_npz_layout(src)) {
         return halo_import_ogb_npz(src, dir, opts);
     }
-    HALO_CHECK(ogb_path(src, "raw/num-node-list", p_nodes, sizeof p_nodes));
-    HALO_CHECK(ogb_path(src, "raw/edge", p_edge, sizeof p_edge));
-    HALO_CHECK(ogb_path(src, "raw/node-label", p_label, sizeof p_label));
-    HALO_CHECK(ogb_path(src, "raw/node-feat", p_feat, sizeof p_feat));
-    HALO_CHECK(ogb_pick_split(src, opts->split, split, sizeof split));
+    HALO_CHECK(halo_import_ogb_path(src, "raw/num-node-list", p_nodes, sizeof p_nodes));
+    HALO_CHECK(halo_import_ogb_path(src, "raw/edge", p_edge, sizeof p_edge));
+    HALO_CHECK(halo_import_ogb_path(src, "raw/node-label", p_label, sizeof p_label));
+    HALO_CHECK(halo_import_ogb_path(src, "raw/node-feat", p_feat, sizeof p_feat));
+    HALO_CHECK(halo_import_ogb_pick_split(src, opts->split, split, sizeof split));
     for (int s = 0; s < 3; s++) {
         snprintf(rel, sizeof rel, "split/%s/%s", split, halo_import_split_names[s + 1]);
-        HALO_CHECK(ogb_path(src, rel, p_split[s], sizeof p_split[s]));
+        HALO_CHECK(halo_import_ogb_path(src, rel, p_split[s], sizeof p_split[s]));
     }
-    HALO_CHECK(ogb_require(p_nodes));
-    HALO_CHECK(ogb_require(p_edge));
-    HALO_CHECK(ogb_require(p_label));
+    HALO_CHECK(halo_import_ogb_require(p_nodes));
+    HALO_CHECK(halo_import_ogb_require(p_edge));
+    HALO_CHECK(halo_import_ogb_require(p_label));
     for (int s = 0; s < 3; s++) {
-        HALO_CHECK(ogb_require(p_split[s]));
+        HALO_CHECK(halo_import_ogb_require(p_split[s]));
     }
     bool have_feat = halo_path_exists(p_feat);
     HALO_CHECK(ogb_read_nodes(p_nodes, &nodes));
@@ -388,8 +251,8 @@ int halo_import_ogb(const char *src, const char *dir, const halo_import_opts *op
     }
     HALO_TRY(ogb_read_labels(p_label, nodes, g->label, &g->classes));
     for (int s = 0; s < 3; s++) {
-        HALO_TRY(
-            ogb_read_split(p_split[s], nodes, (uint8_t)(s + 1), g->split, &split_count[s + 1]));
+        HALO_TRY(halo_import_ogb_read_split(p_split[s], nodes, (uint8_t)(s + 1), g->split,
+                                            &split_count[s + 1]));
     }
     if (have_feat) {
         HALO_TRY(ogb_read_feat(p_feat, nodes, &g->feat, &g->feat_dim));
@@ -680,7 +543,7 @@ static int het_find_target(const char *src, const het_ntype *t, int ntypes, int 
     *target = -1;
     for (int i = 0; i < ntypes; i++) {
         het_fmt(rel, sizeof rel, "raw/node-label/%s/node-label", t[i].name);
-        HALO_CHECK(ogb_path(src, rel, path, sizeof path));
+        HALO_CHECK(halo_import_ogb_path(src, rel, path, sizeof path));
         if (halo_path_exists(path)) {
             if (*target >= 0) {
                 return halo_errorf(HALO_EINPUT, "%s: labels for a second node type (%s has "
@@ -737,7 +600,7 @@ static int het_read_feats(const char *src, const het_ntype *t, int ntypes, halo_
     int fmax = 0;
     for (int i = 0; i < ntypes; i++) {
         het_fmt(rel, sizeof rel, "raw/node-feat/%s/node-feat", t[i].name);
-        rc = ogb_path(src, rel, path, sizeof path);
+        rc = halo_import_ogb_path(src, rel, path, sizeof path);
         if (rc < 0) {
             for (int j = 0; j < i; j++) {
                 halo_free(feats[j]);
@@ -785,12 +648,12 @@ static int import_ogb_hetero(const char *src, const char *dir, const halo_import
                                                                        : HALO_MAX_RELS / 2,
                                   &nrels));
     HALO_CHECK(het_find_target(src, t, ntypes, &target));
-    HALO_CHECK(ogb_pick_split(src, opts->split, split, sizeof split));
+    HALO_CHECK(halo_import_ogb_pick_split(src, opts->split, split, sizeof split));
     for (int s = 0; s < 3; s++) {
         het_fmt(rel, sizeof rel, "split/%s/%s/%s", split, t[target].name,
                  halo_import_split_names[s + 1]);
-        HALO_CHECK(ogb_path(src, rel, path, sizeof path));
-        HALO_CHECK(ogb_require(path));
+        HALO_CHECK(halo_import_ogb_path(src, rel, path, sizeof path));
+        HALO_CHECK(halo_import_ogb_require(path));
     }
     int64_t nodes = t[ntypes - 1].start + t[ntypes - 1].nodes;
     g = halo_graph_alloc(nodes, 0, 0, 0, ntypes);
@@ -809,11 +672,11 @@ static int import_ogb_hetero(const char *src, const char *dir, const halo_import
     for (int k = 0; k < nrels; k++) {
         int64_t read;
         het_fmt(rel, sizeof rel, "raw/relations/%s/edge", rels[k].dir);
-        HALO_TRY(ogb_path(src, rel, path, sizeof path));
+        HALO_TRY(halo_import_ogb_path(src, rel, path, sizeof path));
         HALO_TRY(het_read_edges(path, &t[rels[k].src], &t[rels[k].dst], per * k,
                                 per == 2 ? 2 * k + 1 : -1, &dst, &key, &ne, &cap, &read));
         het_fmt(rel, sizeof rel, "raw/relations/%s/num-edge-list", rels[k].dir);
-        HALO_TRY(ogb_path(src, rel, path2, sizeof path2));
+        HALO_TRY(halo_import_ogb_path(src, rel, path2, sizeof path2));
         HALO_TRY(het_check_edge_count(path2, path, read));
         read_total += read;
     }
@@ -825,14 +688,14 @@ static int import_ogb_hetero(const char *src, const char *dir, const halo_import
         g->label[v] = -1;
     }
     het_fmt(rel, sizeof rel, "raw/node-label/%s/node-label", t[target].name);
-    HALO_TRY(ogb_path(src, rel, path, sizeof path));
+    HALO_TRY(halo_import_ogb_path(src, rel, path, sizeof path));
     HALO_TRY(ogb_read_labels(path, t[target].nodes, g->label + t[target].start, &g->classes));
     int64_t split_count[4] = {0};
     for (int s = 0; s < 3; s++) {
         het_fmt(rel, sizeof rel, "split/%s/%s/%s", split, t[target].name,
                  halo_import_split_names[s + 1]);
-        HALO_TRY(ogb_path(src, rel, path, sizeof path));
-        HALO_TRY(ogb_read_split(path, t[target].nodes, (uint8_t)(s + 1),
+        HALO_TRY(halo_import_ogb_path(src, rel, path, sizeof path));
+        HALO_TRY(halo_import_ogb_read_split(path, t[target].nodes, (uint8_t)(s + 1),
                                 g->split + t[target].start, &split_count[s + 1]));
     }
     HALO_TRY(het_read_feats(src, t, ntypes, g));
@@ -853,25 +716,4 @@ fail:
     halo_free(tf);
     halo_graph_free(g);
     return rc;
-}
-
-/* ---- shared with the binary layout (import_npz.c) ------------------------------------------ */
-
-int halo_import_ogb_split_paths(const char *src, const char *want, char *name, size_t size,
-                                char (*paths)[4096])
-{
-    char rel[512];
-    HALO_CHECK(ogb_pick_split(src, want, name, size));
-    for (int s = 0; s < 3; s++) {
-        snprintf(rel, sizeof rel, "split/%s/%s", name, halo_import_split_names[s + 1]);
-        HALO_CHECK(ogb_path(src, rel, paths[s], 4096));
-        HALO_CHECK(ogb_require(paths[s]));
-    }
-    return 0;
-}
-
-int halo_import_ogb_read_split(const char *path, int64_t nodes, uint8_t value, uint8_t *split,
-                               int64_t *count)
-{
-    return ogb_read_split(path, nodes, value, split, count);
 }

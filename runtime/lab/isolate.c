@@ -1,6 +1,7 @@
 /* Student code runs in a forked child with a wall-clock limit: whatever it does (errors,
  * endless loops in Lua or inside a Lua C function, memory exhaustion, a crash), the grader gets
- * a criterion back with a score and a one-line message, never a hang. */
+ * a criterion back with a score and a one-line message, never a hang. Also the small helpers
+ * every lab uses (paths under the source tree, one-line text, scores). */
 #define _GNU_SOURCE
 #include "lab/internal.h"
 
@@ -32,6 +33,15 @@ void halo_lab_clean(char *s)
             *p = '?';
         }
     }
+}
+
+int halo_lab_rootpath(const halo_lab_env *env, const char *rel, char *out, size_t size)
+{
+    HALO_CHECK(halo_path_join(out, size, env->root, rel));
+    if (!halo_path_exists(out)) {
+        return halo_errorf(HALO_EIO, "lab: %s not found (the source tree is %s)", out, env->root);
+    }
+    return 0;
 }
 
 void halo_lab_interpolate(halo_lab_criterion *c)

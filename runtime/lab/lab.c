@@ -60,15 +60,6 @@ const char *halo_lab_hooks(int n)
     return n >= 1 && n <= HALO_LAB_COUNT ? lab_defs[n - 1].hooks : NULL;
 }
 
-int halo_lab_rootpath(const halo_lab_env *env, const char *rel, char *out, size_t size)
-{
-    HALO_CHECK(halo_path_join(out, size, env->root, rel));
-    if (!halo_path_exists(out)) {
-        return halo_errorf(HALO_EIO, "lab: %s not found (the source tree is %s)", out, env->root);
-    }
-    return 0;
-}
-
 /* The tree with policies/ and experiments/clusters/: the caller's, else the source tree halo
  * was built from, else PREFIX/share/halo beside an installed PREFIX/bin/halo. */
 static void find_root(const halo_lab_opts *o, const char *exe, char *out, size_t size)

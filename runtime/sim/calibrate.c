@@ -1,6 +1,7 @@
 /* halo calibrate's MPI-free measurements of this machine (sampler, copies, lookups, hooks, GEMM,
  * aggregation, optimiser), each on one core, for the cluster profile of `halo calibrate`. */
 #include "sim/calibrate.h"
+#include "sim/calibrate_int.h"
 
 #include "cache/cache.h"
 #include "core/err.h"
@@ -9,15 +10,11 @@
 #include "core/rng.h"
 #include "core/timer.h"
 #include "graph/graph.h"
-#include "model/model.h"
-#include "model/ops.h"
 #include "part/part.h"
 #include "policy/policy.h"
 #include "sample/sample.h"
-#include "sim/cost.h"
 #include "store/store.h"
 
-#include <cblas.h>
 #include <pthread.h>
 #include <limits.h>
 #include <math.h>
@@ -25,69 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Most repetitions of one measurement. */
-#define CALIB_MAX_REPS 64
-
-/* One repetition of a measured operation; returns 0 or a negative HALO_E*. */
-typedef int (*calib_fn)(void *arg);
-
-/* Runs fn once to warm up, then repeatedly for about `seconds` (at least 3, at most
- * CALIB_MAX_REPS times); *t gets the seconds of the fastest repetition: the machine's rate
- * when nothing else runs on it (another process on the core only ever makes a run slower). */
-static int best_time(calib_fn fn, void *arg, double seconds, double *t)
-{
-    HALO_CHECK(fn(arg));
-    int n = 0;
-    double best = 1e30, start = halo_now();
-    while (n < CALIB_MAX_REPS && (n < 3 || halo_now() - start < seconds)) {
-        double t0 = halo_now();
-        HALO_CHECK(fn(arg));
-        double d = halo_now() - t0;
-        best = d < best ? d : best;
-        n++;
-    }
-    *t = best > 0 ? best : 1e-9; /* below the clock's resolution */
-    return 0;
-}
-
-/* x rounded to 4 significant digits (the figures are not more precise than that). */
-static double sig4(double x)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.4g", x);
-    return strtod(buf, NULL);
-}
-
-/* i-th element of a scattered permutation of [0, n), n a power of two (an odd multiplier). */
-static int64_t scatter(int64_t i, int64_t n)
-{
-    return (int64_t)(((uint64_t)i * 2654435761ULL) & (uint64_t)(n - 1));
-}
-
-/* A random graph in memory: n nodes (a power of two), in-degree uniform in [1, 63] (mean 32),
- * uniform sources. */
-static halo_graph *random_graph(int64_t n)
-{
-    halo_rng r;
-    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca1, 0, 0);
-    int64_t *deg = HALO_ALLOC(int64_t, n);
-    int64_t m = 0;
-    for (int64_t v = 0; v < n; v++) {
-        deg[v] = 1 + (int64_t)halo_rng_below(&r, 63);
-        m += deg[v];
-    }
-    halo_graph *g = halo_graph_alloc(n, m, 0, 2, 0);
-    g->indptr[0] = 0;
-    for (int64_t v = 0; v < n; v++) {
-        g->indptr[v + 1] = g->indptr[v] + deg[v];
-    }
-    for (int64_t e = 0; e < m; e++) {
-        g->indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)n);
-    }
-    halo_free(deg);
-    return g;
-}
 
 /* ---- sampler ---- */
 
@@ -142,21 +76,21 @@ static int sample_rates(const halo_sim_calib_opts *o, sample_job *j, double *edg
     int64_t e1 = 0, e10 = 0;
     int rc = 0;
     j->fanout = 1;
-    HALO_TRY(best_time(run_sample, j, o->seconds / 3, &t1));
+    HALO_TRY(halo_sim_calib_best(run_sample, j, o->seconds / 3, &t1));
     e1 = j->edges;
     j->fanout = 10;
-    HALO_TRY(best_time(run_sample, j, o->seconds / 3, &t10));
+    HALO_TRY(halo_sim_calib_best(run_sample, j, o->seconds / 3, &t10));
     e10 = j->edges;
-    HALO_TRY(best_time(run_block, j, o->seconds / 3, &tb));
+    HALO_TRY(halo_sim_calib_best(run_block, j, o->seconds / 3, &tb));
     /* t = n * node + edges * edge at two fanouts; clamp noise to a small positive share */
     double e = e10 > e1 ? (t10 - t1) / (double)(e10 - e1) : t10 / (double)(e10 > 0 ? e10 : 1);
     double floor_e = 0.05 * t10 / (double)(e10 > 0 ? e10 : 1);
     e = e > floor_e ? e : floor_e;
     double nd = (t1 - (double)e1 * e) / (double)n;
     nd = nd > 0.05 * t1 / (double)n ? nd : 0.05 * t1 / (double)n;
-    *edge_s = sig4(e);
-    *node_s = sig4(nd);
-    *block_node_s = sig4(tb / (double)(j->src > 0 ? j->src : 1));
+    *edge_s = halo_sim_calib_sig4(e);
+    *node_s = halo_sim_calib_sig4(nd);
+    *block_node_s = halo_sim_calib_sig4(tb / (double)(j->src > 0 ? j->src : 1));
 fail:
     halo_free(j->nbrs);
     halo_free(j->off);
@@ -170,11 +104,11 @@ int halo_sim_calib_sample(const halo_sim_calib_opts *o, double *edge_s, double *
 {
     int64_t nodes = o->quick ? (int64_t)1 << 18 : (int64_t)1 << 20;
     int64_t n = o->quick ? 32768 : 131072;
-    halo_graph *g = random_graph(nodes);
+    halo_graph *g = halo_sim_calib_random_graph(nodes);
     int64_t *rows = HALO_ALLOC(int64_t, n);
     int32_t *dst = HALO_ALLOC(int32_t, n);
     for (int64_t i = 0; i < n; i++) {
-        rows[i] = scatter(i, nodes);
+        rows[i] = halo_sim_calib_scatter(i, nodes);
         dst[i] = (int32_t)rows[i];
     }
     sample_job j = {.indptr = g->indptr, .indices = g->indices, .s = halo_sampler_new(),
@@ -229,14 +163,14 @@ int halo_sim_calib_share(const halo_sim_calib_opts *o, int cores, double *eff, i
 {
     int k = 2 * cores < 16 ? 2 * cores : 16;
     int64_t nodes = (int64_t)1 << 16, n = 4096;
-    halo_graph *g = random_graph(nodes);
+    halo_graph *g = halo_sim_calib_random_graph(nodes);
     share_arg a[16];
     memset(a, 0, sizeof a);
     int64_t *rows = HALO_ALLOC(int64_t, n * k);
     int32_t *dst = HALO_ALLOC(int32_t, n * k);
     for (int i = 0; i < k; i++) {
         for (int64_t r = 0; r < n; r++) {
-            rows[i * n + r] = scatter(r + i * n, nodes);
+            rows[i * n + r] = halo_sim_calib_scatter(r + i * n, nodes);
             dst[i * n + r] = (int32_t)rows[i * n + r];
         }
         a[i].j = (sample_job){.indptr = g->indptr, .indices = g->indices, .s = halo_sampler_new(),
@@ -256,7 +190,7 @@ int halo_sim_calib_share(const halo_sim_calib_opts *o, int cores, double *eff, i
     }
     /* fair sharing would take k / cores times one thread's time */
     double e = t1 * k / (cores < k ? cores : k) / tk;
-    *eff = sig4(e > 1 ? 1 : e < 0.1 ? 0.1 : e);
+    *eff = halo_sim_calib_sig4(e > 1 ? 1 : e < 0.1 ? 0.1 : e);
     *threads = k;
     halo_free(dst);
     halo_free(rows);
@@ -290,21 +224,6 @@ static int run_memcpy(void *arg)
     return 0;
 }
 
-/* Splits the times t1, t2 of `count` items of b1 < b2 bytes into seconds per item and bytes/s
- * (t = count * (per + bytes / bw)); noise that makes the wider one no slower gives per = 0. */
-static void split_rate(double t1, double t2, double count, double b1, double b2, double *per,
-                       double *bw)
-{
-    if (t2 > t1) {
-        *bw = (b2 - b1) * count / (t2 - t1);
-        double p = t1 / count - b1 / *bw;
-        *per = p > 0 ? p : 0;
-    } else {
-        *bw = b2 * count / t2;
-        *per = 0;
-    }
-}
-
 /* Gathers n random rows of dim floats from a table of `bytes` bytes: the best time. */
 static int gather_time(const halo_sim_calib_opts *o, copy_job *j, int64_t bytes, int dim,
                        double *t)
@@ -317,7 +236,7 @@ static int gather_time(const halo_sim_calib_opts *o, copy_job *j, int64_t bytes,
         ids[i] = (int32_t)halo_rng_below(&r, (uint64_t)rows);
     }
     j->dim = dim;
-    return best_time(run_gather, j, o->seconds / 3, t);
+    return halo_sim_calib_best(run_gather, j, o->seconds / 3, t);
 }
 
 int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double *gather_row_s,
@@ -337,12 +256,12 @@ int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double 
     int rc = 0;
     HALO_TRY(gather_time(o, &j, bytes, 16, &t16));
     HALO_TRY(gather_time(o, &j, bytes, 128, &t128));
-    HALO_TRY(best_time(run_memcpy, &j, o->seconds / 3, &tm));
+    HALO_TRY(halo_sim_calib_best(run_memcpy, &j, o->seconds / 3, &tm));
     double per = 0, bw = 0;
-    split_rate(t16, t128, (double)n, 64, 512, &per, &bw);
-    *gather_bw = sig4(bw);
-    *gather_row_s = sig4(per);
-    *memcpy_bw = sig4((double)j.bytes / tm);
+    halo_sim_calib_split_rate(t16, t128, (double)n, 64, 512, &per, &bw);
+    *gather_bw = halo_sim_calib_sig4(bw);
+    *gather_row_s = halo_sim_calib_sig4(per);
+    *memcpy_bw = halo_sim_calib_sig4((double)j.bytes / tm);
 fail:
     halo_free(out);
     halo_free(ids);
@@ -393,7 +312,7 @@ int halo_sim_calib_lookup(const halo_sim_calib_opts *o, double *lookup_s)
     int64_t *pos = HALO_ALLOC(int64_t, n);
     uint8_t *served = HALO_ALLOC(uint8_t, n);
     for (int64_t i = 0; i < n; i++) {
-        ids[i] = (int32_t)(2 * scatter(i, nh) + (i & 1));
+        ids[i] = (int32_t)(2 * halo_sim_calib_scatter(i, nh) + (i & 1));
         pos[i] = i;
     }
     halo_cache_opts co = {
@@ -408,10 +327,10 @@ int halo_sim_calib_lookup(const halo_sim_calib_opts *o, double *lookup_s)
     int rc = halo_cache_open(&co, NULL, &c);
     if (rc == 0) {
         lookup_job j = {c, ids, pos, served, n, 0};
-        rc = best_time(run_lookup_decide, &j, o->seconds, &t);
+        rc = halo_sim_calib_best(run_lookup_decide, &j, o->seconds, &t);
     }
     if (rc == 0) {
-        *lookup_s = sig4(t / (double)n);
+        *lookup_s = halo_sim_calib_sig4(t / (double)n);
     }
     halo_cache_close(c);
     halo_free(served);
@@ -474,346 +393,11 @@ int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s)
     ctx.epochs = 1;
     hook_job j = {pol, &ctx, 1000};
     double t = 0;
-    rc = best_time(run_hooks, &j, o->seconds, &t);
+    rc = halo_sim_calib_best(run_hooks, &j, o->seconds, &t);
     halo_policy_close(pol);
     if (rc == 0) {
-        *hook_s = sig4(t / j.calls);
+        *hook_s = halo_sim_calib_sig4(t / j.calls);
     }
-    return rc;
-}
-
-/* ---- GEMM and aggregation ---- */
-
-/* A GraphSAGE-layer-sized SGEMM: C[m x n] = A[m x k] B[k x n]. */
-typedef struct gemm_job {
-    int m, n, k;        /* sizes */
-    const float *a, *b; /* inputs */
-    float *c;           /* output */
-} gemm_job;
-
-static int run_gemm(void *arg)
-{
-    gemm_job *j = arg;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->m, j->n, j->k, 1.0f, j->a, j->k, j->b,
-                j->n, 0.0f, j->c, j->n);
-    return 0;
-}
-
-/* Mean aggregation of sampled neighbour rows over a block's CSR, by the model's own CPU
- * kernel (model/ops.h agg_mean, one thread). */
-typedef struct agg_job {
-    int64_t ndst;           /* destinations */
-    const int64_t *indptr;  /* [ndst+1] */
-    const int32_t *indices; /* sources */
-    const float *h;         /* [nsrc * dim] */
-    float *out;             /* [ndst * dim] */
-    int dim;                /* row width */
-    halo_ops_ctx *ctx;      /* one-thread CPU kernels */
-} agg_job;
-
-static int run_agg(void *arg)
-{
-    agg_job *j = arg;
-    return halo_ops_cpu.agg_mean(j->ctx, (int32_t)j->ndst, j->indptr, j->indices, j->dim, j->h,
-                                 j->dim, j->out, j->dim, 0);
-}
-
-int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw,
-                           double *agg_edge_s)
-{
-    openblas_set_num_threads(1);
-    gemm_job g = {2000, 256, 256, NULL, NULL, NULL};
-    float *a = HALO_ALLOC(float, (int64_t)g.m *g.k);
-    float *b = HALO_ALLOC(float, (int64_t)g.k *g.n);
-    float *c = HALO_ALLOC(float, (int64_t)g.m *g.n);
-    halo_rng r;
-    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca3, 0, 0);
-    for (int64_t i = 0; i < (int64_t)g.m * g.k; i++) {
-        a[i] = (float)halo_rng_uniform(&r) - 0.5f;
-    }
-    for (int64_t i = 0; i < (int64_t)g.k * g.n; i++) {
-        b[i] = (float)halo_rng_uniform(&r) - 0.5f;
-    }
-    g.a = a;
-    g.b = b;
-    g.c = c;
-    /* aggregation: 8192 destinations x 10 sampled neighbours over a table of 128-float rows */
-    const int dim = 128, fan = 10;
-    int64_t nsrc = o->quick ? 32768 : 131072, ndst = 8192;
-    float *h = HALO_ALLOC(float, nsrc *dim);
-    for (int64_t i = 0; i < nsrc * dim; i++) {
-        h[i] = (float)(i & 255) * 0.01f;
-    }
-    int64_t *indptr = HALO_ALLOC(int64_t, ndst + 1);
-    int32_t *indices = HALO_ALLOC(int32_t, ndst * fan);
-    for (int64_t i = 0; i <= ndst; i++) {
-        indptr[i] = i * fan;
-    }
-    for (int64_t e = 0; e < ndst * fan; e++) {
-        indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)nsrc);
-    }
-    float *out = HALO_ALLOC(float, ndst *dim);
-    halo_ops_config oc = {.threads = 1, .gpu = -1};
-    agg_job aj = {ndst, indptr, indices, h, out, dim, NULL};
-    double tg = 0, ta = 0, ta16 = 0;
-    int rc = 0;
-    HALO_TRY(halo_ops_cpu.open(&oc, &aj.ctx));
-    HALO_TRY(best_time(run_gemm, &g, o->seconds / 3, &tg));
-    HALO_TRY(best_time(run_agg, &aj, o->seconds / 3, &ta));
-    aj.dim = 16; /* the same edges over 16-float rows: the per-edge part */
-    HALO_TRY(best_time(run_agg, &aj, o->seconds / 3, &ta16));
-    *gemm_flops = sig4(2.0 * g.m * g.n * g.k / tg);
-    double per = 0, bw = 0;
-    split_rate(ta16, ta, (double)(ndst * fan), 64, (double)dim * sizeof(float), &per, &bw);
-    *agg_bw = sig4(bw);
-    *agg_edge_s = sig4(per);
-fail:
-    if (aj.ctx != NULL) {
-        halo_ops_cpu.close(aj.ctx);
-    }
-    halo_free(out);
-    halo_free(indices);
-    halo_free(indptr);
-    halo_free(h);
-    halo_free(c);
-    halo_free(b);
-    halo_free(a);
-    return rc;
-}
-
-/* ---- elementwise passes ---- */
-
-/* bias + ReLU + dropout over a rows x cols matrix, the model's own CPU kernel. */
-typedef struct elem_job {
-    halo_ops_ctx *ctx;  /* one-thread CPU kernels */
-    float *x;           /* [rows * cols] */
-    const float *b;     /* [cols] */
-    int64_t rows;       /* rows */
-    int cols;           /* columns */
-    int32_t *gid;       /* [rows] ids for the dropout */
-    uint64_t step;      /* step counter */
-} elem_job;
-
-static int run_elem(void *arg)
-{
-    elem_job *j = arg;
-    halo_ops_dropout d = {.p = 0.5f, .seed = 1, .step = j->step++, .layer = 0, .gid = j->gid};
-    return halo_ops_cpu.bias_act(j->ctx, j->x, j->rows, j->cols, j->cols, j->b, 1, &d);
-}
-
-int halo_sim_calib_elem(const halo_sim_calib_opts *o, double *elem_s)
-{
-    halo_ops_config oc = {.threads = 1, .gpu = -1};
-    elem_job j = {NULL, NULL, NULL, 4096, 64, NULL, 0};
-    HALO_CHECK(halo_ops_cpu.open(&oc, &j.ctx));
-    j.x = HALO_NEW(float, j.rows * j.cols);
-    float *b = HALO_NEW(float, j.cols);
-    j.b = b;
-    j.gid = HALO_NEW(int32_t, j.rows);
-    for (int64_t i = 0; i < j.rows; i++) {
-        j.gid[i] = (int32_t)i;
-    }
-    double t = 0;
-    int rc = best_time(run_elem, &j, o->seconds / 2, &t);
-    if (rc == 0) {
-        *elem_s = sig4(t / (double)(j.rows * j.cols));
-    }
-    halo_ops_cpu.close(j.ctx);
-    halo_free(j.x);
-    halo_free(b);
-    halo_free(j.gid);
-    return rc;
-}
-
-/* ---- GEMM rate by shape ---- */
-
-/* The grid of the table: rows, in and out of a layer's GEMMs (hidden 16..256, feature widths
- * up to 1024 (2 x 512 agg-first), outputs from a few classes to 256; rows from a top-layer
- * batch to a bottom layer's sources, beyond which the rate no longer changes). */
-static const double grid_rows[] = {64, 512, 4096};
-static const double grid_in[] = {16, 64, 256, 1024};
-static const double grid_out[] = {4, 16, 64, 256};
-
-/* A layer's three GEMMs at (rows, in, out), as model.c runs them: forward Y = X W (rows x in
- * by in x out), dW = X^T dY (in x rows by rows x out), dX = dY W^T (rows x out by out x in). */
-typedef struct layer_gemm_job {
-    int rows, in, out;         /* the shape */
-    float *x, *w, *dy, *y, *t; /* [rows*in], [in*out], [rows*out], [rows*out], [rows*in] */
-} layer_gemm_job;
-
-static int run_layer_gemm(void *arg)
-{
-    layer_gemm_job *j = arg;
-    int m = j->rows, k = j->in, n = j->out;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, j->x, k, j->w, n, 0.0f,
-                j->y, n);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, m, 1.0f, j->x, k, j->dy, n, 0.0f,
-                j->w, n);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, n, 1.0f, j->dy, n, j->w, n, 0.0f,
-                j->t, k);
-    return 0;
-}
-
-int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p)
-{
-    openblas_set_num_threads(1);
-    const int nr = 3, ni = 4, no = 4;
-    size_t big = 4096 * 1024;
-    layer_gemm_job j = {0, 0, 0, HALO_ALLOC(float, big), HALO_ALLOC(float, 1024 * 256),
-                        HALO_ALLOC(float, 4096 * 256), HALO_ALLOC(float, 4096 * 256),
-                        HALO_ALLOC(float, big)};
-    for (size_t i = 0; i < big; i++) {
-        j.x[i] = (float)(i % 97) * 0.01f - 0.4f;
-    }
-    for (size_t i = 0; i < 4096 * 256; i++) {
-        j.dy[i] = (float)(i % 89) * 0.01f - 0.4f;
-    }
-    memset(j.w, 0, 1024 * 256 * sizeof(float));
-    int rc = 0;
-    p->gemm_nr = nr;
-    p->gemm_ni = ni;
-    p->gemm_no = no;
-    for (int a = 0; a < nr && rc == 0; a++) {
-        for (int b = 0; b < ni && rc == 0; b++) {
-            for (int c = 0; c < no && rc == 0; c++) {
-                j.rows = (int)grid_rows[a];
-                j.in = (int)grid_in[b];
-                j.out = (int)grid_out[c];
-                double t = 0;
-                rc = best_time(run_layer_gemm, &j, 4 * o->seconds / (nr * ni * no), &t);
-                p->gemm_rate[a][b][c] = sig4(6.0 * j.rows * j.in * j.out / t);
-            }
-        }
-    }
-    memcpy(p->gemm_rows, grid_rows, sizeof grid_rows);
-    memcpy(p->gemm_in, grid_in, sizeof grid_in);
-    memcpy(p->gemm_out, grid_out, sizeof grid_out);
-    halo_free(j.x);
-    halo_free(j.w);
-    halo_free(j.dy);
-    halo_free(j.y);
-    halo_free(j.t);
-    return rc;
-}
-
-/* ---- model step and optimiser ---- */
-
-/* One training step (forward, backward, Adam) or one Adam pass. */
-typedef struct model_job {
-    halo_model *m;            /* model */
-    const halo_minibatch *mb; /* batch (NULL: Adam only) */
-    const float *feat;        /* input rows */
-    const int32_t *labels;    /* seed labels */
-    uint64_t step;            /* step counter */
-} model_job;
-
-static int run_step(void *arg)
-{
-    model_job *j = arg;
-    if (j->mb != NULL) {
-        HALO_CHECK(
-            halo_model_train_forward_backward(j->m, j->mb, j->feat, j->labels, j->step++, NULL));
-    }
-    return halo_model_adam_step(j->m, 1.0f);
-}
-
-/* A one-thread CPU model of the given widths. */
-static int cpu_model(int in_dim, int hidden, int classes, halo_model **out)
-{
-    halo_model_config cfg;
-    halo_model_config_default(&cfg);
-    cfg.in_dim = in_dim;
-    cfg.hidden = hidden;
-    cfg.classes = classes;
-    cfg.device = HALO_DEVICE_CPU;
-    cfg.gpu = -1;
-    cfg.threads = 1;
-    return halo_model_create(&cfg, out);
-}
-
-int halo_sim_calib_model(const halo_sim_calib_opts *o, double *step_overhead_s, double *adam_bw)
-{
-    halo_graph *g = random_graph(4096);
-    halo_sampler *s = halo_sampler_new();
-    halo_minibatch mb;
-    memset(&mb, 0, sizeof mb);
-    halo_model *small = NULL, *big = NULL;
-    float *feat = NULL;
-    int32_t seed = 7, label = 1;
-    int fanouts[2] = {2, 2};
-    halo_sample_key k = {1, 0, 0};
-    double ts = 0, ta = 0;
-    int rc = 0;
-    /* the fixed part: a one-seed batch on a tiny model (its arithmetic is negligible) */
-    HALO_TRY(halo_sample_graph(s, g, fanouts, 2, &k, &seed, 1, &mb));
-    feat = HALO_NEW(float, (int64_t)mb.num_input * 8);
-    HALO_TRY(cpu_model(8, 8, 2, &small));
-    model_job js = {small, &mb, feat, &label, 0};
-    HALO_TRY(best_time(run_step, &js, o->seconds / 2, &ts));
-    /* Adam over a large parameter buffer */
-    int w = o->quick ? 512 : 1024;
-    HALO_TRY(cpu_model(w, w, 16, &big));
-    size_t count = 0;
-    halo_model_params(big, &count);
-    model_job ja = {big, NULL, NULL, NULL, 0};
-    HALO_TRY(best_time(run_step, &ja, o->seconds / 2, &ta));
-    *step_overhead_s = sig4(ts);
-    *adam_bw = sig4((double)count * sizeof(float) / ta);
-fail:
-    halo_model_free(big);
-    halo_model_free(small);
-    halo_free(feat);
-    halo_sample_free(&mb);
-    halo_sampler_free(s);
-    halo_graph_free(g);
-    return rc;
-}
-
-/* ---- a check of the compute model against a real step ---- */
-
-int halo_sim_calib_check_compute(const halo_sim_calib_opts *o, const halo_sim_profile *p,
-                                 int hidden, double *measured_s, double *model_s)
-{
-    int64_t nodes = o->quick ? (int64_t)1 << 15 : (int64_t)1 << 17;
-    halo_graph *g = random_graph(nodes);
-    halo_sampler *s = halo_sampler_new();
-    halo_minibatch mb;
-    memset(&mb, 0, sizeof mb);
-    halo_model *m = NULL;
-    float *feat = NULL;
-    int32_t seeds[256], labels[256];
-    for (int i = 0; i < 256; i++) {
-        seeds[i] = (int32_t)scatter(i, nodes);
-        labels[i] = i % 16;
-    }
-    int fanouts[2] = {10, 25};
-    halo_sample_key k = {1, 0, 0};
-    double t = 0;
-    int rc = 0;
-    HALO_TRY(halo_sample_graph(s, g, fanouts, 2, &k, seeds, 256, &mb));
-    feat = HALO_NEW(float, (int64_t)mb.num_input * 128);
-    HALO_TRY(cpu_model(128, hidden, 16, &m));
-    model_job j = {m, &mb, feat, labels, 0};
-    HALO_TRY(best_time(run_step, &j, o->seconds, &t));
-    halo_sim_work w;
-    memset(&w, 0, sizeof w);
-    w.layers = mb.layers;
-    for (int l = 0; l < mb.layers; l++) {
-        w.num_dst[l] = mb.blocks[l].num_dst;
-        w.num_src[l] = mb.blocks[l].num_src;
-        w.num_edges[l] = mb.blocks[l].num_edges;
-    }
-    size_t params = 0;
-    halo_model_params(m, &params);
-    *measured_s = t;
-    *model_s = halo_sim_cost_fb_s(p, &w, 128, hidden, 16, 0, 0) / p->fit_compute +
-               p->step_overhead_s + (double)params * 28.0 / p->adam_bw;
-fail:
-    halo_model_free(m);
-    halo_free(feat);
-    halo_sample_free(&mb);
-    halo_sampler_free(s);
-    halo_graph_free(g);
     return rc;
 }
 
@@ -863,11 +447,11 @@ static int part_gather(const halo_sim_calib_opts *o, const halo_part *pt, halo_s
     }
     copy_job j = {pt->feat - pt->start * (int64_t)pt->feat_dim, ids, n, pt->feat_dim, out, 0};
     double t = 0;
-    int rc = best_time(run_gather, &j, o->seconds / 3, &t);
+    int rc = halo_sim_calib_best(run_gather, &j, o->seconds / 3, &t);
     if (rc == 0) {
         double rb = (double)pt->feat_dim * sizeof(float), per = t / (double)n;
         double bytes_s = per - p->gather_row_s > 0.2 * per ? per - p->gather_row_s : 0.2 * per;
-        p->gather_bw = sig4(rb / bytes_s);
+        p->gather_bw = halo_sim_calib_sig4(rb / bytes_s);
     }
     halo_free(out);
     halo_free(ids);
@@ -987,7 +571,8 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
     HALO_CHECK(halo_sim_calib_gemm_table(o, p));
     if (o->progress) {
         halo_info("calibrate: elementwise %.4g ns per element; GEMM table %dx%dx%d shapes, %.4g "
-                  "to %.4g GFLOP/s (%.1f s)", p->elem_s * 1e9, p->gemm_nr, p->gemm_ni, p->gemm_no, p->gemm_rate[0][0][0] / 1e9,
+                  "to %.4g GFLOP/s (%.1f s)",
+                  p->elem_s * 1e9, p->gemm_nr, p->gemm_ni, p->gemm_no, p->gemm_rate[0][0][0] / 1e9,
                   p->gemm_rate[p->gemm_nr - 1][p->gemm_ni - 1][p->gemm_no - 1] / 1e9,
                   halo_now() - t0);
     }

@@ -59,9 +59,6 @@ fi
 # entries are shell patterns over "A <-> B" (the two objects without build/runtime/ and .o, A < B).
 circle_allow=(
     "cli/cmd_* <-> cli/main"   # the commands call main.c's option helpers (halo_cli_parse, _fail); cli/ (h21)
-    "policy/* <-> policy/*"    # the hook names, policy name and time text move to one bottom file (h19)
-    "train/eval <-> train/train" # halo_train_sample breaks it (h17)
-    "lab/lab <-> lab/labs"     # lab.c's root path and labs.c's lab table (unassigned: the lead)
 )
 # circles_of OBJECTS...: one line "A <-> B (a symbol A uses from B / one B uses from A)" per circle.
 circles_of() {

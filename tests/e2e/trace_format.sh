@@ -241,4 +241,29 @@ open(path, "wb").write(buf)
 PYEOF
 check_fails "a BLOCK record with a bad layer" "bad.trc: record [0-9]+: bad block layer 99" \
     "$HALO" trace replay "$T/bad.trc" --policy lru
+# a BATCH record whose input id is not a node of the graph is refused with one line
+cp "$T/t.trc" "$T/badid.trc"
+"$PY" - "$T/badid.trc" <<'PYEOF'
+import struct, sys
+path = sys.argv[1]
+buf = bytearray(open(path, "rb").read())
+nodes = struct.unpack_from("<q", buf, 24)[0]
+pad8 = lambda x: (x + 7) // 8 * 8
+off = 32
+while True:
+    kind, rank, a, b, n = struct.unpack_from("<IIqqq", buf, off)
+    if kind == 2 and n > 0:
+        struct.pack_into("<i", buf, off + 32, nodes)
+        break
+    p = off + 32
+    if kind == 3:
+        d = struct.unpack_from("<ii", buf, p)[1]
+        off = p + 8 + 2 * pad8(4 * d) + pad8(4 * n)
+    else:
+        off = p + (8 * n + pad8(4 * n) + (8 * n if a else 0) if kind == 1 else pad8(4 * n) + pad8(n))
+open(path, "wb").write(buf)
+PYEOF
+check_fails "a BATCH record with an input id outside the graph" \
+    "badid.trc: record [0-9]+: input 0: bad id [0-9]+ or flags" \
+    "$HALO" trace replay "$T/badid.trc" --policy lru
 done_testing

@@ -1,0 +1,353 @@
+/* halo calibrate's compute measurements of this machine: GEMM (one layer's, and the rate by
+ * shape), aggregation, element-wise passes, a model step and the optimiser, and a check of the
+ * compute model against a real step. */
+#include "sim/calibrate.h"
+#include "sim/calibrate_int.h"
+
+#include "core/err.h"
+#include "core/mem.h"
+#include "core/rng.h"
+#include "model/model.h"
+#include "model/ops.h"
+#include "sample/sample.h"
+#include "sim/cost.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+/* ---- GEMM and aggregation ---- */
+
+/* A GraphSAGE-layer-sized SGEMM: C[m x n] = A[m x k] B[k x n]. */
+typedef struct gemm_job {
+    int m, n, k;        /* sizes */
+    const float *a, *b; /* inputs */
+    float *c;           /* output */
+} gemm_job;
+
+static int run_gemm(void *arg)
+{
+    gemm_job *j = arg;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->m, j->n, j->k, 1.0f, j->a, j->k, j->b,
+                j->n, 0.0f, j->c, j->n);
+    return 0;
+}
+
+/* Mean aggregation of sampled neighbour rows over a block's CSR, by the model's own CPU
+ * kernel (model/ops.h agg_mean, one thread). */
+typedef struct agg_job {
+    int64_t ndst;           /* destinations */
+    const int64_t *indptr;  /* [ndst+1] */
+    const int32_t *indices; /* sources */
+    const float *h;         /* [nsrc * dim] */
+    float *out;             /* [ndst * dim] */
+    int dim;                /* row width */
+    halo_ops_ctx *ctx;      /* one-thread CPU kernels */
+} agg_job;
+
+static int run_agg(void *arg)
+{
+    agg_job *j = arg;
+    return halo_ops_cpu.agg_mean(j->ctx, (int32_t)j->ndst, j->indptr, j->indices, j->dim, j->h,
+                                 j->dim, j->out, j->dim, 0);
+}
+
+int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw,
+                           double *agg_edge_s)
+{
+    openblas_set_num_threads(1);
+    gemm_job g = {2000, 256, 256, NULL, NULL, NULL};
+    float *a = HALO_ALLOC(float, (int64_t)g.m *g.k);
+    float *b = HALO_ALLOC(float, (int64_t)g.k *g.n);
+    float *c = HALO_ALLOC(float, (int64_t)g.m *g.n);
+    halo_rng r;
+    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca3, 0, 0);
+    for (int64_t i = 0; i < (int64_t)g.m * g.k; i++) {
+        a[i] = (float)halo_rng_uniform(&r) - 0.5f;
+    }
+    for (int64_t i = 0; i < (int64_t)g.k * g.n; i++) {
+        b[i] = (float)halo_rng_uniform(&r) - 0.5f;
+    }
+    g.a = a;
+    g.b = b;
+    g.c = c;
+    /* aggregation: 8192 destinations x 10 sampled neighbours over a table of 128-float rows */
+    const int dim = 128, fan = 10;
+    int64_t nsrc = o->quick ? 32768 : 131072, ndst = 8192;
+    float *h = HALO_ALLOC(float, nsrc *dim);
+    for (int64_t i = 0; i < nsrc * dim; i++) {
+        h[i] = (float)(i & 255) * 0.01f;
+    }
+    int64_t *indptr = HALO_ALLOC(int64_t, ndst + 1);
+    int32_t *indices = HALO_ALLOC(int32_t, ndst * fan);
+    for (int64_t i = 0; i <= ndst; i++) {
+        indptr[i] = i * fan;
+    }
+    for (int64_t e = 0; e < ndst * fan; e++) {
+        indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)nsrc);
+    }
+    float *out = HALO_ALLOC(float, ndst *dim);
+    halo_ops_config oc = {.threads = 1, .gpu = -1};
+    agg_job aj = {ndst, indptr, indices, h, out, dim, NULL};
+    double tg = 0, ta = 0, ta16 = 0;
+    int rc = 0;
+    HALO_TRY(halo_ops_cpu.open(&oc, &aj.ctx));
+    HALO_TRY(halo_sim_calib_best(run_gemm, &g, o->seconds / 3, &tg));
+    HALO_TRY(halo_sim_calib_best(run_agg, &aj, o->seconds / 3, &ta));
+    aj.dim = 16; /* the same edges over 16-float rows: the per-edge part */
+    HALO_TRY(halo_sim_calib_best(run_agg, &aj, o->seconds / 3, &ta16));
+    *gemm_flops = halo_sim_calib_sig4(2.0 * g.m * g.n * g.k / tg);
+    double per = 0, bw = 0;
+    halo_sim_calib_split_rate(ta16, ta, (double)(ndst * fan), 64, (double)dim * sizeof(float), &per,
+                              &bw);
+    *agg_bw = halo_sim_calib_sig4(bw);
+    *agg_edge_s = halo_sim_calib_sig4(per);
+fail:
+    if (aj.ctx != NULL) {
+        halo_ops_cpu.close(aj.ctx);
+    }
+    halo_free(out);
+    halo_free(indices);
+    halo_free(indptr);
+    halo_free(h);
+    halo_free(c);
+    halo_free(b);
+    halo_free(a);
+    return rc;
+}
+
+/* ---- elementwise passes ---- */
+
+/* bias + ReLU + dropout over a rows x cols matrix, the model's own CPU kernel. */
+typedef struct elem_job {
+    halo_ops_ctx *ctx;  /* one-thread CPU kernels */
+    float *x;           /* [rows * cols] */
+    const float *b;     /* [cols] */
+    int64_t rows;       /* rows */
+    int cols;           /* columns */
+    int32_t *gid;       /* [rows] ids for the dropout */
+    uint64_t step;      /* step counter */
+} elem_job;
+
+static int run_elem(void *arg)
+{
+    elem_job *j = arg;
+    halo_ops_dropout d = {.p = 0.5f, .seed = 1, .step = j->step++, .layer = 0, .gid = j->gid};
+    return halo_ops_cpu.bias_act(j->ctx, j->x, j->rows, j->cols, j->cols, j->b, 1, &d);
+}
+
+int halo_sim_calib_elem(const halo_sim_calib_opts *o, double *elem_s)
+{
+    halo_ops_config oc = {.threads = 1, .gpu = -1};
+    elem_job j = {NULL, NULL, NULL, 4096, 64, NULL, 0};
+    HALO_CHECK(halo_ops_cpu.open(&oc, &j.ctx));
+    j.x = HALO_NEW(float, j.rows * j.cols);
+    float *b = HALO_NEW(float, j.cols);
+    j.b = b;
+    j.gid = HALO_NEW(int32_t, j.rows);
+    for (int64_t i = 0; i < j.rows; i++) {
+        j.gid[i] = (int32_t)i;
+    }
+    double t = 0;
+    int rc = halo_sim_calib_best(run_elem, &j, o->seconds / 2, &t);
+    if (rc == 0) {
+        *elem_s = halo_sim_calib_sig4(t / (double)(j.rows * j.cols));
+    }
+    halo_ops_cpu.close(j.ctx);
+    halo_free(j.x);
+    halo_free(b);
+    halo_free(j.gid);
+    return rc;
+}
+
+/* ---- GEMM rate by shape ---- */
+
+/* The grid of the table: rows, in and out of a layer's GEMMs (hidden 16..256, feature widths
+ * up to 1024 (2 x 512 agg-first), outputs from a few classes to 256; rows from a top-layer
+ * batch to a bottom layer's sources, beyond which the rate no longer changes). */
+static const double grid_rows[] = {64, 512, 4096};
+static const double grid_in[] = {16, 64, 256, 1024};
+static const double grid_out[] = {4, 16, 64, 256};
+
+/* A layer's three GEMMs at (rows, in, out), as model.c runs them: forward Y = X W (rows x in
+ * by in x out), dW = X^T dY (in x rows by rows x out), dX = dY W^T (rows x out by out x in). */
+typedef struct layer_gemm_job {
+    int rows, in, out;         /* the shape */
+    float *x, *w, *dy, *y, *t; /* [rows*in], [in*out], [rows*out], [rows*out], [rows*in] */
+} layer_gemm_job;
+
+static int run_layer_gemm(void *arg)
+{
+    layer_gemm_job *j = arg;
+    int m = j->rows, k = j->in, n = j->out;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, j->x, k, j->w, n, 0.0f,
+                j->y, n);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, m, 1.0f, j->x, k, j->dy, n, 0.0f,
+                j->w, n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, n, 1.0f, j->dy, n, j->w, n, 0.0f,
+                j->t, k);
+    return 0;
+}
+
+int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p)
+{
+    openblas_set_num_threads(1);
+    const int nr = 3, ni = 4, no = 4;
+    size_t big = 4096 * 1024;
+    layer_gemm_job j = {0, 0, 0, HALO_ALLOC(float, big), HALO_ALLOC(float, 1024 * 256),
+                        HALO_ALLOC(float, 4096 * 256), HALO_ALLOC(float, 4096 * 256),
+                        HALO_ALLOC(float, big)};
+    for (size_t i = 0; i < big; i++) {
+        j.x[i] = (float)(i % 97) * 0.01f - 0.4f;
+    }
+    for (size_t i = 0; i < 4096 * 256; i++) {
+        j.dy[i] = (float)(i % 89) * 0.01f - 0.4f;
+    }
+    memset(j.w, 0, 1024 * 256 * sizeof(float));
+    int rc = 0;
+    p->gemm_nr = nr;
+    p->gemm_ni = ni;
+    p->gemm_no = no;
+    for (int a = 0; a < nr && rc == 0; a++) {
+        for (int b = 0; b < ni && rc == 0; b++) {
+            for (int c = 0; c < no && rc == 0; c++) {
+                j.rows = (int)grid_rows[a];
+                j.in = (int)grid_in[b];
+                j.out = (int)grid_out[c];
+                double t = 0;
+                rc = halo_sim_calib_best(run_layer_gemm, &j, 4 * o->seconds / (nr * ni * no), &t);
+                p->gemm_rate[a][b][c] = halo_sim_calib_sig4(6.0 * j.rows * j.in * j.out / t);
+            }
+        }
+    }
+    memcpy(p->gemm_rows, grid_rows, sizeof grid_rows);
+    memcpy(p->gemm_in, grid_in, sizeof grid_in);
+    memcpy(p->gemm_out, grid_out, sizeof grid_out);
+    halo_free(j.x);
+    halo_free(j.w);
+    halo_free(j.dy);
+    halo_free(j.y);
+    halo_free(j.t);
+    return rc;
+}
+
+/* ---- model step and optimiser ---- */
+
+/* One training step (forward, backward, Adam) or one Adam pass. */
+typedef struct model_job {
+    halo_model *m;            /* model */
+    const halo_minibatch *mb; /* batch (NULL: Adam only) */
+    const float *feat;        /* input rows */
+    const int32_t *labels;    /* seed labels */
+    uint64_t step;            /* step counter */
+} model_job;
+
+static int run_step(void *arg)
+{
+    model_job *j = arg;
+    if (j->mb != NULL) {
+        HALO_CHECK(
+            halo_model_train_forward_backward(j->m, j->mb, j->feat, j->labels, j->step++, NULL));
+    }
+    return halo_model_adam_step(j->m, 1.0f);
+}
+
+/* A one-thread CPU model of the given widths. */
+static int cpu_model(int in_dim, int hidden, int classes, halo_model **out)
+{
+    halo_model_config cfg;
+    halo_model_config_default(&cfg);
+    cfg.in_dim = in_dim;
+    cfg.hidden = hidden;
+    cfg.classes = classes;
+    cfg.device = HALO_DEVICE_CPU;
+    cfg.gpu = -1;
+    cfg.threads = 1;
+    return halo_model_create(&cfg, out);
+}
+
+int halo_sim_calib_model(const halo_sim_calib_opts *o, double *step_overhead_s, double *adam_bw)
+{
+    halo_graph *g = halo_sim_calib_random_graph(4096);
+    halo_sampler *s = halo_sampler_new();
+    halo_minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    halo_model *small = NULL, *big = NULL;
+    float *feat = NULL;
+    int32_t seed = 7, label = 1;
+    int fanouts[2] = {2, 2};
+    halo_sample_key k = {1, 0, 0};
+    double ts = 0, ta = 0;
+    int rc = 0;
+    /* the fixed part: a one-seed batch on a tiny model (its arithmetic is negligible) */
+    HALO_TRY(halo_sample_graph(s, g, fanouts, 2, &k, &seed, 1, &mb));
+    feat = HALO_NEW(float, (int64_t)mb.num_input * 8);
+    HALO_TRY(cpu_model(8, 8, 2, &small));
+    model_job js = {small, &mb, feat, &label, 0};
+    HALO_TRY(halo_sim_calib_best(run_step, &js, o->seconds / 2, &ts));
+    /* Adam over a large parameter buffer */
+    int w = o->quick ? 512 : 1024;
+    HALO_TRY(cpu_model(w, w, 16, &big));
+    size_t count = 0;
+    halo_model_params(big, &count);
+    model_job ja = {big, NULL, NULL, NULL, 0};
+    HALO_TRY(halo_sim_calib_best(run_step, &ja, o->seconds / 2, &ta));
+    *step_overhead_s = halo_sim_calib_sig4(ts);
+    *adam_bw = halo_sim_calib_sig4((double)count * sizeof(float) / ta);
+fail:
+    halo_model_free(big);
+    halo_model_free(small);
+    halo_free(feat);
+    halo_sample_free(&mb);
+    halo_sampler_free(s);
+    halo_graph_free(g);
+    return rc;
+}
+
+/* ---- a check of the compute model against a real step ---- */
+
+int halo_sim_calib_check_compute(const halo_sim_calib_opts *o, const halo_sim_profile *p,
+                                 int hidden, double *measured_s, double *model_s)
+{
+    int64_t nodes = o->quick ? (int64_t)1 << 15 : (int64_t)1 << 17;
+    halo_graph *g = halo_sim_calib_random_graph(nodes);
+    halo_sampler *s = halo_sampler_new();
+    halo_minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    halo_model *m = NULL;
+    float *feat = NULL;
+    int32_t seeds[256], labels[256];
+    for (int i = 0; i < 256; i++) {
+        seeds[i] = (int32_t)halo_sim_calib_scatter(i, nodes);
+        labels[i] = i % 16;
+    }
+    int fanouts[2] = {10, 25};
+    halo_sample_key k = {1, 0, 0};
+    double t = 0;
+    int rc = 0;
+    HALO_TRY(halo_sample_graph(s, g, fanouts, 2, &k, seeds, 256, &mb));
+    feat = HALO_NEW(float, (int64_t)mb.num_input * 128);
+    HALO_TRY(cpu_model(128, hidden, 16, &m));
+    model_job j = {m, &mb, feat, labels, 0};
+    HALO_TRY(halo_sim_calib_best(run_step, &j, o->seconds, &t));
+    halo_sim_work w;
+    memset(&w, 0, sizeof w);
+    w.layers = mb.layers;
+    for (int l = 0; l < mb.layers; l++) {
+        w.num_dst[l] = mb.blocks[l].num_dst;
+        w.num_src[l] = mb.blocks[l].num_src;
+        w.num_edges[l] = mb.blocks[l].num_edges;
+    }
+    size_t params = 0;
+    halo_model_params(m, &params);
+    *measured_s = t;
+    *model_s = halo_sim_cost_fb_s(p, &w, 128, hidden, 16, 0, 0) / p->fit_compute +
+               p->step_overhead_s + (double)params * 28.0 / p->adam_bw;
+fail:
+    halo_model_free(m);
+    halo_free(feat);
+    halo_sample_free(&mb);
+    halo_sampler_free(s);
+    halo_graph_free(g);
+    return rc;
+}
+
