@@ -8,6 +8,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/netem.h"
+#include "model/model.h"
 #include "pipe/timeline.h"
 #include "sim/sim.h"
 #include "sim/validate.h"
@@ -222,55 +223,219 @@ static int cmd_sim_validate(int argc, char **argv)
     return rc < 0 ? halo_cli_fail(rc) : rc;
 }
 
+/* The flags of `halo sim` and what the run made of them. */
+typedef struct sim_cli {
+    halo_sim_opts o;           /* the run */
+    const char *policy;        /* --policy as given */
+    const char *fanouts;       /* --fanouts */
+    const char *metrics;       /* --metrics */
+    const char *timeline;      /* --timeline */
+    const char *cluster;       /* --cluster profile file */
+    const char *netem;         /* --netem */
+    const char *batching;      /* --batching local|global */
+    const char *against;       /* --against measured metrics */
+    const char *model;         /* --model sage|rgcn */
+    const char *batch;         /* --batch, NULL: the model's default */
+    const char *hidden;        /* --hidden, NULL: the model's default */
+    int64_t seed;              /* --seed */
+    int machines;              /* --machines (0: the profile's) */
+    int trainers;              /* --trainers (0: the profile's) */
+    bool quiet;                /* --quiet */
+    halo_strlist sets;         /* --set NAME=VALUE */
+    halo_sim_profile prof;     /* the loaded --cluster profile */
+    halo_sim_validation val;   /* its last validation */
+    char policy_buf[4096];     /* the resolved --policy path */
+} sim_cli;
+
+enum { SIM_NOPTS = 24 }; /* room for sim_flags' table */
+
+/* The flag table of `halo sim`, pointing into c. */
+static void sim_flags(sim_cli *c, halo_opt opts[SIM_NOPTS])
+{
+    const halo_opt t[] = {
+        {"cluster", 'c', HALO_OPT_STRING, &c->cluster, "FILE",
+         "cluster profile (experiments/clusters/NAME.lua); without one only counts are made"},
+        {"machines", 0, HALO_OPT_INT, &c->machines, "M", "machines (overrides the profile's)"},
+        {"trainers", 0, HALO_OPT_INT, &c->trainers, "T",
+         "trainers per machine (overrides the profile's)"},
+        {"policy", 0, HALO_OPT_STRING, &c->policy, "FILE|NAME",
+         "policy file, or NAME of policies/NAME.lua (default: built-in defaults)"},
+        {"set", 0, HALO_OPT_LIST, &c->sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
+        {"epochs", 'e', HALO_OPT_INT, &c->o.epochs, "E", "epochs to simulate"},
+        {"batch", 'b', HALO_OPT_STRING, &c->batch, "B",
+         "seeds per mini-batch (per rank with --batching local; default as halo train's: 2000, "
+         "500 with --model rgcn)"},
+        {"batching", 0, HALO_OPT_STRING, &c->batching, "local|global", "as for halo train"},
+        {"fanouts", 'f', HALO_OPT_STRING, &c->fanouts, "LIST",
+         "fanouts, input layer first (overrides the policy's fanout hook)"},
+        {"hidden", 0, HALO_OPT_STRING, &c->hidden, "H",
+         "hidden width (compute model; default 16, 64 with --model rgcn)"},
+        {"model", 0, HALO_OPT_STRING, &c->model, "sage|rgcn",
+         "the model of the compute model and of the defaults of --batch and --hidden"},
+        {"bases", 0, HALO_OPT_INT, &c->o.bases, "B", "RGCN basis matrices (0: one per relation)"},
+        {"seed", 's', HALO_OPT_I64, &c->seed, "S", "seed of every random choice"},
+        {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &c->o.depth, "N",
+         "pipeline depth: batches prepared ahead of the compute (-1: the policy's)"},
+        {"sampler-threads", 0, HALO_OPT_INT, &c->o.sampler_threads, "N",
+         "sampling threads of the pipeline (0: the policy's)"},
+        {"netem", 0, HALO_OPT_STRING, &c->netem, "SPEC",
+         "the emulated network of halo train --netem, as link parameters"},
+        {"metrics", 'm', HALO_OPT_STRING, &c->metrics, "FILE",
+         "JSON Lines metrics, the schema of halo train with \"mode\":\"sim\""},
+        {"timeline", 0, HALO_OPT_STRING, &c->timeline, "FILE",
+         "every stage's simulated start and end per rank and batch (see halo timeline)"},
+        {"against", 0, HALO_OPT_STRING, &c->against, "FILE.jsonl",
+         "a measured run's metrics: counts compared (and times, with --cluster)"},
+        {"quiet", 'q', HALO_OPT_FLAG, &c->quiet, NULL, "no progress lines"},
+        {NULL, 0, 0, NULL, NULL, NULL},
+    };
+    _Static_assert(sizeof t / sizeof t[0] <= SIM_NOPTS, "SIM_NOPTS too small");
+    memcpy(opts, t, sizeof t);
+}
+
+/* The model and its defaults of --batch and --hidden (halo train's), then the values given. */
+static int sim_model(sim_cli *c)
+{
+    int kind;
+    if (halo_model_kind_parse(c->model, &kind) < 0) {
+        return halo_errorf(HALO_EUSAGE, "--model: \"%s\" (want sage or rgcn)", c->model);
+    }
+    c->o.rgcn = kind == HALO_MODEL_RGCN;
+    halo_model_run_defaults(kind, &c->o.hidden, NULL, &c->o.batch);
+    int64_t hidden = c->o.hidden;
+    if ((c->batch != NULL && halo_parse_i64(c->batch, "--batch", &c->o.batch) < 0) ||
+        (c->hidden != NULL && halo_parse_i64(c->hidden, "--hidden", &hidden) < 0)) {
+        return HALO_EUSAGE;
+    }
+    c->o.hidden = hidden >= 1 && hidden <= INT32_MAX ? (int)hidden : 0; /* 0: refused below */
+    return 0;
+}
+
+/* The checks of the flags that need no file. */
+static int sim_check(sim_cli *c, int npos)
+{
+    if (npos != 1) {
+        return halo_errorf(HALO_EUSAGE, "sim: one partition directory expected");
+    }
+    if (strcmp(c->batching, "local") != 0 && strcmp(c->batching, "global") != 0) {
+        return halo_errorf(HALO_EUSAGE, "--batching: \"%s\" (want local or global)",
+                           c->batching);
+    }
+    int rc = sim_model(c);
+    if (rc < 0) {
+        return rc;
+    }
+    const halo_sim_opts *o = &c->o;
+    if (o->epochs < 1 || o->batch < 1 || o->hidden < 1 || o->depth < -1 ||
+        o->sampler_threads < 0 || c->machines < 0 || c->trainers < 0) {
+        return halo_errorf(HALO_EUSAGE, "sim: --epochs, --batch, --hidden must be >= 1, --depth "
+                           ">= -1, --machines, --trainers and --sampler-threads >= 0");
+    }
+    if (c->against != NULL && c->metrics == NULL) {
+        return halo_errorf(HALO_EUSAGE, "--against needs --metrics (the simulated side of the "
+                           "comparison)");
+    }
+    if (c->sets.n > 0 && c->policy == NULL) {
+        return halo_errorf(HALO_EUSAGE, "--set needs --policy");
+    }
+    if (c->against != NULL && halo_same_file(c->against, c->metrics)) {
+        return halo_errorf(HALO_EUSAGE, "--metrics %s is the --against file; refusing to replace "
+                           "the measured run", c->metrics);
+    }
+    if (c->timeline != NULL) {
+        rc = halo_output_file_check(c->timeline, "timeline file", HALO_TIMELINE_SIG, false);
+        if (rc < 0) {
+            return halo_error_prefix(rc, "--timeline");
+        }
+    }
+    return 0;
+}
+
+/* Loads the --cluster profile with its overrides (--machines, --trainers, --netem) into c->prof;
+ * without one, refuses the flags that need it. */
+static int sim_profile(sim_cli *c, const char *pdir)
+{
+    if (c->cluster == NULL) {
+        if (c->netem != NULL || c->machines > 0 || c->trainers > 0 || c->timeline != NULL) {
+            return halo_errorf(HALO_EUSAGE, "sim: --netem, --machines, --trainers and "
+                               "--timeline need --cluster");
+        }
+        return 0;
+    }
+    int rc = halo_sim_profile_load(c->cluster, &c->prof);
+    rc = rc < 0 ? rc : halo_sim_validation_load(c->cluster, &c->val);
+    if (rc < 0) {
+        return rc;
+    }
+    if (c->machines > 0) {
+        c->prof.machines = c->machines;
+    }
+    if (c->trainers > 0) {
+        c->prof.trainers = c->trainers;
+    }
+    if (c->netem != NULL) {
+        halo_netem ne;
+        rc = halo_netem_parse(c->netem, &ne);
+        if (rc < 0) {
+            return halo_error_prefix(rc, "--netem");
+        }
+        c->prof.netem_lat_s = ne.lat_s;
+        c->prof.netem_bw = ne.bw_bits / 8.0;
+    }
+    c->o.profile = &c->prof;
+    halo_sim_profile_graph_notice(&c->prof, pdir); /* generic or another graph's constants */
+    return 0;
+}
+
+/* Prints the counts of a finished run, its time on the profile (appending the profile's
+ * validation to the metrics), and its peak memory. */
+static int sim_print(sim_cli *c, const halo_sim_result *res)
+{
+    const halo_epoch_stats *t = &res->total;
+    int64_t looked = t->cache_hits + t->cache_misses;
+    printf("halo sim: %d rank%s, policy %s, depth %d, %d epoch%s x %lld batch%s: sampled edges "
+           "%lld, input nodes %lld, remote nodes %lld, hit rate %.4f, received %.1f MB, "
+           "messages %lld (all ranks, all epochs)\n",
+           res->ranks, halo_plural(res->ranks), res->policy, res->depth, res->epochs,
+           halo_plural(res->epochs), (long long)res->batches, res->batches == 1 ? "" : "es",
+           (long long)t->sampled_edges, (long long)t->input_nodes, (long long)t->remote_nodes,
+           looked > 0 ? (double)t->cache_hits / (double)looked : 0.0,
+           (double)t->bytes_remote / 1e6, (long long)t->messages);
+    if (c->o.profile != NULL) {
+        const halo_sim_profile *prof = &c->prof;
+        char vtext[400];
+        halo_sim_validation_text(&c->val, vtext, sizeof vtext);
+        int rc = c->metrics != NULL ? append_validation(c->metrics, prof->name, &c->val) : 0;
+        if (rc < 0) {
+            return rc;
+        }
+        double n = (double)res->ranks * res->epochs;
+        printf("halo sim: profile %s (%d machine%s x %d trainer%s): mean epoch %.4f s; per rank "
+               "and epoch: sample %.4f, fetch %.4f, copy %.4f, compute %.4f, allreduce %.4f, "
+               "wait %.4f s\n",
+               prof->name, prof->machines, halo_plural(prof->machines), prof->trainers,
+               halo_plural(prof->trainers), res->mean_epoch_s, t->sample_s / n,
+               t->fetch_s / n, t->copy_s / n, t->compute_s / n, t->allreduce_s / n,
+               t->wait_s / n);
+        printf("halo sim: profile %s %s\n", prof->name, vtext);
+    }
+    printf("halo sim: peak RSS %.1f MiB\n", (double)res->peak_rss / 1048576.0);
+    return 0;
+}
+
 int halo_cmd_sim(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "validate") == 0) {
         return cmd_sim_validate(argc - 1, argv + 1);
     }
-    halo_sim_opts o;
-    halo_sim_opts_default(&o);
-    const char *policy = NULL, *fanouts = NULL, *metrics = NULL, *timeline = NULL;
-    const char *cluster = NULL, *netem = NULL, *batching = "local", *against = NULL;
-    const char *model = "sage";
-    int64_t seed = (int64_t)o.seed;
-    int machines = 0, trainers = 0;
-    bool quiet = false;
-    halo_strlist sets = {.n = 0};
-    const halo_opt opts[] = {
-        {"cluster", 'c', HALO_OPT_STRING, &cluster, "FILE",
-         "cluster profile (experiments/clusters/NAME.lua); without one only counts are made"},
-        {"machines", 0, HALO_OPT_INT, &machines, "M", "machines (overrides the profile's)"},
-        {"trainers", 0, HALO_OPT_INT, &trainers, "T",
-         "trainers per machine (overrides the profile's)"},
-        {"policy", 0, HALO_OPT_STRING, &policy, "FILE|NAME",
-         "policy file, or NAME of policies/NAME.lua (default: built-in defaults)"},
-        {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
-        {"epochs", 'e', HALO_OPT_INT, &o.epochs, "E", "epochs to simulate"},
-        {"batch", 'b', HALO_OPT_I64, &o.batch, "B",
-         "seeds per mini-batch (per rank with --batching local)"},
-        {"batching", 0, HALO_OPT_STRING, &batching, "local|global", "as for halo train"},
-        {"fanouts", 'f', HALO_OPT_STRING, &fanouts, "LIST",
-         "fanouts, input layer first (overrides the policy's fanout hook)"},
-        {"hidden", 0, HALO_OPT_INT, &o.hidden, "H", "hidden width (compute model)"},
-        {"model", 0, HALO_OPT_STRING, &model, "sage|rgcn",
-         "the model of the compute model (the counts do not depend on it)"},
-        {"bases", 0, HALO_OPT_INT, &o.bases, "B", "RGCN basis matrices (0: one per relation)"},
-        {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of every random choice"},
-        {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.depth, "N",
-         "pipeline depth: batches prepared ahead of the compute (-1: the policy's)"},
-        {"sampler-threads", 0, HALO_OPT_INT, &o.sampler_threads, "N",
-         "sampling threads of the pipeline (0: the policy's)"},
-        {"netem", 0, HALO_OPT_STRING, &netem, "SPEC",
-         "the emulated network of halo train --netem, as link parameters"},
-        {"metrics", 'm', HALO_OPT_STRING, &metrics, "FILE",
-         "JSON Lines metrics, the schema of halo train with \"mode\":\"sim\""},
-        {"timeline", 0, HALO_OPT_STRING, &timeline, "FILE",
-         "every stage's simulated start and end per rank and batch (see halo timeline)"},
-        {"against", 0, HALO_OPT_STRING, &against, "FILE.jsonl",
-         "a measured run's metrics: counts compared (and times, with --cluster)"},
-        {"quiet", 'q', HALO_OPT_FLAG, &quiet, NULL, "no progress lines"},
-        {NULL, 0, 0, NULL, NULL, NULL},
-    };
+    sim_cli c;
+    memset(&c, 0, sizeof c);
+    halo_sim_opts_default(&c.o);
+    c.batching = "local";
+    c.model = "sage";
+    c.seed = (int64_t)c.o.seed;
+    halo_opt opts[SIM_NOPTS];
+    sim_flags(&c, opts);
     const halo_cmd_help help = {
         "halo sim PDIR [--cluster F] [--machines M] [--policy F] [--set k=v] [--epochs E] "
         "[--batch B] [--fanouts L] [--model sage|rgcn] [--depth K] [--netem SPEC] "
@@ -294,119 +459,24 @@ int halo_cmd_sim(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    if (npos != 1) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim: one partition directory expected"));
-    }
-    if (strcmp(batching, "local") != 0 && strcmp(batching, "global") != 0) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--batching: \"%s\" (want local or global)",
-                                         batching));
-    }
-    if (strcmp(model, "sage") != 0 && strcmp(model, "rgcn") != 0) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--model: \"%s\" (want sage or rgcn)",
-                                         model));
-    }
-    o.rgcn = strcmp(model, "rgcn") == 0;
-    if (o.epochs < 1 || o.batch < 1 || o.hidden < 1 || o.depth < -1 || o.sampler_threads < 0 ||
-        machines < 0 || trainers < 0) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim: --epochs, --batch, --hidden must be "
-                                         ">= 1, --depth >= -1, --machines, --trainers and "
-                                         "--sampler-threads >= 0"));
-    }
-    if (against != NULL && metrics == NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--against needs --metrics (the simulated "
-                                         "side of the comparison)"));
-    }
-    if (sets.n > 0 && policy == NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--set needs --policy"));
-    }
-    if (against != NULL && halo_same_file(against, metrics)) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--metrics %s is the --against file; "
-                                         "refusing to replace the measured run", metrics));
-    }
-    if (timeline != NULL) {
-        rc = halo_output_file_check(timeline, "timeline file", HALO_TIMELINE_SIG, false);
-        if (rc < 0) {
-            return halo_cli_fail(halo_error_prefix(rc, "--timeline"));
-        }
-    }
-    halo_sim_profile prof;
-    halo_sim_validation val;
-    if (cluster != NULL) {
-        rc = halo_sim_profile_load(cluster, &prof);
-        rc = rc < 0 ? rc : halo_sim_validation_load(cluster, &val);
-        if (rc < 0) {
-            return halo_cli_fail(rc);
-        }
-        if (machines > 0) {
-            prof.machines = machines;
-        }
-        if (trainers > 0) {
-            prof.trainers = trainers;
-        }
-        if (netem != NULL) {
-            halo_netem ne;
-            rc = halo_netem_parse(netem, &ne);
-            if (rc < 0) {
-                return halo_cli_fail(halo_error_prefix(rc, "--netem"));
-            }
-            prof.netem_lat_s = ne.lat_s;
-            prof.netem_bw = ne.bw_bits / 8.0;
-        }
-        o.profile = &prof;
-        halo_sim_profile_graph_notice(&prof, pos[0]); /* generic or another graph's constants */
-    } else if (netem != NULL || machines > 0 || trainers > 0 || timeline != NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim: --netem, --machines, --trainers "
-                                         "and --timeline need --cluster"));
-    }
-    o.pdir = pos[0];
-    char policy_buf[4096];
-    o.policy = halo_cli_policy_path(policy, policy_buf, sizeof policy_buf);
-    o.sets = sets.v;
-    o.nsets = sets.n;
-    o.fanouts = fanouts;
-    o.metrics = metrics;
-    o.timeline = timeline;
-    o.seed = (uint64_t)seed;
-    o.global_batching = strcmp(batching, "global") == 0;
-    o.progress = !quiet;
-    halo_sim_result res;
-    rc = halo_sim_run(&o, &res);
+    rc = sim_check(&c, npos);
+    rc = rc < 0 ? rc : sim_profile(&c, pos[0]);
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    const halo_epoch_stats *t = &res.total;
-    int64_t looked = t->cache_hits + t->cache_misses;
-    printf("halo sim: %d rank%s, policy %s, depth %d, %d epoch%s x %lld batch%s: sampled edges "
-           "%lld, input nodes %lld, remote nodes %lld, hit rate %.4f, received %.1f MB, "
-           "messages %lld (all ranks, all epochs)\n",
-           res.ranks, halo_plural(res.ranks), res.policy, res.depth, res.epochs,
-           halo_plural(res.epochs), (long long)res.batches, res.batches == 1 ? "" : "es",
-           (long long)t->sampled_edges, (long long)t->input_nodes, (long long)t->remote_nodes,
-           looked > 0 ? (double)t->cache_hits / (double)looked : 0.0,
-           (double)t->bytes_remote / 1e6, (long long)t->messages);
-    if (o.profile != NULL) {
-        char vtext[400];
-        halo_sim_validation_text(&val, vtext, sizeof vtext);
-        rc = metrics != NULL ? append_validation(metrics, prof.name, &val) : 0;
-        if (rc < 0) {
-            return halo_cli_fail(rc);
-        }
-        double n = (double)res.ranks * res.epochs;
-        printf("halo sim: profile %s (%d machine%s x %d trainer%s): mean epoch %.4f s; per rank "
-               "and epoch: sample %.4f, fetch %.4f, copy %.4f, compute %.4f, allreduce %.4f, "
-               "wait %.4f s\n",
-               prof.name, prof.machines, halo_plural(prof.machines), prof.trainers,
-               halo_plural(prof.trainers), res.mean_epoch_s, t->sample_s / n,
-               t->fetch_s / n, t->copy_s / n, t->compute_s / n, t->allreduce_s / n,
-               t->wait_s / n);
-        printf("halo sim: profile %s %s\n", prof.name, vtext);
-    }
-    printf("halo sim: peak RSS %.1f MiB\n", (double)res.peak_rss / 1048576.0);
-    if (against != NULL) {
-        rc = halo_sim_compare(against, metrics, stdout);
-        if (rc < 0) {
-            return halo_cli_fail(rc);
-        }
-    }
-    return 0;
+    c.o.pdir = pos[0];
+    c.o.policy = halo_cli_policy_path(c.policy, c.policy_buf, sizeof c.policy_buf);
+    c.o.sets = c.sets.v;
+    c.o.nsets = c.sets.n;
+    c.o.fanouts = c.fanouts;
+    c.o.metrics = c.metrics;
+    c.o.timeline = c.timeline;
+    c.o.seed = (uint64_t)c.seed;
+    c.o.global_batching = strcmp(c.batching, "global") == 0;
+    c.o.progress = !c.quiet;
+    halo_sim_result res;
+    rc = halo_sim_run(&c.o, &res);
+    rc = rc < 0 ? rc : sim_print(&c, &res);
+    rc = rc < 0 || c.against == NULL ? rc : halo_sim_compare(c.against, c.metrics, stdout);
+    return rc < 0 ? halo_cli_fail(rc) : 0;
 }

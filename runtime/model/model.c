@@ -62,6 +62,20 @@ int halo_model_kind_parse(const char *name, int *kind)
     return 0;
 }
 
+void halo_model_run_defaults(int kind, int *hidden, double *lr, int64_t *batch)
+{
+    bool rgcn = kind == HALO_MODEL_RGCN;
+    if (hidden != NULL) {
+        *hidden = rgcn ? 64 : 16;
+    }
+    if (lr != NULL) {
+        *lr = rgcn ? 0.01 : 0.003;
+    }
+    if (batch != NULL) {
+        *batch = rgcn ? 500 : 2000;
+    }
+}
+
 const char *halo_model_kind_name(int kind)
 {
     return kind == HALO_MODEL_SAGE ? "sage" : kind == HALO_MODEL_RGCN ? "rgcn" : "?";

@@ -72,6 +72,12 @@ void halo_model_config_default(halo_model_config *cfg);
 int halo_model_kind_parse(const char *name, int *kind);
 /* Name of a HALO_MODEL_* kind ("sage", "rgcn"). */
 const char *halo_model_kind_name(int kind);
+/* The defaults of a run that depend on the model KIND (HALO_MODEL_*): hidden width, Adam learning
+ * rate and seeds per batch. GraphSAGE: 16, 0.003, 2000 (the MassiveGNN / DistDGL examples); RGCN:
+ * 64, 0.01, 500 (DGL's RGCN examples' width and rate; RGCN needs more steps). halo train and
+ * halo sim both take them, so that a default simulated run replays a default trained one; a
+ * value given on the command line wins in both. Any pointer may be NULL. */
+void halo_model_run_defaults(int kind, int *hidden, double *lr, int64_t *batch);
 
 /* Parses "auto", "cpu" or "gpu" into HALO_DEVICE_*; HALO_EUSAGE otherwise. */
 int halo_model_device_parse(const char *name, int *device);

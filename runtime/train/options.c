@@ -14,10 +14,8 @@ void halo_train_opts_default(halo_train_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->epochs = 3;
-    o->batch = 2000;
     o->batching = HALO_TRAIN_BATCH_LOCAL;
-    o->hidden = 16;
-    o->lr = 0.003;
+    halo_model_run_defaults(HALO_MODEL_SAGE, &o->hidden, &o->lr, &o->batch);
     o->dropout = 0.5;
     o->seed = 1;
     o->device = HALO_DEVICE_AUTO;
@@ -33,12 +31,7 @@ void halo_train_opts_default(halo_train_opts *o)
 
 void halo_train_opts_for_model(halo_train_opts *o)
 {
-    if (o->model == HALO_MODEL_RGCN) {
-        /* DGL's RGCN examples' width and rate; RGCN needs more steps than GraphSAGE's 2000 */
-        o->hidden = 64;
-        o->lr = 0.01;
-        o->batch = 500;
-    }
+    halo_model_run_defaults(o->model, &o->hidden, &o->lr, &o->batch);
 }
 
 const char *halo_train_batching_name(int b)

@@ -87,9 +87,9 @@ typedef struct halo_train_result {
  * hidden 16, lr 0.003, dropout 0.5, seed 1, device auto, sampled evaluation every epoch, batch
  * 2000 for evaluation, checkpoints every epoch. */
 void halo_train_opts_default(halo_train_opts *o);
-/* The defaults that depend on o->model, after halo_train_opts_default and before the user's
- * values: RGCN trains with hidden 64, lr 0.01, batch 500 (the GraphSAGE ones leave it at 0.05
- * test accuracy on a mag-like graph); GraphSAGE keeps the above. */
+/* The defaults that depend on o->model (halo_model_run_defaults: hidden, lr, batch), after
+ * halo_train_opts_default and before the user's values: RGCN trains with hidden 64, lr 0.01,
+ * batch 500 (the GraphSAGE ones leave it at 0.05 test accuracy on a mag-like graph). */
 void halo_train_opts_for_model(halo_train_opts *o);
 
 /* Validates the options that do not need the partition (before MPI work starts); HALO_EUSAGE

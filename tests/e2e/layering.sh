@@ -57,9 +57,7 @@ fi
 # other; what both need belongs in a third file below them. Checked with nm on the objects whose
 # source still exists. Known circles that work in progress is removing, with its owner; the
 # entries are shell patterns over "A <-> B" (the two objects without build/runtime/ and .o, A < B).
-circle_allow=(
-    "cli/cmd_* <-> cli/main"   # the commands call main.c's option helpers (halo_cli_parse, _fail); cli/ (h21)
-)
+circle_allow=()
 # circles_of OBJECTS...: one line "A <-> B (a symbol A uses from B / one B uses from A)" per circle.
 circles_of() {
     nm -A "$@" 2>/dev/null | awk -v pre="$B/runtime/" '

@@ -120,4 +120,34 @@ check_fails "--model neither sage nor rgcn" "--model" "$HALO" sim "$T/p4" -q --m
 check_out "a typed simulation with a profile is timed" "mean epoch [0-9.]+ s" \
     "$HALO" sim "$T/p4" -q --model rgcn --fanouts "$F" --epochs 1 --batch 400 \
     --cluster experiments/clusters/perlmutter.lua --machines 2 --trainers 2 --depth 2
+
+# a default simulated RGCN run replays a default trained one: both take the model's defaults
+# (batch 500, hidden 64 for RGCN) from one rule, so the counts are equal without --batch
+check "generate a tiny mag graph" "$HALO" gen --preset mag --scale 0.005 -o "$T/g2"
+check "partition it into 2" "$HALO" partition "$T/g2" --parts 2 -o "$T/p2"
+rm -f "$T/a.jsonl" "$T/b.jsonl"
+if $MPIRUN -np 2 "$HALO" train "$T/p2" --model rgcn --no-table --eval none --epochs 1 \
+    --threads 1 --metrics "$T/a.jsonl" >"$T/train.out" 2>&1; then
+    check_out "default rgcn: simulated counts equal the runtime's" "^counts: equal" \
+        "$HALO" sim "$T/p2" -q --model rgcn --epochs 1 --metrics "$T/b.jsonl" --against "$T/a.jsonl"
+else
+    not_ok "default rgcn: train ran"; sed 's/^/# /' "$T/train.out" | tail -n 10
+fi
+# and the compute model takes the model's hidden width: the default times are those of
+# --hidden 64 --batch 500, not of GraphSAGE's 16 and 2000
+C="--cluster experiments/clusters/perlmutter.lua --machines 1 --trainers 2 --epochs 1 -q"
+# shellcheck disable=SC2086
+"$HALO" sim "$T/p2" --model rgcn $C >"$T/d.out" 2>&1
+# shellcheck disable=SC2086
+"$HALO" sim "$T/p2" --model rgcn $C --hidden 64 --batch 500 >"$T/e.out" 2>&1
+# shellcheck disable=SC2086
+"$HALO" sim "$T/p2" --model rgcn $C --hidden 16 --batch 500 >"$T/s.out" 2>&1
+d=$(grep -o 'mean epoch [0-9.]* s.*' "$T/d.out")
+if [ -n "$d" ] && [ "$d" = "$(grep -o 'mean epoch [0-9.]* s.*' "$T/e.out")" ] &&
+    [ "$d" != "$(grep -o 'mean epoch [0-9.]* s.*' "$T/s.out")" ]; then
+    ok "default rgcn: the simulated times are those of hidden 64, batch 500"
+else
+    not_ok "default rgcn: the simulated times are those of hidden 64, batch 500"
+    sed 's/^/# /' "$T/d.out" "$T/e.out" "$T/s.out" | tail -n 9
+fi
 done_testing
