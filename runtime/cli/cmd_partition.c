@@ -11,6 +11,7 @@
 #include "policy/policy.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Asks the policy's partition(g) hook for the choice and puts it into po (its custom assignment,
  * if any, is returned in *assign for the caller to free). */
@@ -79,42 +80,168 @@ static int choice_from_policy(const halo_graph *g, const char *path, const halo_
     return 0;
 }
 
-int halo_cmd_partition(int argc, char **argv)
+/* The flags of `halo partition`. */
+typedef struct part_cli {
+    int parts;               /* --parts */
+    int machines;            /* --machines */
+    int trainers;            /* --trainers */
+    int64_t seed;            /* --seed */
+    double imbalance;        /* --imbalance */
+    const char *out;         /* --output */
+    const char *method;      /* --method (after a policy or --assign: what chose) */
+    const char *constraints; /* --constraints */
+    const char *objective;   /* --objective */
+    const char *stream;      /* --stream */
+    bool force;              /* --force */
+    bool sort_rows;          /* --sort-rows */
+    bool unsafe;             /* --unsafe */
+    const char *policy;      /* --policy */
+    const char *assign_path; /* --assign */
+    halo_strlist sets;       /* --set */
+} part_cli;
+
+enum { PART_NOPTS = 20 }; /* room for part_flags' table */
+
+/* The flag table of `halo partition`, pointing into c. */
+static void part_flags(part_cli *c, halo_opt opts[PART_NOPTS])
 {
-    int parts = 0, machines = 0, trainers = 1;
-    int64_t seed = 1;
-    double imbalance = 1.05;
-    const char *out = NULL, *method = "metis", *constraints = "nodes,train,edges";
-    const char *objective = "cut", *stream = "ldg";
-    bool force = false, sort_rows = false, unsafe = false;
-    const char *policy = NULL, *assign_path = NULL;
-    halo_strlist sets = {0};
-    const halo_opt opts[] = {
-        {"policy", 0, HALO_OPT_STRING, &policy, "FILE",
+    const halo_opt t[] = {
+        {"policy", 0, HALO_OPT_STRING, &c->policy, "FILE",
          "a policy whose partition(g) hook makes the choice (overrides the flags below)"},
-        {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "a policy parameter (repeatable)"},
-        {"unsafe", 0, HALO_OPT_FLAG, &unsafe, NULL, "run the policy without the sandbox"},
-        {"assign", 0, HALO_OPT_STRING, &assign_path, "FILE",
+        {"set", 0, HALO_OPT_LIST, &c->sets, "NAME=VALUE", "a policy parameter (repeatable)"},
+        {"unsafe", 0, HALO_OPT_FLAG, &c->unsafe, NULL, "run the policy without the sandbox"},
+        {"assign", 0, HALO_OPT_STRING, &c->assign_path, "FILE",
          "take the part of each node from FILE (raw int32 or .npy int32/int64, one per node)"},
-        {"parts", 'p', HALO_OPT_INT, &parts, "P", "number of parts (multilevel: M x G)"},
-        {"output", 'o', HALO_OPT_STRING, &out, "PDIR", "partition directory to write"},
-        {"method", 0, HALO_OPT_STRING, &method, "NAME",
+        {"parts", 'p', HALO_OPT_INT, &c->parts, "P", "number of parts (multilevel: M x G)"},
+        {"output", 'o', HALO_OPT_STRING, &c->out, "PDIR", "partition directory to write"},
+        {"method", 0, HALO_OPT_STRING, &c->method, "NAME",
          "metis | multilevel | random | stream (custom comes from a policy)"},
-        {"constraints", 0, HALO_OPT_STRING, &constraints, "LIST",
+        {"constraints", 0, HALO_OPT_STRING, &c->constraints, "LIST",
          "balance constraints, any of nodes,train,edges"},
-        {"imbalance", 0, HALO_OPT_DOUBLE, &imbalance, "X", "tolerance per constraint (max/mean)"},
-        {"objective", 0, HALO_OPT_STRING, &objective, "cut|vol", "METIS objective"},
-        {"machines", 0, HALO_OPT_INT, &machines, "M", "machines (default: P machines)"},
-        {"trainers", 0, HALO_OPT_INT, &trainers, "G",
+        {"imbalance", 0, HALO_OPT_DOUBLE, &c->imbalance, "X",
+         "tolerance per constraint (max/mean)"},
+        {"objective", 0, HALO_OPT_STRING, &c->objective, "cut|vol", "METIS objective"},
+        {"machines", 0, HALO_OPT_INT, &c->machines, "M", "machines (default: P machines)"},
+        {"trainers", 0, HALO_OPT_INT, &c->trainers, "G",
          "trainers per machine, one part each (multilevel): P = M x G"},
-        {"stream", 0, HALO_OPT_STRING, &stream, "ldg|fennel", "streaming heuristic"},
-        {"seed", 0, HALO_OPT_I64, &seed, "S", "seed of METIS and every random choice"},
-        {"sort-rows", 0, HALO_OPT_FLAG, &sort_rows, NULL,
+        {"stream", 0, HALO_OPT_STRING, &c->stream, "ldg|fennel", "streaming heuristic"},
+        {"seed", 0, HALO_OPT_I64, &c->seed, "S", "seed of METIS and every random choice"},
+        {"sort-rows", 0, HALO_OPT_FLAG, &c->sort_rows, NULL,
          "sort each in-edge row by new id (default: keep the input graph's order)"},
-        {"force", 0, HALO_OPT_FLAG, &force, NULL,
+        {"force", 0, HALO_OPT_FLAG, &c->force, NULL,
          "replace an output directory holding another graph's partition"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
+    _Static_assert(sizeof t / sizeof t[0] <= PART_NOPTS, "PART_NOPTS too small");
+    memcpy(opts, t, sizeof t);
+}
+
+/* The partition options of the flags, and their checks that need no file. */
+static int part_options(part_cli *c, int npos, halo_partition_opts *po)
+{
+    if (npos != 1) {
+        return halo_errorf(HALO_EUSAGE, "partition: expected one graph directory (got %d "
+                           "arguments)", npos);
+    }
+    if (c->out == NULL) {
+        return halo_errorf(HALO_EUSAGE, "partition: -o PDIR is required");
+    }
+    halo_partition_opts_init(po);
+    po->parts = c->parts;
+    po->machines = c->machines;
+    po->trainers_per_machine = c->trainers;
+    po->seed = (uint64_t)c->seed;
+    po->force = c->force;
+    po->sort_rows = c->sort_rows;
+    po->choice.imbalance = c->imbalance;
+    int rc;
+    if ((rc = halo_partition_parse_method(c->method, &po->choice.method)) < 0 ||
+        (rc = halo_partition_parse_constraints(c->constraints, &po->choice.constraints)) < 0 ||
+        (rc = halo_partition_parse_objective(c->objective, &po->choice.objective)) < 0 ||
+        (rc = halo_partition_parse_stream(c->stream, &po->choice.stream)) < 0) {
+        return rc;
+    }
+    if (c->assign_path != NULL && c->policy != NULL) {
+        return halo_errorf(HALO_EUSAGE, "partition: --assign and --policy both choose the "
+                           "parts; give one");
+    }
+    if (c->sets.n > 0 && c->policy == NULL) {
+        return halo_errorf(HALO_EUSAGE, "partition: --set needs --policy");
+    }
+    if (po->choice.method == HALO_PARTITION_CUSTOM && c->policy == NULL && c->assign_path == NULL) {
+        return halo_errorf(HALO_EUSAGE, "partition: --method custom needs a policy that returns "
+                           "an assignment");
+    }
+    if (c->parts < 0 || c->machines < 0 || c->trainers < 1) {
+        return halo_errorf(HALO_EUSAGE, "partition: --parts, --machines and --trainers must be "
+                           ">= 1");
+    }
+    if (c->parts == 0 && c->machines == 0 && c->policy == NULL && c->assign_path == NULL) {
+        return halo_errorf(HALO_EUSAGE, "partition: --parts must be >= 1 (got 0 or none)");
+    }
+    if (c->imbalance < 1.0) {
+        return halo_errorf(HALO_EUSAGE, "partition: --imbalance %g is below 1", c->imbalance);
+    }
+    return 0;
+}
+
+/* The choice of a policy's hook or of --assign, over the flags' (*assign: the array to free). */
+static int part_choice(part_cli *c, const halo_graph *g, halo_partition_opts *po,
+                       int32_t **assign)
+{
+    if (c->policy != NULL) {
+        char policy_buf[4096];
+        const char *ppath = halo_cli_policy_path(c->policy, policy_buf, sizeof policy_buf);
+        int rc = choice_from_policy(g, ppath, &c->sets, c->unsafe, po, assign, &c->method);
+        c->imbalance = po->choice.imbalance;
+        return rc;
+    }
+    if (c->assign_path != NULL) {
+        int p = 0;
+        int rc = halo_partition_load_assign(c->assign_path, g->nodes, c->parts, assign, &p);
+        if (rc < 0) {
+            return halo_error_prefix(rc, "--assign");
+        }
+        po->parts = p;
+        po->machines = 0;
+        po->trainers_per_machine = 1;
+        po->choice.method = HALO_PARTITION_CUSTOM;
+        po->choice.assignment = *assign;
+        po->choice.assignment_len = g->nodes;
+        c->method = "custom (--assign)";
+    }
+    return 0;
+}
+
+/* The line of a written partition, and a warning per constraint over its tolerance. */
+static void part_report(const part_cli *c, const char *dir, const halo_graph *g,
+                        const halo_partition_opts *po, const halo_partition_stats *st, double t0)
+{
+    halo_info("partitioned %s (%lld nodes, %lld edges) with %s into %s in %.2f s: edge cut "
+              "%.2f%%, balance nodes %.3f train %.3f edges %.3f, replication %.3f, %lld "
+              "seeds per part, peak RSS %.1f MiB",
+              dir, (long long)g->nodes, (long long)g->edges, c->method, c->out, halo_now() - t0,
+              100.0 * st->edge_cut_fraction, st->balance[0], st->balance[1], st->balance[2],
+              st->replication, (long long)st->train_per_part, (double)st->rss_peak / 1048576.0);
+    static const char *const names[3] = {"nodes", "train", "edges"};
+    for (int k = 0; k < 3; k++) {
+        bool constrained = (po->choice.constraints & (1u << k)) != 0;
+        if (constrained && po->choice.method != HALO_PARTITION_RANDOM &&
+            st->balance[k] > c->imbalance + 1e-3) {
+            halo_warn("partition: %s balance %.3f exceeds the tolerance %.3f (METIS allows "
+                      "itself some slack on small graphs or many constraints; stream puts "
+                      "a node that fits nowhere on the part it overfills least)",
+                      names[k], st->balance[k], c->imbalance);
+        }
+    }
+}
+
+int halo_cmd_partition(int argc, char **argv)
+{
+    part_cli c = {.trainers = 1, .seed = 1, .imbalance = 1.05, .method = "metis",
+                  .constraints = "nodes,train,edges", .objective = "cut", .stream = "ldg"};
+    halo_opt opts[PART_NOPTS];
+    part_flags(&c, opts);
     const halo_cmd_help help = {
         "halo partition DIR --parts P -o PDIR [flags]",
         "Partitions the graph directory DIR into P parts and writes the partition directory\n"
@@ -137,51 +264,10 @@ int halo_cmd_partition(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    if (npos != 1) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: expected one graph directory "
-                                                      "(got %d arguments)", npos));
-    }
-    if (out == NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: -o PDIR is required"));
-    }
     halo_partition_opts po;
-    halo_partition_opts_init(&po);
-    po.parts = parts;
-    po.machines = machines;
-    po.trainers_per_machine = trainers;
-    po.seed = (uint64_t)seed;
-    po.force = force;
-    po.sort_rows = sort_rows;
-    po.choice.imbalance = imbalance;
-    if ((rc = halo_partition_parse_method(method, &po.choice.method)) < 0 ||
-        (rc = halo_partition_parse_constraints(constraints, &po.choice.constraints)) < 0 ||
-        (rc = halo_partition_parse_objective(objective, &po.choice.objective)) < 0 ||
-        (rc = halo_partition_parse_stream(stream, &po.choice.stream)) < 0) {
+    rc = part_options(&c, npos, &po);
+    if (rc < 0) {
         return halo_cli_fail(rc);
-    }
-    if (assign_path != NULL && policy != NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --assign and --policy both "
-                                                      "choose the parts; give one"));
-    }
-    if (sets.n > 0 && policy == NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --set needs --policy"));
-    }
-    if (po.choice.method == HALO_PARTITION_CUSTOM && policy == NULL && assign_path == NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --method custom needs a policy "
-                                                      "that returns an assignment"));
-    }
-    if (parts < 0 || machines < 0 || trainers < 1) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE,
-                                         "partition: --parts, --machines and "
-                                         "--trainers must be >= 1"));
-    }
-    if (parts == 0 && machines == 0 && policy == NULL && assign_path == NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --parts must be >= 1 (got 0 "
-                                                      "or none)"));
-    }
-    if (imbalance < 1.0) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --imbalance %g is below 1",
-                                         imbalance));
     }
     halo_graph *g = NULL;
     rc = halo_graph_load(pos[0], &g);
@@ -189,52 +275,18 @@ int halo_cmd_partition(int argc, char **argv)
         return halo_cli_fail(rc);
     }
     int32_t *assign = NULL;
-    if (policy != NULL) {
-        char policy_buf[4096];
-        const char *ppath = halo_cli_policy_path(policy, policy_buf, sizeof policy_buf);
-        rc = choice_from_policy(g, ppath, &sets, unsafe, &po, &assign, &method);
-        if (rc < 0) {
-            halo_graph_free(g);
-            return halo_cli_fail(rc);
-        }
-        imbalance = po.choice.imbalance;
-    } else if (assign_path != NULL) {
-        int p = 0;
-        rc = halo_partition_load_assign(assign_path, g->nodes, parts, &assign, &p);
-        if (rc < 0) {
-            halo_graph_free(g);
-            return halo_cli_fail(halo_error_prefix(rc, "--assign"));
-        }
-        po.parts = p;
-        po.machines = 0;
-        po.trainers_per_machine = 1;
-        po.choice.method = HALO_PARTITION_CUSTOM;
-        po.choice.assignment = assign;
-        po.choice.assignment_len = g->nodes;
-        method = "custom (--assign)";
+    rc = part_choice(&c, g, &po, &assign);
+    if (rc < 0) {
+        halo_free(assign);
+        halo_graph_free(g);
+        return halo_cli_fail(rc);
     }
     halo_partition_stats st;
     double t0 = halo_now();
-    rc = halo_partition_run(g, &po, out, &st);
+    rc = halo_partition_run(g, &po, c.out, &st);
     halo_free(assign);
     if (rc == 0) {
-        halo_info("partitioned %s (%lld nodes, %lld edges) with %s into %s in %.2f s: edge cut "
-                  "%.2f%%, balance nodes %.3f train %.3f edges %.3f, replication %.3f, %lld "
-                  "seeds per part, peak RSS %.1f MiB",
-                  pos[0], (long long)g->nodes, (long long)g->edges, method, out, halo_now() - t0,
-                  100.0 * st.edge_cut_fraction, st.balance[0], st.balance[1], st.balance[2],
-                  st.replication, (long long)st.train_per_part, (double)st.rss_peak / 1048576.0);
-        static const char *const names[3] = {"nodes", "train", "edges"};
-        for (int c = 0; c < 3; c++) {
-            bool constrained = (po.choice.constraints & (1u << c)) != 0;
-            if (constrained && po.choice.method != HALO_PARTITION_RANDOM &&
-                st.balance[c] > imbalance + 1e-3) {
-                halo_warn("partition: %s balance %.3f exceeds the tolerance %.3f (METIS allows "
-                          "itself some slack on small graphs or many constraints; stream puts "
-                          "a node that fits nowhere on the part it overfills least)",
-                          names[c], st.balance[c], imbalance);
-            }
-        }
+        part_report(&c, pos[0], g, &po, &st, t0);
     }
     halo_graph_free(g);
     return rc < 0 ? halo_cli_fail(rc) : 0;

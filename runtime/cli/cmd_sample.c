@@ -98,6 +98,55 @@ fail:
     return rc;
 }
 
+/* The --fanouts of the partition PDIR: per relation into fan on a typed partition (*typed),
+ * else per layer into fanouts. Returns the layers, or the error. Its relation names are read
+ * before MPI starts, so that a bad spec is one usage line on every rank (a bad partition.json
+ * is reported by the store, naming the rank). */
+static int sample_fanouts(const char *pdir, const char *fanout_s, int *fanouts,
+                          halo_rel_fanouts fan, bool *typed)
+{
+    int rc;
+    halo_partinfo *pi = NULL;
+    if (halo_partinfo_load(pdir, &pi) == 0 && pi->nrels > 0) {
+        *typed = true;
+        rc = halo_sample_parse_rel_fanouts(fanout_s, pi->rel, pi->nrels, fan, HALO_MAX_LAYERS);
+    } else {
+        halo_error_clear();
+        rc = halo_sample_parse_fanouts(fanout_s, fanouts, HALO_MAX_LAYERS);
+    }
+    halo_partinfo_free(pi);
+    return rc;
+}
+
+/* Rank 0's table: the run's line, a row of figures per rank (all: ranks x F_COUNT) and the
+ * total, and the wall time. */
+static void sample_print(const double *all, int ranks, const char *fanout_s, int64_t batch,
+                         int epochs, const char *netem_s, double wall)
+{
+    printf("halo sample: %d rank%s, fanouts %s, batch %lld, epochs %d, netem %s, MPI thread "
+           "level %d\n", ranks, halo_plural(ranks), fanout_s, (long long)batch, epochs, netem_s,
+           halo_comm_thread_level());
+    printf("%-6s %8s %14s %12s %12s %14s %9s %9s %9s %10s %10s\n", "rank", "batches",
+           "sampled_edges", "input_nodes", "remote_nodes", "bytes_remote", "sample_s",
+           "pull_s", "netem_s", "part_MiB", "rss_MiB");
+    double tot[F_COUNT] = {0};
+    for (int r = 0; r <= ranks; r++) {
+        const double *f = r < ranks ? all + (int64_t)r * F_COUNT : tot;
+        if (r < ranks) {
+            for (int i = 0; i < F_COUNT; i++) {
+                tot[i] += f[i];
+            }
+        }
+        char name[16];
+        snprintf(name, sizeof name, r < ranks ? "%d" : "total", r);
+        printf("%-6s %8.0f %14.0f %12.0f %12.0f %14.0f %9.3f %9.3f %9.3f %10.1f %10.1f\n", name,
+               f[F_BATCHES], f[F_EDGES], f[F_INPUT], f[F_REMOTE], f[F_BYTES], f[F_SAMPLE_S],
+               f[F_PULL_S], f[F_NETEM_S], f[F_MAPPED] / 1048576.0, f[F_RSS] / 1048576.0);
+    }
+    printf("wall %.3f s\n", wall);
+    fflush(stdout);
+}
+
 int halo_cmd_sample(int argc, char **argv)
 {
     const char *fanout_s = "10,25";
@@ -137,19 +186,7 @@ int halo_cmd_sample(int argc, char **argv)
     if (npos != 1) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sample: one partition directory expected"));
     }
-    /* A typed partition samples per relation: its relation names are read before MPI starts,
-     * so that a bad spec is one usage line on every rank (a bad partition.json is reported by
-     * the store below, naming the rank). */
-    halo_partinfo *pi = NULL;
-    if (halo_partinfo_load(pos[0], &pi) == 0 && pi->nrels > 0) {
-        typed = true;
-        rc = halo_sample_parse_rel_fanouts(fanout_s, pi->rel, pi->nrels, fan, HALO_MAX_LAYERS);
-    } else {
-        halo_error_clear();
-        rc = halo_sample_parse_fanouts(fanout_s, fanouts, HALO_MAX_LAYERS);
-    }
-    halo_partinfo_free(pi);
-    int layers = rc;
+    int layers = sample_fanouts(pos[0], fanout_s, fanouts, fan, &typed);
     if (layers < 0) {
         return halo_cli_fail(layers);
     }
@@ -191,28 +228,7 @@ int halo_cmd_sample(int argc, char **argv)
         halo_comm_fail(comm, rc);
     }
     if (rank == 0) {
-        printf("halo sample: %d rank%s, fanouts %s, batch %lld, epochs %d, netem %s, MPI thread "
-               "level %d\n", ranks, halo_plural(ranks), fanout_s, (long long)batch, epochs, netem_s,
-               halo_comm_thread_level());
-        printf("%-6s %8s %14s %12s %12s %14s %9s %9s %9s %10s %10s\n", "rank", "batches",
-               "sampled_edges", "input_nodes", "remote_nodes", "bytes_remote", "sample_s",
-               "pull_s", "netem_s", "part_MiB", "rss_MiB");
-        double tot[F_COUNT] = {0};
-        for (int r = 0; r <= ranks; r++) {
-            const double *f = r < ranks ? all + (int64_t)r * F_COUNT : tot;
-            if (r < ranks) {
-                for (int i = 0; i < F_COUNT; i++) {
-                    tot[i] += f[i];
-                }
-            }
-            char name[16];
-            snprintf(name, sizeof name, r < ranks ? "%d" : "total", r);
-            printf("%-6s %8.0f %14.0f %12.0f %12.0f %14.0f %9.3f %9.3f %9.3f %10.1f %10.1f\n", name,
-                   f[F_BATCHES], f[F_EDGES], f[F_INPUT], f[F_REMOTE], f[F_BYTES], f[F_SAMPLE_S],
-                   f[F_PULL_S], f[F_NETEM_S], f[F_MAPPED] / 1048576.0, f[F_RSS] / 1048576.0);
-        }
-        printf("wall %.3f s\n", wall);
-        fflush(stdout);
+        sample_print(all, ranks, fanout_s, batch, epochs, netem_s, wall);
     }
     halo_free(all);
     halo_store_close(st);

@@ -164,6 +164,104 @@ static int run_gnuplot(const char *script, const char *tmp, const char *out)
     return 0;
 }
 
+/* The checks of the flags before reading: one FILE, an output, outputs that replace only a
+ * previous chart or script, a quote-free -o path (it goes into the script) and the size. */
+static int timeline_check(int npos, const char *out, const char *script, int width, int height)
+{
+    if (npos != 1) {
+        return halo_errorf(HALO_EUSAGE, "timeline: expected one FILE (got %d)", npos);
+    }
+    if (out == NULL && script == NULL) {
+        return halo_errorf(HALO_EUSAGE, "timeline: -o OUT.png is required");
+    }
+    int rc = 0;
+    if (out != NULL) {
+        rc = halo_output_file_check(out, "PNG chart", "\x89PNG", false);
+    }
+    if (rc == 0 && script != NULL) {
+        rc = halo_output_file_check(script, "gnuplot script", TIMELINE_SCRIPT_SIG, false);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    if ((out != NULL && strpbrk(out, "'\n") != NULL) || width < 200 || width > 20000 ||
+        height < 0 || height > 20000) {
+        return halo_errorf(HALO_EUSAGE, "timeline: bad -o path (no quotes) or size (width "
+                           "200..20000)");
+    }
+    return 0;
+}
+
+/* The time span, batch and rank counts of one epoch's events. */
+typedef struct span {
+    double t0, t1;   /* first start and last end, s */
+    int64_t batches; /* largest batch + 1 */
+    int ranks;       /* largest rank + 1 */
+} span;
+
+/* The lanes of the events ev[0..m) (one per rank, stage and thread; at most 400) into lanes
+ * (room for m), in rank, stage, thread order, and their span. */
+static int timeline_lanes(const char *file, const halo_timeline_event *ev, int64_t m, lane *lanes,
+                          int *nlanes, span *sp)
+{
+    int nl = 0;
+    *sp = (span){.t0 = ev[0].start, .t1 = ev[0].end};
+    for (int64_t i = 0; i < m; i++) {
+        sp->t0 = ev[i].start < sp->t0 ? ev[i].start : sp->t0;
+        sp->t1 = ev[i].end > sp->t1 ? ev[i].end : sp->t1;
+        sp->batches = ev[i].batch + 1 > sp->batches ? ev[i].batch + 1 : sp->batches;
+        sp->ranks = ev[i].rank + 1 > sp->ranks ? ev[i].rank + 1 : sp->ranks;
+        if (find_lane(lanes, nl, &ev[i]) < 0) {
+            if (nl >= 400) {
+                return halo_errorf(HALO_EINPUT, "%s: more than 400 lanes (rank x stage x thread)",
+                                   file);
+            }
+            lane *l = &lanes[nl++];
+            l->rank = ev[i].rank;
+            l->thread = ev[i].thread;
+            l->order = stage_order(ev[i].stage);
+            memcpy(l->stage, ev[i].stage, sizeof l->stage);
+        }
+    }
+    qsort(lanes, (size_t)nl, sizeof *lanes, cmp_lane);
+    *nlanes = nl;
+    return 0;
+}
+
+/* Prints the span of the epoch and each stage's busy time per rank (all ranks) with the part of
+ * it that overlapped the same rank's compute/allreduce (hidden). */
+static void timeline_busy(const char *file, int epoch, const halo_timeline_event *ev, int64_t m,
+                          const lane *lanes, int nl, const span *sp)
+{
+    printf("timeline: %s, epoch %d, %d rank%s, %lld batches, span %.3f s\n", file, epoch,
+           sp->ranks, sp->ranks == 1 ? "" : "s", (long long)sp->batches, sp->t1 - sp->t0);
+    printf("  %-10s %12s %10s\n", "stage", "busy s/rank", "hidden");
+    for (int i = 0; i < nl; i++) {
+        bool first = true;
+        for (int j = 0; j < i; j++) {
+            first = first && strcmp(lanes[j].stage, lanes[i].stage) != 0;
+        }
+        if (!first) {
+            continue;
+        }
+        double busy = 0, hid = 0;
+        for (int64_t k = 0; k < m; k++) {
+            if (strcmp(ev[k].stage, lanes[i].stage) == 0) {
+                busy += ev[k].end - ev[k].start;
+                if (!is_main_stage(ev[k].stage)) {
+                    hid += covered(ev, m, ev[k].rank, ev[k].start, ev[k].end);
+                }
+            }
+        }
+        if (is_main_stage(lanes[i].stage)) {
+            printf("  %-10s %12.4f %10s\n", lanes[i].stage, busy / sp->ranks, "-");
+        } else {
+            printf("  %-10s %12.4f %9.1f%%\n", lanes[i].stage, busy / sp->ranks,
+                   busy > 0 ? 100.0 * hid / busy : 0.0);
+        }
+    }
+}
+
 int halo_cmd_timeline(int argc, char **argv)
 {
     const char *out = NULL, *script = NULL, *title = NULL;
@@ -193,28 +291,9 @@ int halo_cmd_timeline(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    if (npos != 1) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "timeline: expected one FILE (got %d)",
-                                         npos));
-    }
-    if (out == NULL && script == NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "timeline: -o OUT.png is required"));
-    }
-    /* the chart and the script replace only a previous chart or script */
-    rc = 0;
-    if (out != NULL) {
-        rc = halo_output_file_check(out, "PNG chart", "\x89PNG", false);
-    }
-    if (rc == 0 && script != NULL) {
-        rc = halo_output_file_check(script, "gnuplot script", TIMELINE_SCRIPT_SIG, false);
-    }
+    rc = timeline_check(npos, out, script, width, height);
     if (rc < 0) {
         return halo_cli_fail(rc);
-    }
-    if ((out != NULL && strpbrk(out, "'\n") != NULL) || width < 200 || width > 20000 ||
-        height < 0 || height > 20000) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "timeline: bad -o path (no quotes) or "
-                                                      "size (width 200..20000)"));
     }
     halo_timeline_event *ev = NULL;
     int64_t n = 0;
@@ -245,58 +324,13 @@ int halo_cmd_timeline(int argc, char **argv)
         goto fail;
     }
     lanes = HALO_ALLOC(lane, m);
-    double t0 = ev[0].start, t1 = ev[0].end;
-    int64_t batches = 0;
-    int ranks = 0;
-    for (int64_t i = 0; i < m; i++) {
-        t0 = ev[i].start < t0 ? ev[i].start : t0;
-        t1 = ev[i].end > t1 ? ev[i].end : t1;
-        batches = ev[i].batch + 1 > batches ? ev[i].batch + 1 : batches;
-        ranks = ev[i].rank + 1 > ranks ? ev[i].rank + 1 : ranks;
-        if (find_lane(lanes, nl, &ev[i]) < 0) {
-            if (nl >= 400) {
-                rc = halo_errorf(HALO_EINPUT, "%s: more than 400 lanes (rank x stage x thread)",
-                                 pos[0]);
-                goto fail;
-            }
-            lane *l = &lanes[nl++];
-            l->rank = ev[i].rank;
-            l->thread = ev[i].thread;
-            l->order = stage_order(ev[i].stage);
-            memcpy(l->stage, ev[i].stage, sizeof l->stage);
-        }
+    span sp;
+    rc = timeline_lanes(pos[0], ev, m, lanes, &nl, &sp);
+    if (rc < 0) {
+        goto fail;
     }
-    qsort(lanes, (size_t)nl, sizeof *lanes, cmp_lane);
-
-    /* busy time per stage (all ranks) and the part of it that overlapped the same rank's
-     * compute/allreduce */
-    printf("timeline: %s, epoch %d, %d rank%s, %lld batches, span %.3f s\n", pos[0], epoch, ranks,
-           ranks == 1 ? "" : "s", (long long)batches, t1 - t0);
-    printf("  %-10s %12s %10s\n", "stage", "busy s/rank", "hidden");
-    for (int i = 0; i < nl; i++) {
-        bool first = true;
-        for (int j = 0; j < i; j++) {
-            first = first && strcmp(lanes[j].stage, lanes[i].stage) != 0;
-        }
-        if (!first) {
-            continue;
-        }
-        double busy = 0, hid = 0;
-        for (int64_t k = 0; k < m; k++) {
-            if (strcmp(ev[k].stage, lanes[i].stage) == 0) {
-                busy += ev[k].end - ev[k].start;
-                if (!is_main_stage(ev[k].stage)) {
-                    hid += covered(ev, m, ev[k].rank, ev[k].start, ev[k].end);
-                }
-            }
-        }
-        if (is_main_stage(lanes[i].stage)) {
-            printf("  %-10s %12.4f %10s\n", lanes[i].stage, busy / ranks, "-");
-        } else {
-            printf("  %-10s %12.4f %9.1f%%\n", lanes[i].stage, busy / ranks,
-                   busy > 0 ? 100.0 * hid / busy : 0.0);
-        }
-    }
+    double t0 = sp.t0;
+    timeline_busy(pos[0], epoch, ev, m, lanes, nl, &sp);
 
     char deftitle[256];
     snprintf(deftitle, sizeof deftitle, "%s, epoch %d", pos[0], epoch);

@@ -130,26 +130,17 @@ static int put_blocks(halo_trace_writer *w, const orig_graph *og, int rank, int 
     return rc;
 }
 
-/* Records every rank's batches of `epochs` epochs into w (seed order as the trainer shuffles). */
-static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts, int layers,
-                        int64_t batch, int epochs, int64_t max_batches, uint64_t seed, bool blocks,
-                        int64_t *n_batches, int64_t *n_input, int64_t *n_remote, int64_t *n_halo)
+/* Each part's halo nodes into the trace w, with their owners and their weights of
+ * halo_cache_vip over the part's training seeds. */
+static int put_halos(orig_graph *og, halo_trace_writer *w, const int *fanouts, int layers,
+                     int64_t batch)
 {
-    int P = og->pi->parts;
     int64_t n = og->g.nodes;
     int rc = 0;
-    halo_sampler *smp = halo_sampler_new();
-    halo_minibatch mb;
-    memset(&mb, 0, sizeof mb);
     double *p = HALO_ALLOC(double, n + 1);
-    int32_t *seeds = NULL, *order = NULL, *ids = NULL, *oseeds = NULL;
-    uint8_t *flags = NULL;
+    int32_t *oseeds = NULL, *owner = NULL;
     double *vip = NULL;
-    int32_t *owner = NULL;
-    halo_order_key *keys = NULL;
-    int64_t *torig = NULL, *boff = NULL;
-    int64_t cap = 0;
-    for (int r = 0; r < P; r++) {
+    for (int r = 0; r < og->pi->parts; r++) {
         const halo_part *pt = og->parts[r];
         halo_free(oseeds);
         halo_free(vip);
@@ -170,6 +161,65 @@ static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts
         }
         HALO_TRY(halo_trace_put_halo(w, r, pt->num_halo, pt->halo, pt->halo_deg, owner, vip));
     }
+fail:
+    halo_free(p);
+    halo_free(oseeds);
+    halo_free(vip);
+    halo_free(owner);
+    return rc;
+}
+
+/* Whether the node v (new id) is one of the part's halo nodes (pt->halo is sorted). */
+static bool is_halo(const halo_part *pt, int32_t v)
+{
+    int64_t lo = 0, hi = pt->num_halo;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (pt->halo[mid] < v) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo < pt->num_halo && pt->halo[lo] == v;
+}
+
+/* The input nodes of the batch mb as part pt sees them: new ids into ids, and flags remote
+ * (owned by another part) and halo (a remote one among pt's halo nodes), counted. */
+static void flag_inputs(const orig_graph *og, const halo_part *pt, const halo_minibatch *mb,
+                        int32_t *ids, uint8_t *flags, int64_t *n_remote, int64_t *n_halo)
+{
+    for (int32_t i = 0; i < mb->num_input; i++) {
+        int32_t v = og->new_of[mb->input[i]];
+        ids[i] = v;
+        flags[i] = 0;
+        if (v < pt->start || v >= pt->end) {
+            flags[i] = HALO_TRACE_F_REMOTE;
+            (*n_remote)++;
+            if (is_halo(pt, v)) {
+                flags[i] |= HALO_TRACE_F_HALO;
+                (*n_halo)++;
+            }
+        }
+    }
+}
+
+/* Records every rank's batches of `epochs` epochs into w (seed order as the trainer shuffles). */
+static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts, int layers,
+                        int64_t batch, int epochs, int64_t max_batches, uint64_t seed, bool blocks,
+                        int64_t *n_batches, int64_t *n_input, int64_t *n_remote, int64_t *n_halo)
+{
+    int P = og->pi->parts;
+    int rc = 0;
+    halo_sampler *smp = halo_sampler_new();
+    halo_minibatch mb;
+    memset(&mb, 0, sizeof mb);
+    int32_t *seeds = NULL, *order = NULL, *ids = NULL;
+    uint8_t *flags = NULL;
+    halo_order_key *keys = NULL;
+    int64_t *torig = NULL, *boff = NULL;
+    int64_t cap = 0;
+    HALO_TRY(put_halos(og, w, fanouts, layers, batch));
     for (int ep = 0; ep < epochs; ep++) {
         for (int r = 0; r < P; r++) {
             const halo_part *pt = og->parts[r];
@@ -208,28 +258,7 @@ static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts
                     ids = HALO_ALLOC(int32_t, cap);
                     flags = HALO_ALLOC(uint8_t, cap);
                 }
-                for (int32_t i = 0; i < mb.num_input; i++) {
-                    int32_t v = og->new_of[mb.input[i]];
-                    ids[i] = v;
-                    flags[i] = 0;
-                    if (v < pt->start || v >= pt->end) {
-                        flags[i] = HALO_TRACE_F_REMOTE;
-                        (*n_remote)++;
-                        int64_t lo = 0, hi = pt->num_halo;
-                        while (lo < hi) {
-                            int64_t mid = lo + (hi - lo) / 2;
-                            if (pt->halo[mid] < v) {
-                                lo = mid + 1;
-                            } else {
-                                hi = mid;
-                            }
-                        }
-                        if (lo < pt->num_halo && pt->halo[lo] == v) {
-                            flags[i] |= HALO_TRACE_F_HALO;
-                            (*n_halo)++;
-                        }
-                    }
-                }
+                flag_inputs(og, pt, &mb, ids, flags, n_remote, n_halo);
                 HALO_TRY(halo_trace_put_batch(w, r, ep, b, mb.num_input, ids, flags));
                 if (blocks) {
                     HALO_TRY(put_blocks(w, og, r, ep, b, &mb));
@@ -242,7 +271,6 @@ static int record_trace(orig_graph *og, halo_trace_writer *w, const int *fanouts
 fail:
     halo_sample_free(&mb);
     halo_sampler_free(smp);
-    halo_free(p);
     halo_free(seeds);
     halo_free(order);
     halo_free(keys);
@@ -250,9 +278,6 @@ fail:
     halo_free(boff);
     halo_free(ids);
     halo_free(flags);
-    halo_free(oseeds);
-    halo_free(vip);
-    halo_free(owner);
     return rc;
 }
 
@@ -352,6 +377,147 @@ static void policy_path(const char *name, char *out, size_t size)
     }
 }
 
+/* The policies and capacities of `halo trace replay`. */
+typedef struct replay_lists {
+    char *pol_v[64];     /* policy files or names */
+    int npol;            /* their number */
+    double capv[64];     /* capacities, fractions of the halo set */
+    int ncap;            /* their number (0: the policies' own) */
+    char listbuf[2048];  /* the --policies text pol_v points into */
+    char capbuf[1024];   /* the --capacities text */
+} replay_lists;
+
+/* --policy F or --policies all|LIST, and --capacities LIST, into l. */
+static int replay_parse_lists(const char *policy, const char *policies, const char *caps,
+                              replay_lists *l)
+{
+    l->npol = 0;
+    l->ncap = 0;
+    if (policy != NULL) {
+        l->pol_v[l->npol++] = (char *)policy;
+    } else if (strcmp(policies, "all") == 0) {
+        for (int i = 0; all_policies[i] != NULL; i++) {
+            l->pol_v[l->npol++] = (char *)all_policies[i];
+        }
+    } else {
+        snprintf(l->listbuf, sizeof l->listbuf, "%s", policies);
+        l->npol = halo_split_list(l->listbuf, "--policies", l->pol_v, 64);
+        if (l->npol < 0) {
+            return l->npol;
+        }
+    }
+    if (caps != NULL) {
+        snprintf(l->capbuf, sizeof l->capbuf, "%s", caps);
+        char *cv[64];
+        int n = halo_split_list(l->capbuf, "--capacities", cv, 64);
+        if (n < 0) {
+            return n;
+        }
+        for (int i = 0; i < n; i++) {
+            int rc = halo_parse_f64(cv[i], "--capacities", &l->capv[l->ncap]);
+            if (rc != 0) {
+                return rc;
+            }
+            if (l->capv[l->ncap] < 0 || l->capv[l->ncap] > 1) {
+                return halo_errorf(HALO_EUSAGE, "trace replay: capacity %s is not a fraction in "
+                                   "[0, 1]", cv[i]);
+            }
+            l->ncap++;
+        }
+    }
+    if (l->npol == 0) {
+        return halo_errorf(HALO_EUSAGE, "trace replay: no policy given");
+    }
+    return 0;
+}
+
+/* Prints the trace's totals and the table's header; returns the bytes per row (row_bytes, or
+ * 4 x the feature width when 0). */
+static int64_t replay_summary(const char *file, const halo_trace *t, int64_t row_bytes)
+{
+    int64_t nb = 0, ni = 0, nr = 0, nh = 0, halo = 0;
+    for (int r = 0; r < t->ranks; r++) {
+        halo += t->rank[r].num_halo;
+        for (int64_t k = 0; k < t->rank[r].batches; k++) {
+            halo_trace_batch b;
+            halo_trace_get_batch(t, r, k, &b);
+            nb++;
+            ni += b.n;
+            for (int64_t i = 0; i < b.n; i++) {
+                nr += (b.flags[i] & HALO_TRACE_F_REMOTE) != 0;
+                nh += (b.flags[i] & HALO_TRACE_F_HALO) != 0;
+            }
+        }
+    }
+    int64_t rb = row_bytes > 0 ? row_bytes : 4 * (int64_t)t->feat_dim;
+    printf("trace %s: %d rank%s, %lld batches, %lld input nodes, %lld remote (%lld halo), "
+           "%lld halo nodes, %lld bytes per row; no cache pulls %.2f MB\n",
+           file, t->ranks, halo_plural(t->ranks), (long long)nb, (long long)ni, (long long)nr,
+           (long long)nh,
+           (long long)halo, (long long)rb, (double)(nr * rb) / 1e6);
+    printf("%-8s %-12s %9s %8s %9s %10s %7s %9s %8s %9s %10s %10s %10s\n", "capacity", "policy",
+           "slots", "hit_rate", "of_belady", "remote_MB", "vs_none", "prefetch", "init_MB",
+           "us/batch", "hits", "misses", "evicted");
+    return rb;
+}
+
+/* Replays the trace through the policy pol at the capacity *cap (NULL: the policy's own) and
+ * prints its row; *belady_rate is the rate of belady at this capacity once it has run. */
+static int replay_row(const halo_trace *t, const char *pol, const double *cap,
+                      const halo_strlist *sets, bool unsafe, int64_t rb, double *belady_rate)
+{
+    char path[4096], capset[64];
+    policy_path(pol, path, sizeof path);
+    const char *setv[70];
+    int nset = 0;
+    if (cap != NULL) {
+        snprintf(capset, sizeof capset, "f=%.17g", *cap);
+        setv[nset++] = capset;
+    }
+    for (int i = 0; i < sets->n && nset < 70; i++) {
+        setv[nset++] = sets->v[i];
+    }
+    halo_policy_opts po = {
+        .path = path, .params = setv, .nparams = nset, .unsafe = unsafe, .rank = 0};
+    halo_trace_result res;
+    int rc = halo_trace_replay(t, &po, rb, &res);
+    if (rc != 0) {
+        return rc;
+    }
+    double rate = halo_cache_hit_rate(&res.stats);
+    if (strstr(path, "belady") != NULL) {
+        *belady_rate = rate;
+    }
+    char capcol[32], ofb[32];
+    if (cap != NULL) {
+        snprintf(capcol, sizeof capcol, "%.3g", *cap);
+    } else {
+        snprintf(capcol, sizeof capcol, "-");
+    }
+    if (*belady_rate > 0) {
+        snprintf(ofb, sizeof ofb, "%.3f", rate / *belady_rate);
+    } else {
+        snprintf(ofb, sizeof ofb, "-");
+    }
+    double mb = (double)res.stats.bytes_pulled / 1e6;
+    double none = res.bytes_nocache > 0
+                      ? (double)res.stats.bytes_pulled / (double)res.bytes_nocache
+                      : 0;
+    const char *nm = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(strlen(nm) > 4 ? strlen(nm) - 4 : strlen(nm)), nm);
+    printf("%-8s %-12s %9lld %8.4f %9s %10.2f %7.3f %9lld %8.2f %9.1f %10lld %10lld "
+           "%10lld\n",
+           capcol, name, (long long)res.capacity, rate, ofb, mb, none,
+           (long long)res.stats.prefetched, (double)res.stats.bytes_init / 1e6,
+           res.batches > 0 ? 1e6 * res.policy_s / (double)res.batches : 0.0,
+           (long long)res.stats.hits, (long long)res.stats.misses,
+           (long long)res.stats.evicted);
+    fflush(stdout);
+    return 0;
+}
+
+/* `halo trace replay`: a trace through each policy at each capacity, a row each. */
 static int trace_replay(int argc, char **argv)
 {
     const char *policy = NULL, *policies = NULL, *caps = NULL;
@@ -396,129 +562,23 @@ static int trace_replay(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace replay: usage: halo trace replay "
                                                       "TRACE (--policy F | --policies LIST)"));
     }
-    char listbuf[2048], capbuf[1024];
-    char *pol_v[64];
-    int npol = 0;
-    if (policy != NULL) {
-        pol_v[npol++] = (char *)policy;
-    } else if (strcmp(policies, "all") == 0) {
-        for (int i = 0; all_policies[i] != NULL; i++) {
-            pol_v[npol++] = (char *)all_policies[i];
-        }
-    } else {
-        snprintf(listbuf, sizeof listbuf, "%s", policies);
-        npol = halo_split_list(listbuf, "--policies", pol_v, 64);
-        if (npol < 0) {
-            return halo_cli_fail(npol);
-        }
-    }
-    double capv[64];
-    int ncap = 0;
-    if (caps != NULL) {
-        snprintf(capbuf, sizeof capbuf, "%s", caps);
-        char *cv[64];
-        int n = halo_split_list(capbuf, "--capacities", cv, 64);
-        if (n < 0) {
-            return halo_cli_fail(n);
-        }
-        for (int i = 0; i < n; i++) {
-            rc = halo_parse_f64(cv[i], "--capacities", &capv[ncap]);
-            if (rc != 0) {
-                return halo_cli_fail(rc);
-            }
-            if (capv[ncap] < 0 || capv[ncap] > 1) {
-                return halo_cli_fail(halo_errorf(HALO_EUSAGE,
-                                                 "trace replay: capacity %s is not "
-                                                 "a fraction in [0, 1]",
-                                                 cv[i]));
-            }
-            ncap++;
-        }
-    }
-    if (npol == 0) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "trace replay: no policy given"));
+    replay_lists l;
+    rc = replay_parse_lists(policy, policies, caps, &l);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
     }
     halo_trace *t = NULL;
     rc = halo_trace_load(pos[0], &t);
     if (rc != 0) {
         return halo_cli_fail(rc);
     }
-    int64_t nb = 0, ni = 0, nr = 0, nh = 0, halo = 0;
-    for (int r = 0; r < t->ranks; r++) {
-        halo += t->rank[r].num_halo;
-        for (int64_t k = 0; k < t->rank[r].batches; k++) {
-            halo_trace_batch b;
-            halo_trace_get_batch(t, r, k, &b);
-            nb++;
-            ni += b.n;
-            for (int64_t i = 0; i < b.n; i++) {
-                nr += (b.flags[i] & HALO_TRACE_F_REMOTE) != 0;
-                nh += (b.flags[i] & HALO_TRACE_F_HALO) != 0;
-            }
-        }
-    }
-    int64_t rb = row_bytes > 0 ? row_bytes : 4 * (int64_t)t->feat_dim;
-    printf("trace %s: %d rank%s, %lld batches, %lld input nodes, %lld remote (%lld halo), "
-           "%lld halo nodes, %lld bytes per row; no cache pulls %.2f MB\n",
-           pos[0], t->ranks, halo_plural(t->ranks), (long long)nb, (long long)ni, (long long)nr,
-           (long long)nh,
-           (long long)halo, (long long)rb, (double)(nr * rb) / 1e6);
-    printf("%-8s %-12s %9s %8s %9s %10s %7s %9s %8s %9s %10s %10s %10s\n", "capacity", "policy",
-           "slots", "hit_rate", "of_belady", "remote_MB", "vs_none", "prefetch", "init_MB",
-           "us/batch", "hits", "misses", "evicted");
-    int nc = ncap > 0 ? ncap : 1;
+    int64_t rb = replay_summary(pos[0], t, row_bytes);
+    int nc = l.ncap > 0 ? l.ncap : 1;
     for (int ci = 0; ci < nc && rc == 0; ci++) {
         double belady_rate = -1;
-        for (int pi = 0; pi < npol && rc == 0; pi++) {
-            char path[4096], capset[64];
-            policy_path(pol_v[pi], path, sizeof path);
-            const char *setv[70];
-            int nset = 0;
-            if (ncap > 0) {
-                snprintf(capset, sizeof capset, "f=%.17g", capv[ci]);
-                setv[nset++] = capset;
-            }
-            for (int i = 0; i < sets.n && nset < 70; i++) {
-                setv[nset++] = sets.v[i];
-            }
-            halo_policy_opts po = {
-                .path = path, .params = setv, .nparams = nset, .unsafe = unsafe, .rank = 0};
-            halo_trace_result res;
-            rc = halo_trace_replay(t, &po, rb, &res);
-            if (rc != 0) {
-                break;
-            }
-            double rate = halo_cache_hit_rate(&res.stats);
-            if (strstr(path, "belady") != NULL) {
-                belady_rate = rate;
-            }
-            char capcol[32], ofb[32];
-            if (ncap > 0) {
-                snprintf(capcol, sizeof capcol, "%.3g", capv[ci]);
-            } else {
-                snprintf(capcol, sizeof capcol, "-");
-            }
-            if (belady_rate > 0) {
-                snprintf(ofb, sizeof ofb, "%.3f", rate / belady_rate);
-            } else {
-                snprintf(ofb, sizeof ofb, "-");
-            }
-            double mb = (double)res.stats.bytes_pulled / 1e6;
-            double none = res.bytes_nocache > 0
-                              ? (double)res.stats.bytes_pulled / (double)res.bytes_nocache
-                              : 0;
-            const char *nm = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)(strlen(nm) > 4 ? strlen(nm) - 4 : strlen(nm)),
-                     nm);
-            printf("%-8s %-12s %9lld %8.4f %9s %10.2f %7.3f %9lld %8.2f %9.1f %10lld %10lld "
-                   "%10lld\n",
-                   capcol, name, (long long)res.capacity, rate, ofb, mb, none,
-                   (long long)res.stats.prefetched, (double)res.stats.bytes_init / 1e6,
-                   res.batches > 0 ? 1e6 * res.policy_s / (double)res.batches : 0.0,
-                   (long long)res.stats.hits, (long long)res.stats.misses,
-                   (long long)res.stats.evicted);
-            fflush(stdout);
+        for (int pi = 0; pi < l.npol && rc == 0; pi++) {
+            rc = replay_row(t, l.pol_v[pi], l.ncap > 0 ? &l.capv[ci] : NULL, &sets, unsafe, rb,
+                            &belady_rate);
         }
     }
     halo_trace_free(t);
