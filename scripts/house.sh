@@ -28,16 +28,7 @@ TOP=10
 # split. Each entry is a path (a file over MAX_FILE; it covers the file's functions too) or
 # PATH:FUNCTION (a function over MAX_FUNC). Remove an entry once its split is merged; the script says when an entry is no
 # longer needed ("allow-list entry no longer needed").
-ALLOW=(
-    # long functions in files that other work owns
-    runtime/cli/cmd_partition.c:halo_cmd_partition # h21 (cli/)
-    runtime/cli/cmd_sample.c:halo_cmd_sample      # h21
-    runtime/cli/cmd_sim.c:halo_cmd_sim            # h21
-    runtime/cli/cmd_timeline.c:halo_cmd_timeline  # h21
-    runtime/cli/cmd_trace.c:record_trace          # h21
-    runtime/cli/cmd_trace.c:trace_replay          # h21
-    runtime/cli/cmd_train.c:halo_cmd_train        # h21
-)
+ALLOW=()
 
 usage() {
     sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//' >&2

@@ -15,77 +15,192 @@
 #include <stdio.h>
 #include <string.h>
 
-int halo_cmd_train(int argc, char **argv)
+/* The flags of `halo train` that are not fields of halo_train_opts as they are. */
+typedef struct train_cli {
+    halo_train_opts o;        /* the run */
+    const char *policy;       /* --policy as given */
+    const char *fanouts;      /* --fanouts */
+    const char *device;       /* --device auto|cpu|gpu */
+    const char *eval;         /* --eval sampled|full|none */
+    const char *eval_fanouts; /* --eval-fanouts */
+    const char *metrics;      /* --metrics */
+    const char *checkpoint;   /* --checkpoint */
+    const char *netem;        /* --netem */
+    const char *batching;     /* --batching local|global */
+    const char *model;        /* --model sage|rgcn */
+    const char *embed_optim;  /* --embed-optimizer */
+    const char *timeline;     /* --timeline */
+    const char *batch;        /* --batch, NULL: the model's default */
+    const char *hidden;       /* --hidden, NULL: the model's default */
+    const char *lr;           /* --lr, NULL: the model's default */
+    int64_t seed;             /* --seed */
+    bool resume;              /* --resume */
+    bool check;               /* --check */
+    bool quiet_table;         /* --no-table */
+    halo_strlist sets;        /* --set */
+    char policy_buf[4096];    /* the resolved --policy path */
+} train_cli;
+
+enum { TRAIN_NOPTS = 40 }; /* room for train_flags' table */
+
+/* The flag table of `halo train`, pointing into c. */
+static void train_flags(train_cli *c, halo_opt opts[TRAIN_NOPTS])
 {
-    halo_train_opts o;
-    halo_train_opts_default(&o);
-    const char *policy = NULL, *fanouts = NULL, *device = "auto", *eval = "sampled";
-    const char *eval_fanouts = NULL, *metrics = NULL, *checkpoint = NULL, *netem = NULL;
-    const char *batching = "local", *model = "sage", *embed_optim = "adam";
-    const char *timeline = NULL;
-    const char *batch_s = NULL, *hidden_s = NULL, *lr_s = NULL; /* NULL: the model's default */
-    int64_t seed = (int64_t)o.seed;
-    bool resume = false, check = false, quiet_table = false;
-    halo_strlist sets = {.n = 0};
-    const halo_opt opts[] = {
-        {"policy", 0, HALO_OPT_STRING, &policy, "FILE|NAME",
+    const halo_opt t[] = {
+        {"policy", 0, HALO_OPT_STRING, &c->policy, "FILE|NAME",
          "policy file, or NAME of policies/NAME.lua (default: built-in defaults)"},
-        {"set", 0, HALO_OPT_LIST, &sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
-        {"epochs", 'e', HALO_OPT_INT, &o.epochs, "E",
+        {"set", 0, HALO_OPT_LIST, &c->sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
+        {"epochs", 'e', HALO_OPT_INT, &c->o.epochs, "E",
          "epochs to train (a resumed run goes up to E)"},
-        {"batch", 'b', HALO_OPT_STRING, &batch_s, "B",
+        {"batch", 'b', HALO_OPT_STRING, &c->batch, "B",
          "seeds per mini-batch (per rank with --batching local; default 2000, 500 with --model "
          "rgcn)"},
-        {"batching", 0, HALO_OPT_STRING, &batching, "local|global",
+        {"batching", 0, HALO_OPT_STRING, &c->batching, "local|global",
          "local: each rank cuts its own shuffled seeds (DistDGL); global: one global order, "
          "batch b is the same seeds whatever the rank count"},
-        {"fanouts", 'f', HALO_OPT_STRING, &fanouts, "LIST",
+        {"fanouts", 'f', HALO_OPT_STRING, &c->fanouts, "LIST",
          "fanouts, input layer first (overrides the policy's fanout hook); on a typed partition "
          "also per relation, 'cites=10,*=5;*=10' (docs/hetero.md)"},
-        {"model", 0, HALO_OPT_STRING, &model, "sage|rgcn",
+        {"model", 0, HALO_OPT_STRING, &c->model, "sage|rgcn",
          "GraphSAGE (mean), or RGCN: a weight per relation, mean per relation (docs/rgcn.md)"},
-        {"bases", 0, HALO_OPT_INT, &o.bases, "B",
+        {"bases", 0, HALO_OPT_INT, &c->o.bases, "B",
          "RGCN: relations share B basis matrices (0: one weight per relation)"},
-        {"embed-optimizer", 0, HALO_OPT_STRING, &embed_optim, "adam|adagrad",
+        {"embed-optimizer", 0, HALO_OPT_STRING, &c->embed_optim, "adam|adagrad",
          "sparse optimiser of the learnable rows of featureless node types (docs/hetero.md)"},
-        {"embed-lr", 0, HALO_OPT_DOUBLE, &o.embed_lr, "X", "their learning rate"},
-        {"hidden", 0, HALO_OPT_STRING, &hidden_s, "H",
+        {"embed-lr", 0, HALO_OPT_DOUBLE, &c->o.embed_lr, "X", "their learning rate"},
+        {"hidden", 0, HALO_OPT_STRING, &c->hidden, "H",
          "hidden width (default 16; 64 with --model rgcn)"},
-        {"lr", 0, HALO_OPT_STRING, &lr_s, "X",
+        {"lr", 0, HALO_OPT_STRING, &c->lr, "X",
          "Adam learning rate (default 0.003; 0.01 with --model rgcn)"},
-        {"dropout", 0, HALO_OPT_DOUBLE, &o.dropout, "P", "dropout probability"},
-        {"weight-decay", 0, HALO_OPT_DOUBLE, &o.weight_decay, "X", "Adam L2 coefficient"},
-        {"seed", 's', HALO_OPT_I64, &seed, "S", "seed of every random choice"},
-        {"device", 0, HALO_OPT_STRING, &device, "auto|cpu|gpu",
+        {"dropout", 0, HALO_OPT_DOUBLE, &c->o.dropout, "P", "dropout probability"},
+        {"weight-decay", 0, HALO_OPT_DOUBLE, &c->o.weight_decay, "X", "Adam L2 coefficient"},
+        {"seed", 's', HALO_OPT_I64, &c->seed, "S", "seed of every random choice"},
+        {"device", 0, HALO_OPT_STRING, &c->device, "auto|cpu|gpu",
          "where to compute (auto: GPU when one exists)"},
-        {"threads", 0, HALO_OPT_INT, &o.threads, "N",
+        {"threads", 0, HALO_OPT_INT, &c->o.threads, "N",
          "CPU threads per rank (0: cores / ranks on this machine)"},
-        {"eval", 0, HALO_OPT_STRING, &eval, "sampled|full|none",
+        {"eval", 0, HALO_OPT_STRING, &c->eval, "sampled|full|none",
          "evaluation: sampled inference or layer-wise full-neighbour"},
-        {"eval-fanouts", 0, HALO_OPT_STRING, &eval_fanouts, "LIST",
+        {"eval-fanouts", 0, HALO_OPT_STRING, &c->eval_fanouts, "LIST",
          "fanouts of sampled evaluation (default: the training fanouts)"},
-        {"eval-every", 0, HALO_OPT_INT, &o.eval_every, "N",
+        {"eval-every", 0, HALO_OPT_INT, &c->o.eval_every, "N",
          "evaluate every N epochs and at the end"},
-        {"eval-batch", 0, HALO_OPT_I64, &o.eval_batch, "B", "nodes per evaluation batch per rank"},
-        {"metrics", 'm', HALO_OPT_STRING, &metrics, "FILE", "JSON Lines metrics (rank 0 writes)"},
-        {"trace", 0, HALO_OPT_STRING, &o.trace, "FILE",
+        {"eval-batch", 0, HALO_OPT_I64, &c->o.eval_batch, "B", "nodes per evaluation batch per rank"},
+        {"metrics", 'm', HALO_OPT_STRING, &c->metrics, "FILE", "JSON Lines metrics (rank 0 writes)"},
+        {"trace", 0, HALO_OPT_STRING, &c->o.trace, "FILE",
          "access trace for `halo trace replay` (FILE.rR per rank when P > 1)"},
-        {"checkpoint", 0, HALO_OPT_STRING, &checkpoint, "DIR", "checkpoint directory"},
-        {"checkpoint-every", 0, HALO_OPT_INT, &o.checkpoint_every, "N",
+        {"checkpoint", 0, HALO_OPT_STRING, &c->checkpoint, "DIR", "checkpoint directory"},
+        {"checkpoint-every", 0, HALO_OPT_INT, &c->o.checkpoint_every, "N",
          "write the checkpoint every N epochs and at the end"},
-        {"resume", 0, HALO_OPT_FLAG, &resume, NULL, "continue from --checkpoint DIR"},
-        {"check", 0, HALO_OPT_FLAG, &check, NULL,
+        {"resume", 0, HALO_OPT_FLAG, &c->resume, NULL, "continue from --checkpoint DIR"},
+        {"check", 0, HALO_OPT_FLAG, &c->check, NULL,
          "compare the parameter checksum of every rank after each epoch"},
-        {"netem", 0, HALO_OPT_STRING, &netem, "SPEC", "emulated network, e.g. lat=50us,bw=10Gbit"},
-        {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.depth, "N",
+        {"netem", 0, HALO_OPT_STRING, &c->netem, "SPEC", "emulated network, e.g. lat=50us,bw=10Gbit"},
+        {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &c->o.depth, "N",
          "pipeline depth: batches prepared ahead of the compute (-1: the policy's)"},
-        {"sampler-threads", 0, HALO_OPT_INT, &o.sampler_threads, "N",
+        {"sampler-threads", 0, HALO_OPT_INT, &c->o.sampler_threads, "N",
          "sampling threads of the pipeline (0: the policy's)"},
-        {"timeline", 0, HALO_OPT_STRING, &timeline, "FILE",
+        {"timeline", 0, HALO_OPT_STRING, &c->timeline, "FILE",
          "write every stage's start and end per rank and batch (see halo timeline)"},
-        {"no-table", 0, HALO_OPT_FLAG, &quiet_table, NULL, "no per-epoch table on stderr"},
+        {"no-table", 0, HALO_OPT_FLAG, &c->quiet_table, NULL, "no per-epoch table on stderr"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
+    _Static_assert(sizeof t / sizeof t[0] <= TRAIN_NOPTS, "TRAIN_NOPTS too small");
+    memcpy(opts, t, sizeof t);
+}
+
+/* c->o from the flags: the enumerations, the model's defaults (halo_train_opts_for_model), then
+ * the --batch, --hidden and --lr given. */
+static int train_options(train_cli *c, int npos, char **pos)
+{
+    if (npos != 1) {
+        return halo_errorf(HALO_EUSAGE, "train: one partition directory expected");
+    }
+    if (c->sets.n > 0 && c->policy == NULL) {
+        return halo_errorf(HALO_EUSAGE, "train: --set needs --policy");
+    }
+    halo_train_opts *o = &c->o;
+    o->pdir = pos[0];
+    o->policy = halo_cli_policy_path(c->policy, c->policy_buf, sizeof c->policy_buf);
+    o->sets = c->sets.v;
+    o->nsets = c->sets.n;
+    o->fanouts = c->fanouts;
+    o->eval_fanouts = c->eval_fanouts;
+    o->metrics = c->metrics;
+    o->checkpoint = c->checkpoint;
+    o->netem = c->netem;
+    o->timeline = c->timeline;
+    o->resume = c->resume;
+    o->check = c->check;
+    o->table = !c->quiet_table;
+    o->seed = (uint64_t)c->seed;
+    if (halo_train_parse_batching(c->batching, &o->batching) < 0 ||
+        halo_model_device_parse(c->device, &o->device) < 0 ||
+        halo_model_kind_parse(c->model, &o->model) < 0 ||
+        halo_embed_optim_parse(c->embed_optim, &o->embed_optim) < 0 ||
+        halo_train_parse_eval(c->eval, &o->eval) < 0) {
+        return HALO_EUSAGE;
+    }
+    halo_train_opts_for_model(o);
+    int64_t hidden = o->hidden;
+    if ((c->batch != NULL && halo_parse_i64(c->batch, "--batch", &o->batch) < 0) ||
+        (c->hidden != NULL && halo_parse_i64(c->hidden, "--hidden", &hidden) < 0) ||
+        (c->lr != NULL && halo_parse_f64(c->lr, "--lr", &o->lr) < 0)) {
+        return HALO_EUSAGE;
+    }
+    if (hidden > INT32_MAX || hidden < INT32_MIN) {
+        return halo_errorf(HALO_EUSAGE, "--hidden: %s is out of range", c->hidden);
+    }
+    o->hidden = (int)hidden; /* below 1: refused by halo_train_opts_check */
+    return 0;
+}
+
+/* The checks after MPI start-up, so that every rank says it before any exits (mpirun ends the
+ * job at the first non-zero exit). */
+static int train_check(const train_cli *c)
+{
+    int rc = halo_train_opts_check(&c->o);
+    if (rc == 0 && c->checkpoint != NULL) {
+        /* before training, not at the first checkpoint: never replace what is not one */
+        rc = halo_output_check(c->checkpoint, "params.f32", "checkpoint");
+    }
+    if (rc == 0 && c->timeline != NULL) {
+        /* written at the end: refused now, not after the run */
+        rc = halo_error_prefix(
+            halo_output_file_check(c->timeline, "timeline file", HALO_TIMELINE_SIG, false),
+            "--timeline");
+    }
+    if (rc == 0 && c->netem != NULL) {
+        halo_netem ne;
+        rc = halo_netem_parse(c->netem, &ne);
+    }
+    return rc;
+}
+
+/* Rank 0's line of a finished run. */
+static void train_print(const halo_train_result *res, int ranks)
+{
+    printf("halo train: %d epoch%s on %d rank%s (%s), mean epoch %.3f s", res->epochs,
+           halo_plural(res->epochs), ranks, halo_plural(ranks), res->device, res->mean_epoch_s);
+    if (res->test_acc >= 0) {
+        printf(", val acc %.4f, test acc %.4f", res->val_acc, res->test_acc);
+    }
+    printf(", params %016" PRIx64, res->param_checksum);
+    if (res->embed_checksum != 0) {
+        printf(", embeddings %016" PRIx64, res->embed_checksum);
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
+int halo_cmd_train(int argc, char **argv)
+{
+    train_cli c = {.device = "auto", .eval = "sampled", .batching = "local", .model = "sage",
+                   .embed_optim = "adam"};
+    halo_train_opts_default(&c.o);
+    c.seed = (int64_t)c.o.seed;
+    halo_opt opts[TRAIN_NOPTS];
+    train_flags(&c, opts);
     const halo_cmd_help help = {
         "mpirun -np P halo train PDIR [--policy F] [--set k=v] [--epochs E] [--batch B] "
         "[--device auto|cpu|gpu] [--metrics FILE.jsonl] [--checkpoint DIR] [--resume]",
@@ -103,70 +218,19 @@ int halo_cmd_train(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    if (npos != 1) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "train: one partition directory expected"));
+    rc = train_options(&c, npos, pos);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
     }
-    if (sets.n > 0 && policy == NULL) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "train: --set needs --policy"));
-    }
-    o.pdir = pos[0];
-    char policy_buf[4096];
-    o.policy = halo_cli_policy_path(policy, policy_buf, sizeof policy_buf);
-    o.sets = sets.v;
-    o.nsets = sets.n;
-    o.fanouts = fanouts;
-    o.eval_fanouts = eval_fanouts;
-    o.metrics = metrics;
-    o.checkpoint = checkpoint;
-    o.netem = netem;
-    o.timeline = timeline;
-    o.resume = resume;
-    o.check = check;
-    o.table = !quiet_table;
-    o.seed = (uint64_t)seed;
-    if (halo_train_parse_batching(batching, &o.batching) < 0 ||
-        halo_model_device_parse(device, &o.device) < 0 ||
-        halo_model_kind_parse(model, &o.model) < 0 ||
-        halo_embed_optim_parse(embed_optim, &o.embed_optim) < 0 ||
-        halo_train_parse_eval(eval, &o.eval) < 0) {
-        return halo_cli_fail(HALO_EUSAGE);
-    }
-    halo_train_opts_for_model(&o);
-    int64_t hidden = o.hidden;
-    if ((batch_s != NULL && halo_parse_i64(batch_s, "--batch", &o.batch) < 0) ||
-        (hidden_s != NULL && halo_parse_i64(hidden_s, "--hidden", &hidden) < 0) ||
-        (lr_s != NULL && halo_parse_f64(lr_s, "--lr", &o.lr) < 0)) {
-        return halo_cli_fail(HALO_EUSAGE);
-    }
-    if (hidden > INT32_MAX || hidden < INT32_MIN) {
-        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "--hidden: %s is out of range", hidden_s));
-    }
-    o.hidden = (int)hidden; /* below 1: refused by halo_train_opts_check */
     halo_comm *comm;
     rc = halo_comm_init(&argc, &argv, &comm);
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    /* checked after MPI start-up, so that every rank says it before any exits (mpirun ends the
-     * job at the first non-zero exit) */
-    rc = halo_train_opts_check(&o);
-    if (rc == 0 && checkpoint != NULL) {
-        /* before training, not at the first checkpoint: never replace what is not one */
-        rc = halo_output_check(checkpoint, "params.f32", "checkpoint");
-    }
-    if (rc == 0 && timeline != NULL) {
-        /* written at the end: refused now, not after the run */
-        rc = halo_error_prefix(
-            halo_output_file_check(timeline, "timeline file", HALO_TIMELINE_SIG, false),
-            "--timeline");
-    }
-    if (rc == 0 && netem != NULL) {
-        halo_netem ne;
-        rc = halo_netem_parse(netem, &ne);
-    }
+    rc = train_check(&c);
     halo_train_result res;
     if (rc == 0) {
-        rc = halo_train_run(comm, &o, &res);
+        rc = halo_train_run(comm, &c.o, &res);
     }
     /* every rank gets here (failures are agreed); one line per distinct error, no abort */
     int code = halo_comm_report(comm, rc);
@@ -175,18 +239,7 @@ int halo_cmd_train(int argc, char **argv)
         return code;
     }
     if (halo_comm_rank(comm) == 0) {
-        printf("halo train: %d epoch%s on %d rank%s (%s), mean epoch %.3f s", res.epochs,
-               halo_plural(res.epochs), halo_comm_size(comm), halo_plural(halo_comm_size(comm)),
-               res.device, res.mean_epoch_s);
-        if (res.test_acc >= 0) {
-            printf(", val acc %.4f, test acc %.4f", res.val_acc, res.test_acc);
-        }
-        printf(", params %016" PRIx64, res.param_checksum);
-        if (res.embed_checksum != 0) {
-            printf(", embeddings %016" PRIx64, res.embed_checksum);
-        }
-        printf("\n");
-        fflush(stdout);
+        train_print(&res, halo_comm_size(comm));
     }
     halo_comm_finalize(comm);
     return 0;
