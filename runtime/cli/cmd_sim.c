@@ -263,8 +263,8 @@ static void sim_flags(sim_cli *c, halo_opt opts[SIM_NOPTS])
         {"set", 0, HALO_OPT_LIST, &c->sets, "NAME=VALUE", "set a policy parameter (repeatable)"},
         {"epochs", 'e', HALO_OPT_INT, &c->o.epochs, "E", "epochs to simulate"},
         {"batch", 'b', HALO_OPT_STRING, &c->batch, "B",
-         "seeds per mini-batch (per rank with --batching local; default as halo train's: 2000, "
-         "500 with --model rgcn)"},
+         "seeds per mini-batch (per rank with --batching local; default 2000, 500 with --model "
+         "rgcn, as halo train)"},
         {"batching", 0, HALO_OPT_STRING, &c->batching, "local|global", "as for halo train"},
         {"fanouts", 'f', HALO_OPT_STRING, &c->fanouts, "LIST",
          "fanouts, input layer first (overrides the policy's fanout hook)"},

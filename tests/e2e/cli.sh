@@ -40,11 +40,11 @@ for cmd in train sim sample "trace record"; do
         grep -qE -- '--fanouts LIST .*\[also --fan-out' "$T/help"; then
         ok "$cmd --help lists --batch-size, --num-epochs and --fan-out"
     else not_ok "$cmd --help lists --batch-size, --num-epochs and --fan-out"; sed 's/^/# /' "$T/help"; fi
-    d=$(grep -E -- '-(-batch|-epochs) ' "$T/help" | grep -oE '\(default [0-9]+\)' | sort | tr '\n' ' ')
+    d=$(grep -E -- '-(-batch|-epochs) ' "$T/help" | grep -oE 'default [0-9]+' | sort | tr '\n' ' ')
     defaults="$defaults|$d"
 done
 if [ "$(echo "$defaults" | tr '|' '\n' | sed '/^$/d' | sort -u | wc -l)" = 1 ] &&
-    [[ "$defaults" == "|(default 2000) (default 3) "* ]]
+    [[ "$defaults" == "|default 2000 default 3 "* ]]
 then ok "train, sim, sample and trace record share batch 2000 and 3 epochs"
 else not_ok "train, sim, sample and trace record share the default batch and epochs ($defaults)"; fi
 check_out "partition --help: --trainers is per machine, also --trainers-per-part" \

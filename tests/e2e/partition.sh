@@ -111,7 +111,7 @@ check_fails "a part id out of range is refused" "range.lua:1: hook partition: as
 cat >"$T/empty.lua" <<'EOF2'
 return { partition = function(g) return { method = "custom", parts = 3, assign = halo.array("int32", g.nodes, 0):set_at(halo.range(g.nodes // 2), 2) } end }
 EOF2
-check_fails "an assignment that leaves a part empty is refused" "custom assignment: part 1 of 3 has no node" \
+check_fails "an assignment that leaves a part empty is refused" "empty.lua:1: hook partition: assign leaves part 1 of 3 without a node" \
     "$HALO" partition "$G" --parts 3 --policy "$T/empty.lua" -o "$T/empty"
 check "refused policies leave no output" test ! -e "$T/short" -a ! -e "$T/range" -a ! -e "$T/empty"
 
