@@ -147,6 +147,22 @@ static void sample_print(const double *all, int ranks, const char *fanout_s, int
     fflush(stdout);
 }
 
+/* Adds this rank's netem wait and memory to fig and gathers every rank's figures (ranks x
+ * F_COUNT, to free); a failure ends the job. */
+static double *gather_figures(halo_comm *comm, halo_store *st, double fig[F_COUNT], int ranks)
+{
+    halo_store_memory mem = halo_store_mem(st);
+    fig[F_NETEM_S] = halo_comm_get_stats(comm).netem_wait_s;
+    fig[F_MAPPED] = (double)mem.mapped_bytes;
+    fig[F_RSS] = (double)mem.rss_peak;
+    double *all = HALO_ALLOC(double, (int64_t)ranks * F_COUNT);
+    int rc = halo_comm_allgather(comm, fig, F_COUNT * sizeof(double), all);
+    if (rc < 0) {
+        halo_comm_fail(comm, rc);
+    }
+    return all;
+}
+
 int halo_cmd_sample(int argc, char **argv)
 {
     const char *fanout_s = "10,25";
@@ -218,15 +234,7 @@ int halo_cmd_sample(int argc, char **argv)
         halo_comm_fail(comm, rc);
     }
     double wall = halo_now() - t0;
-    halo_store_memory mem = halo_store_mem(st);
-    fig[F_NETEM_S] = halo_comm_get_stats(comm).netem_wait_s;
-    fig[F_MAPPED] = (double)mem.mapped_bytes;
-    fig[F_RSS] = (double)mem.rss_peak;
-    double *all = HALO_ALLOC(double, (int64_t)ranks * F_COUNT);
-    rc = halo_comm_allgather(comm, fig, sizeof fig, all);
-    if (rc < 0) {
-        halo_comm_fail(comm, rc);
-    }
+    double *all = gather_figures(comm, st, fig, ranks);
     if (rank == 0) {
         sample_print(all, ranks, fanout_s, batch, epochs, netem_s, wall);
     }

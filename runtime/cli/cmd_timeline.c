@@ -262,6 +262,25 @@ static void timeline_busy(const char *file, int epoch, const halo_timeline_event
     }
 }
 
+/* Keeps the events of the epoch *epoch (below 0: the first in the file, written back) at the
+ * front of ev[0..n); returns their number. */
+static int64_t keep_epoch(halo_timeline_event *ev, int64_t n, int *epoch)
+{
+    if (*epoch < 0) {
+        *epoch = ev[0].epoch;
+        for (int64_t i = 1; i < n; i++) {
+            *epoch = ev[i].epoch < *epoch ? ev[i].epoch : *epoch;
+        }
+    }
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (ev[i].epoch == *epoch) {
+            ev[m++] = ev[i];
+        }
+    }
+    return m;
+}
+
 int halo_cmd_timeline(int argc, char **argv)
 {
     const char *out = NULL, *script = NULL, *title = NULL;
@@ -301,19 +320,7 @@ int halo_cmd_timeline(int argc, char **argv)
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    if (epoch < 0) {
-        epoch = ev[0].epoch;
-        for (int64_t i = 1; i < n; i++) {
-            epoch = ev[i].epoch < epoch ? ev[i].epoch : epoch;
-        }
-    }
-    /* keep the epoch's events; lanes in rank, stage, thread order */
-    int64_t m = 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (ev[i].epoch == epoch) {
-            ev[m++] = ev[i];
-        }
-    }
+    int64_t m = keep_epoch(ev, n, &epoch);
     lane *lanes = NULL;
     int nl = 0;
     halo_sb sb;
