@@ -333,7 +333,7 @@ static void two_ranks_take_the_times_of_the_formulas(void **state)
         double B = 3601.0 * 4;
         double ar_end = fmax(arrive[0], arrive[1]) + B / (p.nic_bw * p.nics) +
                         2 * (p.net_lat_s + p.allreduce_lat_s);
-        double adam = 3601.0 * 28 / p.adam_bw + 2 * (p.pcie_lat_s + 3601.0 * 4 / p.pcie_bw_pinned);
+        double adam = 3601.0 * 4 / p.adam_bw + 2 * (p.pcie_lat_s + 3601.0 * 4 / p.pcie_bw_pinned);
         for (int r = 0; r < 2; r++) {
             want[r].allreduce_s += ar_end - arrive[r];
             want[r].compute_s += adam;
