@@ -132,18 +132,20 @@ typedef struct sim_rank {
 
 /* A CPU-bound task on a machine. */
 typedef struct cpu_task {
-    double fin;  /* virtual time at which it ends */
-    int threads; /* threads it runs on */
+    double rem;  /* seconds it still needs at full speed on its cores */
+    int threads; /* cores it runs on (its threads, at most the machine's cores) */
+    int held;    /* cores it holds now (0: queued for them) */
+    double since;/* when it was started (queued from then until it holds its cores) */
     int thread;  /* global number of the simulated thread that waits for it */
 } cpu_task;
 
-/* A machine's cores, processor-shared: with n threads running each advances at min(1,
- * cores / n); virtual time v counts the work one of them has done. */
+/* A machine's cores, served in arrival order: a task that gets its cores keeps them to its
+ * end at full speed (the scheduler's time slices are long against a step, and threads that
+ * wait in an exchange yield their core); the tasks behind it queue. */
 typedef struct sim_machine {
-    double v;       /* virtual time (core-seconds per thread) */
-    double t;       /* real time v was computed at */
-    int running;    /* threads of all its tasks */
-    int n;          /* tasks */
+    double t;       /* real time the tasks' rem was brought up to */
+    int held;       /* cores held by running tasks */
+    int n;          /* tasks, in arrival order */
     int cap;        /* capacity of task */
     cpu_task *task; /* [cap] */
 } sim_machine;
