@@ -111,6 +111,7 @@ typedef struct sim_thread {
     int phase;             /* in an exchange: 0 critical CPU, 1 own CPU */
     int64_t next;          /* next batch it takes */
     int push_wait;         /* sampler: its batch is sampled, waiting for its turn to pass on */
+    int keep;              /* its CPU task just ended: a CPU step it starts now keeps the core */
 } sim_thread;
 
 /* A simulated rank: its pipeline's counters and its epoch's times. */
@@ -145,6 +146,7 @@ typedef struct cpu_task {
 typedef struct sim_machine {
     double t;       /* real time the tasks' rem was brought up to */
     int held;       /* cores held by running tasks */
+    int handoff;    /* its ended tasks' threads are going on: the queue waits for them */
     int n;          /* tasks, in arrival order */
     int cap;        /* capacity of task */
     cpu_task *task; /* [cap] */

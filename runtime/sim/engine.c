@@ -248,8 +248,22 @@ static void cpu_start(halo_sim_cost *c, int tid, double work, int threads)
         m->task = halo_realloc(m->task, (size_t)m->cap * sizeof *m->task);
     }
     int k = threads < c->pf.cores ? threads : c->pf.cores;
-    m->task[m->n++] = (cpu_task){work / threads, k, 0, c->now, tid};
-    cpu_assign(c, m);
+    cpu_task nt = {work / threads, k, 0, c->now, tid};
+    if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */
+        c->th[tid].keep = 0;
+        if (m->held + k <= c->pf.cores) {
+            nt.held = k;
+            m->held += k;
+        }
+        memmove(m->task + 1, m->task, (size_t)m->n * sizeof *m->task);
+        m->task[0] = nt;
+        m->n++;
+    } else {
+        m->task[m->n++] = nt;
+    }
+    if (!m->handoff) {
+        cpu_assign(c, m);
+    }
     cpu_resched(c, mi);
 }
 
@@ -717,11 +731,20 @@ static void cpu_event(halo_sim_cost *c, int mi)
         }
     }
     m->n = kept;
-    cpu_assign(c, m);
-    cpu_resched(c, mi);
+    /* the threads go on first: one that starts another CPU step keeps the core it had (it
+       did not yield it); then the cores left go to the queue */
+    for (int i = 0; i < nd; i++) {
+        c->th[c->done[i]].keep = 1;
+    }
+    m->handoff = 1;
     for (int i = 0; i < nd; i++) {
         cpu_done(c, c->done[i]);
+        c->th[c->done[i]].keep = 0;
     }
+    m->handoff = 0;
+    cpu_advance(c, m);
+    cpu_assign(c, m);
+    cpu_resched(c, mi);
 }
 
 /* The NIC resource's earliest transfers ended (now): they leave, then their exchanges are told
@@ -908,7 +931,7 @@ void halo_sim_cost_epoch_begin(halo_sim_cost *c, int epoch)
     c->stalled = 0;
     c->nheap = 0;
     for (int m = 0; m < c->M; m++) {
-        c->mc[m].n = c->mc[m].held = 0;
+        c->mc[m].n = c->mc[m].held = c->mc[m].handoff = 0;
         c->mc[m].t = c->now;
     }
     for (int i = 0; i < c->M * c->G * 2; i++) {

@@ -219,7 +219,7 @@ static void rgcn_uses_the_same_table(void **state)
 
 /* Two ranks on one core, each computing 80000 flop at 1 MFLOP/s (0.08 core-seconds; one
  * layer of 100 destinations, no edges, 10 -> 10): rank `r`'s stats of the epoch. */
-static halo_epoch_stats shared_compute(double share_eff, int r)
+static halo_epoch_stats shared_compute_ov(double share_eff, double overhead_s, int r)
 {
     halo_sim_profile p;
     memset(&p, 0, sizeof p);
@@ -231,6 +231,7 @@ static halo_epoch_stats shared_compute(double share_eff, int r)
     p.gather_bw = p.memcpy_bw = p.shm_bw = p.nic_bw = p.agg_bw = p.adam_bw = 1e18;
     p.gemm_flops = 1e6;
     p.share_eff = share_eff;
+    p.step_overhead_s = overhead_s;
     halo_sim_work w[2];
     for (int q = 0; q < 2; q++) {
         w[q] = one_layer(100, 100, 0);
@@ -246,6 +247,11 @@ static halo_epoch_stats shared_compute(double share_eff, int r)
     halo_sim_cost_epoch_end(c, st);
     halo_sim_cost_free(c);
     return st[r];
+}
+
+static halo_epoch_stats shared_compute(double share_eff, int r)
+{
+    return shared_compute_ov(share_eff, 0, r);
 }
 
 static void threads_beyond_the_cores_get_the_measured_share(void **state)
@@ -265,6 +271,12 @@ static void threads_beyond_the_cores_get_the_measured_share(void **state)
     assert_close(shared_compute(0.5, 0).compute_s, 0.16);
     assert_close(shared_compute(0.5, 1).compute_s, 0.08);
     assert_close(shared_compute(0.5, 0).time_s, 0.24);
+    /* a thread going on from one CPU step to the next keeps its core: the first rank's forward/
+       backward (0.08 s) then its step overhead (0.01 s) run back to back, the second rank
+       queues until 0.09 (not the first rank's overhead behind the second rank's compute) */
+    assert_close(shared_compute_ov(0, 0.01, 0).compute_s, 0.09);
+    assert_close(shared_compute_ov(0, 0.01, 1).compute_s, 0.09);
+    assert_close(shared_compute_ov(0, 0.01, 0).time_s, 0.18);
 }
 
 /* ---- profile files ---- */
