@@ -80,7 +80,7 @@ int halo_vspace_default(halo_vspace *s, int cores, const char *policy_dir)
     g[0].kind = HALO_VGRAPH_SBM;
     CHOICES(&g[0].size, 20000, 40000);
     g[1].kind = HALO_VGRAPH_RMAT;
-    CHOICES(&g[1].size, 14, 15);
+    CHOICES(&g[1].size, 15, 16);
     g[2].kind = HALO_VGRAPH_PRESET;
     snprintf(g[2].preset, sizeof g[2].preset, "arxiv");
     CHOICES(&g[2].size, 0.1, 0.2);
