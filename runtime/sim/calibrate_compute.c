@@ -341,7 +341,7 @@ int halo_sim_calib_check_compute(const halo_sim_calib_opts *o, const halo_sim_pr
     halo_model_params(m, &params);
     *measured_s = t;
     *model_s = halo_sim_cost_fb_s(p, &w, 128, hidden, 16, 0, 0) / p->fit_compute +
-               p->step_overhead_s + (double)params * 28.0 / p->adam_bw;
+               p->step_overhead_s + (double)params * sizeof(float) / p->adam_bw;
 fail:
     halo_model_free(m);
     halo_free(feat);

@@ -6,8 +6,11 @@
 
 #include "sim/cost.h"
 
-/* Bytes the optimiser touches per parameter: it reads p, g, m, v and writes p, m, v. */
-#define ADAM_BYTES 28.0
+/* Bytes per parameter in the optimiser's rate: profile.adam_bw counts bytes of parameters (4
+ * per parameter; halo calibrate and bench_gpu time params * 4 bytes), not the 28 bytes Adam
+ * moves per parameter (it reads p, g, m, v and writes p, m, v: hence the shipped estimates of
+ * memory bandwidth / 7). */
+#define ADAM_BYTES 4.0
 /* Bytes of one id in a row request (int32). */
 #define ID_BYTES 4
 /* Bytes of an embedding gradient record's header (runtime/embed: key, id, position). */
@@ -108,6 +111,7 @@ typedef struct sim_thread {
     int phase;             /* in an exchange: 0 critical CPU, 1 own CPU */
     int64_t next;          /* next batch it takes */
     int push_wait;         /* sampler: its batch is sampled, waiting for its turn to pass on */
+    int keep;              /* its CPU task just ended: a CPU step it starts now keeps the core */
 } sim_thread;
 
 /* A simulated rank: its pipeline's counters and its epoch's times. */
@@ -129,18 +133,21 @@ typedef struct sim_rank {
 
 /* A CPU-bound task on a machine. */
 typedef struct cpu_task {
-    double fin;  /* virtual time at which it ends */
-    int threads; /* threads it runs on */
+    double rem;  /* seconds it still needs at full speed on its cores */
+    int threads; /* cores it runs on (its threads, at most the machine's cores) */
+    int held;    /* cores it holds now (0: queued for them) */
+    double since;/* when it was started (queued from then until it holds its cores) */
     int thread;  /* global number of the simulated thread that waits for it */
 } cpu_task;
 
-/* A machine's cores, processor-shared: with n threads running each advances at min(1,
- * cores / n); virtual time v counts the work one of them has done. */
+/* A machine's cores, served in arrival order: a task that gets its cores keeps them to its
+ * end at full speed (the scheduler's time slices are long against a step, and threads that
+ * wait in an exchange yield their core); the tasks behind it queue. */
 typedef struct sim_machine {
-    double v;       /* virtual time (core-seconds per thread) */
-    double t;       /* real time v was computed at */
-    int running;    /* threads of all its tasks */
-    int n;          /* tasks */
+    double t;       /* real time the tasks' rem was brought up to */
+    int held;       /* cores held by running tasks */
+    int handoff;    /* its ended tasks' threads are going on: the queue waits for them */
+    int n;          /* tasks, in arrival order */
     int cap;        /* capacity of task */
     cpu_task *task; /* [cap] */
 } sim_machine;

@@ -1,4 +1,4 @@
-/* The simulator's discrete-event engine: processor-shared cores, NICs shared by the trainers of a
+/* The simulator's discrete-event engine: cores served in arrival order, NICs shared by the trainers of a
  * machine, collective exchanges, a (hierarchical) ring allreduce and the runtime's pipeline rules;
  * the stage works it runs come from the cost model (sim/cost.c). docs/sim-model.md says it in words. */
 #include "sim/cost_internal.h"
@@ -160,42 +160,80 @@ static void rec_free(brec *r)
 
 /* ---------------------------------------------------------------- cores */
 
-/* Cores per running thread, at most one. More trainer processes than cores cost more than
+/* Speed of a running task, at most one. More trainer processes than cores cost more than
  * their share (switches between address spaces, caches refilled): the profile's
- * oversub_penalty per process beyond the cores, relative to the cores; threads of one process
- * share its caches and are not counted. */
+ * oversub_penalty per process beyond the cores, relative to the cores; while tasks queue for
+ * the cores, the running ones get share_eff of their speed (what halo calibrate measured
+ * for more busy threads than cores; 0: not measured, full speed). */
 static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
 {
     double excess = c->pf.trainers > c->pf.cores
                         ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
                         : 0.0;
-    double eff = c->pf.share_eff > 0 ? c->pf.share_eff : 1.0; /* measured, else fair */
-    double share = m->running > c->pf.cores ? (double)c->pf.cores / m->running * eff : 1.0;
-    return share / (1.0 + c->pf.oversub_penalty * excess);
+    int queued = 0;
+    for (int i = 0; i < m->n && !queued; i++) {
+        queued = m->task[i].held == 0;
+    }
+    double eff = queued && c->pf.share_eff > 0 ? c->pf.share_eff : 1.0;
+    return eff / (1.0 + c->pf.oversub_penalty * excess);
 }
 
-/* Brings the machine's virtual time up to now. */
+/* Brings the running tasks' remaining seconds up to now. */
 static void cpu_advance(halo_sim_cost *c, sim_machine *m)
 {
-    if (m->running > 0) {
-        m->v += (c->now - m->t) * cpu_rate(c, m);
+    double done = (c->now - m->t) * cpu_rate(c, m);
+    for (int i = 0; i < m->n && done > 0; i++) {
+        m->task[i].rem -= m->task[i].held > 0 ? done : 0;
     }
     m->t = c->now;
+}
+
+/* Gives the free cores to the queued tasks in arrival order (the first that does not fit
+ * waits, and the ones behind it). A thread whose task gets its cores now after queueing at
+ * the start of its stage starts that stage now (the runtime's stage timers start when the
+ * thread runs; the trainer's wait for a core is pipeline wait); Adam after the allreduce
+ * likewise ends the allreduce when it gets its core (the thread waited in the collective). */
+static void cpu_assign(halo_sim_cost *c, sim_machine *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        cpu_task *k = &m->task[i];
+        if (k->held > 0) {
+            continue;
+        }
+        if (m->held + k->threads > c->pf.cores) {
+            return;
+        }
+        k->held = k->threads;
+        m->held += k->threads;
+        sim_thread *t = &c->th[k->thread];
+        if (k->since >= c->now || t->steps[t->pc].kind != STEP_CPU) {
+            continue; /* did not queue, or CPU work of an exchange (its stage's time) */
+        }
+        if (t->pc == 0) {
+            if (t->idx == TH_TRAINER && (t->stage == STAGE_COMPUTE || t->stage == STAGE_COPY)) {
+                c->rk[t->rank].wait_s += c->now - t->start;
+            }
+            t->start = c->now;
+            t->ar_end = c->now;
+        } else if (t->stage == STAGE_ALLREDUCE) {
+            t->ar_end = c->now;
+        }
+    }
 }
 
 /* Sets the time of the machine's next task end. */
 static void cpu_resched(halo_sim_cost *c, int mi)
 {
     sim_machine *m = &c->mc[mi];
-    if (m->n == 0) {
+    double fmin = INFINITY;
+    for (int i = 0; i < m->n; i++) {
+        fmin = m->task[i].held > 0 && m->task[i].rem < fmin ? m->task[i].rem : fmin;
+    }
+    if (fmin == INFINITY) {
         res_set(c, mi, INFINITY);
         return;
     }
-    double fmin = m->task[0].fin;
-    for (int i = 1; i < m->n; i++) {
-        fmin = m->task[i].fin < fmin ? m->task[i].fin : fmin;
-    }
-    double dt = (fmin - m->v) / cpu_rate(c, m);
+    double dt = fmin / cpu_rate(c, m);
     res_set(c, mi, c->now + (dt > 0 ? dt : 0));
 }
 
@@ -209,8 +247,23 @@ static void cpu_start(halo_sim_cost *c, int tid, double work, int threads)
         m->cap = m->cap > 0 ? 2 * m->cap : 16;
         m->task = halo_realloc(m->task, (size_t)m->cap * sizeof *m->task);
     }
-    m->task[m->n++] = (cpu_task){m->v + work / threads, threads, tid};
-    m->running += threads;
+    int k = threads < c->pf.cores ? threads : c->pf.cores;
+    cpu_task nt = {work / threads, k, 0, c->now, tid};
+    if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */
+        c->th[tid].keep = 0;
+        if (m->held + k <= c->pf.cores) {
+            nt.held = k;
+            m->held += k;
+        }
+        memmove(m->task + 1, m->task, (size_t)m->n * sizeof *m->task);
+        m->task[0] = nt;
+        m->n++;
+    } else {
+        m->task[m->n++] = nt;
+    }
+    if (!m->handoff) {
+        cpu_assign(c, m);
+    }
     cpu_resched(c, mi);
 }
 
@@ -657,31 +710,41 @@ static void try_rank(halo_sim_cost *c, int rank)
     }
 }
 
-/* The machine's earliest tasks ended (now): they leave, then their threads go on. */
+/* The machine's earliest tasks ended (now): they leave and free their cores for the queued
+ * ones, then their threads go on. */
 static void cpu_event(halo_sim_cost *c, int mi)
 {
     sim_machine *m = &c->mc[mi];
-    double fmin = m->task[0].fin;
-    for (int i = 1; i < m->n; i++) {
-        fmin = m->task[i].fin < fmin ? m->task[i].fin : fmin;
+    cpu_advance(c, m);
+    double fmin = INFINITY;
+    for (int i = 0; i < m->n; i++) {
+        fmin = m->task[i].held > 0 && m->task[i].rem < fmin ? m->task[i].rem : fmin;
     }
-    m->v = fmin; /* exact: nothing changed since this end was computed */
-    m->t = c->now;
-    double lim = fmin + 1e-13 * fabs(fmin);
-    int nd = 0;
-    for (int i = 0; i < m->n;) {
-        if (m->task[i].fin <= lim) {
+    double lim = fmin + 1e-12;
+    int nd = 0, kept = 0;
+    for (int i = 0; i < m->n; i++) { /* removes in place, keeping the arrival order */
+        if (m->task[i].held > 0 && m->task[i].rem <= lim) {
             c->done[nd++] = m->task[i].thread;
-            m->running -= m->task[i].threads;
-            m->task[i] = m->task[--m->n];
+            m->held -= m->task[i].held;
         } else {
-            i++;
+            m->task[kept++] = m->task[i];
         }
     }
-    cpu_resched(c, mi);
+    m->n = kept;
+    /* the threads go on first: one that starts another CPU step keeps the core it had (it
+       did not yield it); then the cores left go to the queue */
+    for (int i = 0; i < nd; i++) {
+        c->th[c->done[i]].keep = 1;
+    }
+    m->handoff = 1;
     for (int i = 0; i < nd; i++) {
         cpu_done(c, c->done[i]);
+        c->th[c->done[i]].keep = 0;
     }
+    m->handoff = 0;
+    cpu_advance(c, m);
+    cpu_assign(c, m);
+    cpu_resched(c, mi);
 }
 
 /* The NIC resource's earliest transfers ended (now): they leave, then their exchanges are told
@@ -868,8 +931,7 @@ void halo_sim_cost_epoch_begin(halo_sim_cost *c, int epoch)
     c->stalled = 0;
     c->nheap = 0;
     for (int m = 0; m < c->M; m++) {
-        c->mc[m].n = c->mc[m].running = 0;
-        c->mc[m].v = 0;
+        c->mc[m].n = c->mc[m].held = c->mc[m].handoff = 0;
         c->mc[m].t = c->now;
     }
     for (int i = 0; i < c->M * c->G * 2; i++) {

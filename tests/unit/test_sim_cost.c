@@ -333,7 +333,7 @@ static void two_ranks_take_the_times_of_the_formulas(void **state)
         double B = 3601.0 * 4;
         double ar_end = fmax(arrive[0], arrive[1]) + B / (p.nic_bw * p.nics) +
                         2 * (p.net_lat_s + p.allreduce_lat_s);
-        double adam = 3601.0 * 28 / p.adam_bw + 2 * (p.pcie_lat_s + 3601.0 * 4 / p.pcie_bw_pinned);
+        double adam = 3601.0 * 4 / p.adam_bw + 2 * (p.pcie_lat_s + 3601.0 * 4 / p.pcie_bw_pinned);
         for (int r = 0; r < 2; r++) {
             want[r].allreduce_s += ar_end - arrive[r];
             want[r].compute_s += adam;
@@ -710,15 +710,20 @@ static void oversubscribed_machines_pay_the_penalty(void **state)
     assert_close(d.time_s, c.time_s, 1e-12);
 }
 
+/* Cores are served in arrival order: a task runs at full speed on the core it gets, the
+ * others queue. 4 symmetric trainers on 2 cores take twice the time of 4 cores per step (the
+ * same work, half the cores); each one's compute is no slower (the trainer that queues for a
+ * core starts its compute when it gets one, like the runtime's timer), and the wait for the
+ * queued ranks lands in the allreduce of the others. */
 static void trainers_of_a_machine_share_its_cores(void **state)
 {
     (void)state;
     halo_epoch_stats four = contended(4, 4), two = contended(2, 4);
     assert_true(four.sample_s > 0 && four.fetch_s > 0 && four.compute_s > 0);
-    assert_close(two.sample_s, 2 * four.sample_s, 1e-9);
-    assert_close(two.fetch_s, 2 * four.fetch_s, 1e-9);
-    assert_close(two.compute_s, 2 * four.compute_s, 1e-9);
-    assert_close(two.time_s, 2 * four.time_s, 1e-9);
+    /* twice, to within the order the queued ranks' exchange work takes (1e-3) */
+    assert_close(two.time_s, 2 * four.time_s, 1e-3);
+    assert_close(two.compute_s, four.compute_s, 1e-9);
+    assert_true(two.allreduce_s > four.allreduce_s + 0.5 * four.compute_s);
     /* one trainer on 4 cores computes on all of them (threads = cores / trainers); its
        single-threaded stages are no faster than on one core */
     halo_epoch_stats alone4 = contended(4, 1), alone1 = contended(1, 1);

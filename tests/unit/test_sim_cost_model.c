@@ -218,8 +218,8 @@ static void rgcn_uses_the_same_table(void **state)
 /* ---- cores shared by more threads than cores ---- */
 
 /* Two ranks on one core, each computing 80000 flop at 1 MFLOP/s (0.08 core-seconds; one
- * layer of 100 destinations, no edges, 10 -> 10): the epoch's compute of each rank. */
-static double shared_compute_s(double share_eff)
+ * layer of 100 destinations, no edges, 10 -> 10): rank `r`'s stats of the epoch. */
+static halo_epoch_stats shared_compute_ov(double share_eff, double overhead_s, int r)
 {
     halo_sim_profile p;
     memset(&p, 0, sizeof p);
@@ -231,9 +231,10 @@ static double shared_compute_s(double share_eff)
     p.gather_bw = p.memcpy_bw = p.shm_bw = p.nic_bw = p.agg_bw = p.adam_bw = 1e18;
     p.gemm_flops = 1e6;
     p.share_eff = share_eff;
+    p.step_overhead_s = overhead_s;
     halo_sim_work w[2];
-    for (int r = 0; r < 2; r++) {
-        w[r] = one_layer(100, 100, 0);
+    for (int q = 0; q < 2; q++) {
+        w[q] = one_layer(100, 100, 0);
     }
     halo_sim_cost_opts o = {.profile = &p, .ranks = 2, .depth = 0, .sampler_threads = 1,
                             .in_dim = 10, .hidden = 10, .classes = 10};
@@ -245,18 +246,37 @@ static double shared_compute_s(double share_eff)
     memset(st, 0, sizeof st);
     halo_sim_cost_epoch_end(c, st);
     halo_sim_cost_free(c);
-    return st[0].compute_s;
+    return st[r];
+}
+
+static halo_epoch_stats shared_compute(double share_eff, int r)
+{
+    return shared_compute_ov(share_eff, 0, r);
 }
 
 static void threads_beyond_the_cores_get_the_measured_share(void **state)
 {
     (void)state;
     /* agg-first (no edges: 400 x 2 x 10 x 10 both ways, not cheaper lin-first): 4 x 100 x 10
-       x 10 x 2 = 80000 flop = 0.08 s alone; two at once on one core: each at 1/2, 0.16 s */
-    assert_close(shared_compute_s(0), 0.16);
-    assert_close(shared_compute_s(1), 0.16);
-    /* measured: they get half of a fair share each, 1/4 of the core: 0.32 s */
-    assert_close(shared_compute_s(0.5), 0.32);
+       x 10 x 2 = 80000 flop = 0.08 s alone. Two on one core: the first runs 0 .. 0.08, the
+       second queues and computes 0.08 .. 0.16; the first waits for it in the allreduce */
+    for (int r = 0; r < 2; r++) {
+        assert_close(shared_compute(0, r).compute_s, 0.08);
+        assert_close(shared_compute(1, r).compute_s, 0.08);
+        assert_close(shared_compute(0, r).time_s, 0.16);
+    }
+    assert_close(shared_compute(0, 0).allreduce_s, 0.08);
+    /* measured: with a task queued the running one gets half its speed (0.16 s), then the
+       second runs alone at full speed (0.08 s) */
+    assert_close(shared_compute(0.5, 0).compute_s, 0.16);
+    assert_close(shared_compute(0.5, 1).compute_s, 0.08);
+    assert_close(shared_compute(0.5, 0).time_s, 0.24);
+    /* a thread going on from one CPU step to the next keeps its core: the first rank's forward/
+       backward (0.08 s) then its step overhead (0.01 s) run back to back, the second rank
+       queues until 0.09 (not the first rank's overhead behind the second rank's compute) */
+    assert_close(shared_compute_ov(0, 0.01, 0).compute_s, 0.09);
+    assert_close(shared_compute_ov(0, 0.01, 1).compute_s, 0.09);
+    assert_close(shared_compute_ov(0, 0.01, 0).time_s, 0.18);
 }
 
 /* ---- profile files ---- */
