@@ -4,8 +4,8 @@
 # validation entry recorded and shown by halo sim, a machine made "unfit" by a zero tolerance
 # refused (exit 4), bad space files refused in one line. When the measured runs are fit (quiet
 # machine, or runs ahead of other work under --realtime with steady epochs), the sampling
-# error of this machine's profile stays within a loose bound (50%) and the same profile
-# with the sampler's per-edge and per-node costs doubled is caught (exit 5): the bound is on
+# error of this machine's profile stays within a loose bound (60%) and the same profile
+# with the sampler's per-edge and per-node costs x4 is caught (exit 5): the bound is on
 # error ratios (simulated / measured), never on absolute times. When they are unfit those two
 # checks are reported as skipped, with the validator's own reason.
 source "$(dirname "$0")/lib.sh"
@@ -15,13 +15,13 @@ W=$T/work
 cat >"$T/space.lua" <<'EOF'
 return {
     epochs = 4,
-    graphs = { { family = "sbm", nodes = { 1500 } } },
+    graphs = { { family = "sbm", nodes = { 20000 } } },
     feat_dim = { 32 },
     ranks = { 2 },
     layers = { 2 },
     fanout = { 5, 10 },
     hidden = { 16, 64 },
-    batch = { 64 },
+    batch = { 256 },
     depth = { 0, 1 },
     sampler_threads = { 1 },
     netem = { "off" },
@@ -38,7 +38,7 @@ rc=$?
 if [ $rc -eq 0 ] || [ $rc -eq 5 ]; then ok "validate --force runs three configurations (exit $rc)"; else
     not_ok "validate --force runs three configurations (exit $rc)"; sed 's/^/# /' "$T/run1" "$T/run1.err" | tail -n 20; fi
 check "the counts are equal in every configuration" grep -q "^counts: equal in 3 of 3 configurations" "$T/run1"
-n=$(grep -cE '^ +[1-3] sbm-1500/f32 +2 2 ' "$T/run1")
+n=$(grep -cE '^ +[1-3] sbm-20000/f32 +2 2 ' "$T/run1")
 [ "$n" -eq 3 ] && ok "one row per configuration" || not_ok "one row per configuration ($n)"
 check "the summary has the epoch's median and worst |error|" grep -qE "^epoch +3 +[0-9.]+% +[0-9.]+%" "$T/run1"
 check "and a line per stage" grep -qE "^sample +[0-9]+ " "$T/run1"
@@ -54,7 +54,7 @@ check "the figure, its script and meta.json are written" bash -c "
 "${V[@]}" --profile "$T/p.lua" --out "$T/o2" --force --markdown >"$T/run2" 2>&1
 check "the same seed gives the same table" bash -c "
     diff <(cut -d, -f1-13 '$T/o1/sim_vs_measured.csv') <(cut -d, -f1-13 '$T/o2/sim_vs_measured.csv')"
-n=$(grep -cE '^\| [1-3] \| sbm-1500/f32 \| 2 \| 2 \|' "$T/run2")
+n=$(grep -cE '^\| [1-3] \| sbm-20000/f32 \| 2 \| 2 \|' "$T/run2")
 [ "$n" -eq 3 ] && ok "--markdown prints the table as markdown" || not_ok "--markdown prints the table as markdown ($n rows)"
 check "... and the summary" grep -qE '^\| epoch \| 3 \| [0-9.]+% \| [0-9.]+% \(#[1-3]\) \|$' "$T/run2"
 
@@ -177,33 +177,46 @@ else
         not_ok "scripts/cluster.sh up 2 (exit $rc: $why)"
 fi
 
-# 6. the errors: within a loose bound with this machine's profile; the sampler's cost doubled
+# 6. the errors: within a loose bound with this machine's profile; the sampler's costs x4
 #    is caught. The measured runs go ahead of other work (--realtime: SCHED_RR, root) where
 #    chrt allows it; they are then judged by the spread of their epochs alone. The bound is on
-#    the sampling stage (50%: the doubled constant makes it 1 + 2e for an error e, caught when e >
-#    -25%); it is skipped when the machine is unfit to measure.
+#    the sampling stage (60%). The wrong profile multiplies the per-edge and per-node costs by 4:
+#    doubling them moved the stage's error by only about +47 points on these graphs (the stage
+#    also holds its exchanges), too close to the noise of a shared machine (this machine's own
+#    profile measured -4% to +37% here); x4 moves it by about +140 points, caught while this
+#    profile's error is above -34%. Skipped when the machine is unfit to measure.
+# The profile is this machine's own, calibrated here (machines of one kind differ by up to 2.6x
+# in absolute speed, so a profile shipped from another machine says nothing of this one's
+# model), unless SIM_VALIDATE_PROFILE names one.
+if [ -n "${SIM_VALIDATE_PROFILE:-}" ]; then
+    cp "$PROFILE" "$T/good.lua"
+else
+    cal=("$HALO" calibrate --quick -o "$T/good.lua")
+    chrt -r 1 true 2>/dev/null && cal=(chrt -r 1 "${cal[@]}")
+    "${cal[@]}" >"$T/cal.log" 2>&1 ||
+        { not_ok "halo calibrate --quick for this machine's profile"; sed 's/^/# /' "$T/cal.log" | tail -n 5; }
+fi
 awk '/sample_edge_ns =|sample_node_ns =/ { match($0, /= [0-9.e+-]+/); v = substr($0, RSTART + 2, RLENGTH - 2);
-     sub(/= [0-9.e+-]+/, "= " v * 2) } { print }' "$PROFILE" >"$T/doubled.lua"
-check "the doubled profile differs in the two sampler constants" bash -c "
-    [ \$(diff '$PROFILE' '$T/doubled.lua' | grep -c '^>') -eq 2 ]"
-cp "$PROFILE" "$T/good.lua"
+     sub(/= [0-9.e+-]+/, "= " v * 4) } { print }' "$T/good.lua" >"$T/wrong.lua"
+check "the wrong profile (sampler costs x4) differs in the two sampler constants" bash -c "
+    [ \$(diff '$T/good.lua' '$T/wrong.lua' | grep -c '^>') -eq 2 ]"
 rt=()
 chrt -r 1 true 2>/dev/null && rt=(--realtime)
-B=(--max-stage 50 --stages sample --remeasure "${rt[@]}")
+B=(--max-stage 60 --stages sample --remeasure "${rt[@]}")
 "${V[@]}" --profile "$T/good.lua" --out "$T/o6" "${B[@]}" >"$T/run6" 2>&1
 rc=$?
 if [ $rc -eq 4 ]; then
     why=$(grep -oE 'machine too loaded to measure: [^;]*' "$T/run6" | head -n 1 | cut -c 1-200)
-    ok "this machine's profile: sampling median |error| <= 50% # SKIP ${why:-unfit}"
-    ok "the sampler's cost doubled fails the validation # SKIP ${why:-unfit}"
+    ok "this machine's profile: sampling median |error| <= 60% # SKIP ${why:-unfit}"
+    ok "the sampler's cost x4 fails the validation # SKIP ${why:-unfit}"
 else
-    [ $rc -eq 0 ] && ok "this machine's profile: sampling median |error| <= 50% ${rt[*]}" ||
-        { not_ok "this machine's profile: sampling median |error| <= 50% (exit $rc)"; sed 's/^/# /' "$T/run6" | tail -n 12; }
-    # the same measured runs (from the work directory), the doubled profile
-    "${V[@]}" --profile "$T/doubled.lua" --out "$T/o7" --max-stage 50 --stages sample \
+    [ $rc -eq 0 ] && ok "this machine's profile: sampling median |error| <= 60% ${rt[*]}" ||
+        { not_ok "this machine's profile: sampling median |error| <= 60% (exit $rc)"; sed 's/^/# /' "$T/run6" | tail -n 12; }
+    # the same measured runs (from the work directory), the wrong profile
+    "${V[@]}" --profile "$T/wrong.lua" --out "$T/o7" --max-stage 60 --stages sample \
         "${rt[@]}" >"$T/run7" 2>&1
     rc=$?
-    [ $rc -eq 5 ] && ok "the sampler's cost doubled fails the validation" ||
-        { not_ok "the sampler's cost doubled fails the validation (exit $rc)"; sed 's/^/# /' "$T/run7" | tail -n 12; }
+    [ $rc -eq 5 ] && ok "the sampler's cost x4 fails the validation" ||
+        { not_ok "the sampler's cost x4 fails the validation (exit $rc)"; sed 's/^/# /' "$T/run7" | tail -n 12; }
 fi
 done_testing
