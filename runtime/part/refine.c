@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Most sweeps at one cut level (each is one pass over the graph). */
+#define HALO_REFINE_SWEEPS 64
+
 /* State of the refinement: loads per part and constraint, and their limits. */
 typedef struct refine {
     const halo_graph *g;  /* the graph (in-edge CSR, split) */
@@ -38,20 +41,36 @@ static bool relieves(const refine *r, int a, int64_t v)
     return false;
 }
 
-/* Whether part b takes v with every balanced column within its limit. */
+/* Whether part b takes v with every balanced column v weighs in within its limit. */
 static bool fits(const refine *r, int b, int64_t v)
 {
     for (int c = 0; c < 3; c++) {
-        if (r->use[c] && (double)(r->load[b * 3 + c] + weight_of(r->g, v, c)) > r->limit[c]) {
+        int64_t w = weight_of(r->g, v, c); /* a column v does not weigh in stays as it is */
+        if (r->use[c] && w > 0 && (double)(r->load[b * 3 + c] + w) > r->limit[c]) {
             return false;
         }
     }
     return true;
 }
 
-/* The best part for v (fits, most in-neighbours there; ties to the lighter part in nodes) and
- * the in-edge cut the move saves in *gain (negative: adds); -1 when none fits. */
-static int best_target(refine *r, const int32_t *a, int64_t v, int64_t *gain)
+/* Change, halved, of the spread of the loads (the sum over parts and balanced columns of
+ * (load / limit)^2) when v moves from part a to part b: negative when the move evens them. */
+static double spread_change(const refine *r, int a, int b, int64_t v)
+{
+    double d = 0.0;
+    for (int c = 0; c < 3; c++) {
+        double w = (double)weight_of(r->g, v, c), mean = r->limit[c];
+        if (r->use[c] && w > 0) {
+            d += w * ((double)(r->load[b * 3 + c] - r->load[a * 3 + c]) + w) / (mean * mean);
+        }
+    }
+    return d;
+}
+
+/* The best part for v (fits; with even set, the move must also even the loads; most
+ * in-neighbours there; ties to the lighter part in nodes) and the in-edge cut the move saves in
+ * *gain (negative: adds); -1 when none qualifies. */
+static int best_target(refine *r, const int32_t *a, int64_t v, bool even, int64_t *gain)
 {
     const halo_graph *g = r->g;
     for (int64_t e = g->indptr[v]; e < g->indptr[v + 1]; e++) {
@@ -61,7 +80,7 @@ static int best_target(refine *r, const int32_t *a, int64_t v, int64_t *gain)
     }
     int from = a[v], best = -1;
     for (int b = 0; b < r->parts; b++) {
-        if (b == from || !fits(r, b, v)) {
+        if (b == from || !fits(r, b, v) || (even && spread_change(r, from, b, v) >= -1e-12)) {
             continue;
         }
         if (best < 0 || r->conn[b] > r->conn[best] ||
@@ -89,18 +108,19 @@ static bool any_over(const refine *r)
     return false;
 }
 
-/* One sweep over the nodes: moves each node that relieves an overfull part to its best target
- * when the move adds at most max_loss cut edges. Returns the moves made. */
-static int64_t sweep(refine *r, int32_t *a, int64_t max_loss)
+/* One sweep over the nodes: moves each node that relieves an overfull part (with even set: any
+ * node whose move evens the loads, making room where a full part blocks the relief) to its best
+ * target when the move adds at most max_loss cut edges. Returns the moves made. */
+static int64_t sweep(refine *r, int32_t *a, int64_t max_loss, bool even)
 {
     int64_t moves = 0;
-    for (int64_t v = 0; v < r->g->nodes; v++) {
+    for (int64_t v = 0; v < r->g->nodes && any_over(r); v++) {
         int from = a[v];
-        if (r->count[from] <= 1 || !relieves(r, from, v)) {
+        if (r->count[from] <= 1 || (!even && !relieves(r, from, v))) {
             continue;
         }
         int64_t gain;
-        int to = best_target(r, a, v, &gain);
+        int to = best_target(r, a, v, even, &gain);
         if (to < 0 || -gain > max_loss) {
             continue;
         }
@@ -140,11 +160,19 @@ int halo_partition_refine(const halo_graph *g, int parts, unsigned constraints, 
         r.use[c] = (constraints & (1u << c)) != 0 && total[c] > 0;
         r.limit[c] = imbalance * (double)total[c] / parts;
     }
-    /* cheapest moves first: free ones, then ones adding 1, 2, 4, ... cut edges, then any */
+    /* cheapest moves first: free ones, then ones adding 1, 2, 4, ... cut edges, then any; each
+     * level sweeps again while it moves something (a move makes the next node a boundary one) */
     *moved = 0;
-    for (int pass = 0; pass < 12 && any_over(&r); pass++) {
-        int64_t max_loss = pass == 0 ? 0 : pass < 11 ? (int64_t)1 << (pass - 1) : INT64_MAX;
-        *moved += sweep(&r, assignment, max_loss);
+    for (int level = 0; level < 12 && any_over(&r); level++) {
+        int64_t max_loss = level == 0 ? 0 : level < 11 ? (int64_t)1 << (level - 1) : INT64_MAX;
+        int64_t m = 1;
+        for (int s = 0; s < HALO_REFINE_SWEEPS && m > 0 && any_over(&r); s++) {
+            m = sweep(&r, assignment, max_loss, false);
+            if (m == 0) { /* stuck: even the loads so that a full part makes room */
+                m = sweep(&r, assignment, max_loss, true);
+            }
+            *moved += m;
+        }
     }
     halo_free(r.load);
     halo_free(r.count);
