@@ -90,10 +90,25 @@ int halo_comm_ptscotch_part(halo_comm *c, int64_t n_local, const int64_t *xadj,
                                                        imbalance - 1.0) != 0;
         rc = scotch_agree(c, st, "SCOTCH_stratDgraphMapBuild");
     }
+    /* a context asks Scotch's threads for a deterministic run with halo's seed */
+    SCOTCH_Context ctx;
+    SCOTCH_Dgraph cdg;
+    bool have_ctx = false;
+    if (rc == 0) {
+        have_ctx = SCOTCH_contextInit(&ctx) == 0;
+        st = !have_ctx;
+        if (have_ctx) {
+            SCOTCH_contextRandomSeed(&ctx, (SCOTCH_Num)(seed & 0x7fffffffu));
+            st = SCOTCH_contextOptionSetNum(&ctx, SCOTCH_OPTIONNUMDETERMINISTIC, 1) != 0 ||
+                 SCOTCH_contextBindDgraph(&ctx, &dg, &cdg) != 0;
+        }
+        rc = scotch_agree(c, st, "SCOTCH_contextBindDgraph");
+    }
     SCOTCH_Num *out = NULL;
     if (rc == 0) {
         out = HALO_NEW(SCOTCH_Num, n_local > 0 ? n_local : 1);
-        rc = scotch_agree(c, SCOTCH_dgraphPart(&dg, parts, &strat, out), "SCOTCH_dgraphPart");
+        rc = scotch_agree(c, SCOTCH_dgraphPart(&cdg, parts, &strat, out), "SCOTCH_dgraphPart");
+        SCOTCH_dgraphExit(&cdg);
     }
     for (int64_t i = 0; rc == 0 && i < n_local; i++) {
         part[i] = (int32_t)out[i];
@@ -103,5 +118,8 @@ int halo_comm_ptscotch_part(halo_comm *c, int64_t n_local, const int64_t *xadj,
         SCOTCH_stratExit(&strat);
     }
     SCOTCH_dgraphExit(&dg);
+    if (have_ctx) {
+        SCOTCH_contextExit(&ctx);
+    }
     return rc;
 }

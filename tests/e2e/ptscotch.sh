@@ -17,6 +17,10 @@ check "metis into 4 parts" "$HALO" partition "$G" --parts 4 -o "$T/metis"
 check "ptscotch on 4 ranks into 4 parts" $MPIRUN -np 4 "$HALO" partition "$G" --method ptscotch \
     --parts 4 -o "$T/pt"
 sed 's/^/# /' "$T/err"
+check "ptscotch again with the same seed" $MPIRUN -np 4 "$HALO" partition "$G" --method ptscotch \
+    --parts 4 -o "$T/pt2"
+check "the same seed gives the same partition (Scotch's deterministic context)" \
+    cmp "$T/pt/orig_id.i64" "$T/pt2/orig_id.i64"
 check "partition.json names the method" grep -q '"method": "ptscotch"' "$T/pt/partition.json"
 check_out "halo info reads every part (sizes and invariants)" "^ +3 +3 +[0-9]+" "$HALO" info "$T/pt"
 
