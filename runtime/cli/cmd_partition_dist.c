@@ -1,5 +1,6 @@
 /* halo partition --method ptscotch: under mpirun every rank maps the graph, builds its own slice
- * of the symmetrised graph from its rows of the CSR, PT-Scotch partitions it across the ranks,
+ * of the symmetrised graph from its rows of the CSR, PT-Scotch partitions it across the ranks
+ * (flat, or mapped onto machines x trainers with --machines/--trainers),
  * rank 0 gathers the assignment, balances the constraints PT-Scotch did not (halo's refinement)
  * and writes the partition as any method does (docs/partition.md). */
 #include "cli/cli.h"
@@ -25,27 +26,24 @@ typedef struct dist_result {
     halo_partition_stats st; /* the written partition */
 } dist_result;
 
-/* Checks, on every rank, what the method refuses: a typed graph, two levels, more ranks or
- * parts than nodes. */
-static int dist_check(const halo_graph *g, const halo_partition_opts *po, int ranks)
+/* Checks, on every rank, what the method refuses (a typed graph, more ranks than nodes) and
+ * resolves parts, machines and trainers as every method does (P = M x G, P <= nodes). */
+static int dist_check(const halo_graph *g, halo_partition_opts *po, int ranks)
 {
     if (g->ntypes > 1 || g->nrels > 0) {
         return halo_errorf(HALO_EUSAGE, "partition: --method ptscotch balances one weight and "
                                         "does not yet split node types; use --method metis on "
                                         "a typed graph");
     }
-    if (po->machines > 0 || po->trainers_per_machine > 1) {
-        return halo_errorf(HALO_EUSAGE, "partition: --method ptscotch makes one level; "
-                                        "--machines/--trainers need --method multilevel");
-    }
     if (ranks > g->nodes) {
         return halo_errorf(HALO_EUSAGE, "partition: %d ranks for a graph of %lld nodes (each "
                                         "rank needs a node)", ranks, (long long)g->nodes);
     }
-    if (po->parts > g->nodes) {
-        return halo_errorf(HALO_EUSAGE, "partition: --parts %d exceeds the graph's %lld nodes",
-                           po->parts, (long long)g->nodes);
-    }
+    int p, m, t;
+    HALO_CHECK(halo_partition_resolve(g, po, &p, &m, &t));
+    po->parts = p;
+    po->machines = m;
+    po->trainers_per_machine = t;
     return 0;
 }
 
@@ -90,8 +88,8 @@ static int dist_engine(halo_comm *c, const halo_graph *g, const halo_partition_o
     int64_t *w = HALO_ALLOC(int64_t, n);
     if (rc == 0) {
         halo_partition_dist_weights(g, v0, v1, po->choice.constraints, totals, w);
-        rc = halo_comm_ptscotch_part(c, n, xadj, adj, w, po->parts, po->choice.imbalance,
-                                     po->seed, part);
+        rc = halo_comm_ptscotch_part(c, n, xadj, adj, w, po->machines, po->trainers_per_machine,
+                                     po->choice.imbalance, po->seed, part);
     }
     halo_free(w);
     halo_free(xadj);

@@ -7,6 +7,7 @@
 #include "core/err.h"
 #include "core/mem.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,9 +66,44 @@ static int scotch_agree(halo_comm *c, int status, const char *what)
     return halo_errorf(HALO_EMETIS, "ptscotch: %s failed on another rank", what);
 }
 
+/* Second level: each machine's induced subgraph (collective, one machine after the other) into
+ * its trainers; out[i] (the machine of local row i on entry) becomes machine x trainers +
+ * trainer. Scotch's status (non-zero on failure). */
+static int split_machines(MPI_Comm comm, SCOTCH_Dgraph *dg, SCOTCH_Num n_local, int machines,
+                          int trainers, SCOTCH_Strat *strat, SCOTCH_Num *out)
+{
+    SCOTCH_Num *sub = HALO_NEW(SCOTCH_Num, n_local > 0 ? n_local : 1);
+    SCOTCH_Num *mach = HALO_ALLOC(SCOTCH_Num, n_local > 0 ? n_local : 1);
+    memcpy(mach, out, (size_t)n_local * sizeof *mach);
+    int st = 0;
+    for (int m = 0; m < machines && st == 0; m++) {
+        SCOTCH_Num nm = 0;
+        for (SCOTCH_Num i = 0; i < n_local; i++) {
+            nm += mach[i] == m;
+        }
+        SCOTCH_Dgraph ind;
+        st = SCOTCH_dgraphInit(&ind, comm) != 0;
+        if (st == 0) {
+            st = SCOTCH_dgraphInducePart(dg, mach, m, nm, &ind);
+        }
+        if (st == 0) {
+            st = SCOTCH_dgraphPart(&ind, trainers, strat, sub);
+        }
+        SCOTCH_dgraphExit(&ind);
+        for (SCOTCH_Num i = 0, j = 0; st == 0 && i < n_local; i++) {
+            if (mach[i] == m) { /* induced rows keep the order of the original local rows */
+                out[i] = m * trainers + sub[j++];
+            }
+        }
+    }
+    halo_free(sub);
+    halo_free(mach);
+    return st;
+}
+
 int halo_comm_ptscotch_part(halo_comm *c, int64_t n_local, const int64_t *xadj,
-                            const int64_t *adj, const int64_t *vwgt, int parts, double imbalance,
-                            uint64_t seed, int32_t *part)
+                            const int64_t *adj, const int64_t *vwgt, int machines, int trainers,
+                            double imbalance, uint64_t seed, int32_t *part)
 {
     scotch_msg[0] = '\0';
     SCOTCH_randomSeed((SCOTCH_Num)(seed & 0x7fffffffu));
@@ -82,12 +118,18 @@ int halo_comm_ptscotch_part(halo_comm *c, int64_t n_local, const int64_t *xadj,
                                 (SCOTCH_Num *)vwgt, NULL, xadj[n_local], xadj[n_local],
                                 (SCOTCH_Num *)adj, NULL, NULL);
     rc = scotch_agree(c, st, "SCOTCH_dgraphBuild");
-    SCOTCH_Strat strat;
-    bool have_strat = false;
+    /* two levels: each gets the square root of the tolerance, as imbalances multiply */
+    double tol = trainers > 1 ? sqrt(imbalance) - 1.0 : imbalance - 1.0;
+    SCOTCH_Strat strat, strat2;
+    bool have_strat = false, have_strat2 = false;
     if (rc == 0) {
         have_strat = SCOTCH_stratInit(&strat) == 0;
-        st = !have_strat || SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATQUALITY, parts, parts,
-                                                       imbalance - 1.0) != 0;
+        have_strat2 = SCOTCH_stratInit(&strat2) == 0;
+        st = !have_strat || !have_strat2 ||
+             SCOTCH_stratDgraphMapBuild(&strat, SCOTCH_STRATQUALITY, machines, machines, tol) !=
+                 0 ||
+             SCOTCH_stratDgraphMapBuild(&strat2, SCOTCH_STRATQUALITY, trainers, trainers, tol) !=
+                 0;
         rc = scotch_agree(c, st, "SCOTCH_stratDgraphMapBuild");
     }
     /* a context asks Scotch's threads for a deterministic run with halo's seed */
@@ -107,7 +149,12 @@ int halo_comm_ptscotch_part(halo_comm *c, int64_t n_local, const int64_t *xadj,
     SCOTCH_Num *out = NULL;
     if (rc == 0) {
         out = HALO_NEW(SCOTCH_Num, n_local > 0 ? n_local : 1);
-        rc = scotch_agree(c, SCOTCH_dgraphPart(&cdg, parts, &strat, out), "SCOTCH_dgraphPart");
+        rc = scotch_agree(c, SCOTCH_dgraphPart(&cdg, machines, &strat, out),
+                          "SCOTCH_dgraphPart");
+        if (rc == 0 && trainers > 1) {
+            rc = scotch_agree(c, split_machines(halo_comm_mpi(c), &cdg, n_local, machines, trainers, &strat2, out),
+                              "the second level (SCOTCH_dgraphInducePart, SCOTCH_dgraphPart)");
+        }
         SCOTCH_dgraphExit(&cdg);
     }
     for (int64_t i = 0; rc == 0 && i < n_local; i++) {
@@ -116,6 +163,9 @@ int halo_comm_ptscotch_part(halo_comm *c, int64_t n_local, const int64_t *xadj,
     halo_free(out);
     if (have_strat) {
         SCOTCH_stratExit(&strat);
+    }
+    if (have_strat2) {
+        SCOTCH_stratExit(&strat2);
     }
     SCOTCH_dgraphExit(&dg);
     if (have_ctx) {

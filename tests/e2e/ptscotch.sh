@@ -37,6 +37,39 @@ if [ -n "$cp" ] && [ -n "$cm" ] && [ "$cp" -gt 0 ] && [ $((cp * 100)) -le $((cm 
     ok "ptscotch cuts at most 1.15x METIS' edges ($cp vs $cm)"
 else not_ok "ptscotch cuts at most 1.15x METIS' edges ('$cp' vs '$cm')"; fi
 
+# Two levels (machines, then each machine's trainers), as --method multilevel: the edges
+# between machines within 1.15x of multilevel METIS', balance within 1.10
+check "ptscotch 2 machines x 2 trainers" $MPIRUN -np 4 "$HALO" partition "$G" --method ptscotch \
+    --machines 2 --trainers 2 -o "$T/pt22"
+check "multilevel METIS 2 x 2" "$HALO" partition "$G" --method multilevel --machines 2 \
+    --trainers 2 -o "$T/ml22"
+check_out "two levels record each part's machine" "^ +3 +1 " "$HALO" info "$T/pt22"
+read -r bn bt be <<<"$(bal "$T/pt22")"
+if awk -v a="$bn" -v b="$bt" -v c="$be" 'BEGIN { exit !(a <= 1.10 && b <= 1.10 && c <= 1.10 && a >= 1) }'; then
+    ok "two levels: every balance within 1.10 (nodes $bn, train $bt, edges $be)"
+else not_ok "two levels: every balance within 1.10 (nodes '$bn', train '$bt', edges '$be')"; fi
+xcut() { # edges whose endpoints lie on different machines
+    [ -n "$PY" ] && "$PY" - "$1" <<'PYEOF'
+import bisect, json, struct, sys
+P = sys.argv[1]
+j = json.load(open(P + "/partition.json"))
+starts = [lo for lo, hi in j["ranges"]]
+mach = j["part_machine"]
+x = 0
+for k, (lo, hi) in enumerate(j["ranges"]):
+    b = open("%s/part-%d/indices.i32" % (P, k), "rb").read()
+    for u in struct.unpack("<%di" % (len(b) // 4), b):
+        x += mach[bisect.bisect_right(starts, u) - 1] != mach[k]
+print(x)
+PYEOF
+}
+xp=$(xcut "$T/pt22") xm=$(xcut "$T/ml22")
+echo "# edges between machines: ptscotch $xp, multilevel METIS $xm"
+if [ -z "$PY" ]; then ok "two levels: cut between machines # SKIP no python3"
+elif [ -n "$xp" ] && [ -n "$xm" ] && [ "$xp" -gt 0 ] && [ $((xp * 100)) -le $((xm * 115)) ]; then
+    ok "two levels: edges between machines at most 1.15x multilevel METIS' ($xp vs $xm)"
+else not_ok "two levels: edges between machines at most 1.15x multilevel METIS' ('$xp' vs '$xm')"; fi
+
 # Whole: orig_id is a permutation; each part's in-edges, mapped back, are the graph's in-edges of
 # its nodes (same multiset per node); halo.i32 is exactly the other parts' sources
 if [ -n "$PY" ]; then
@@ -123,8 +156,8 @@ one_line "a missing graph" "nope/meta.json: cannot open" \
 "$HALO" gen sbm -n 3 -C 2 -o "$T/tiny" >/dev/null 2>&1
 one_line "more ranks than nodes" "4 ranks for a graph of 3 nodes" \
     $MPIRUN -np 4 "$HALO" partition "$T/tiny" --method ptscotch --parts 2 -o "$T/bad"
-one_line "two levels are refused" "makes one level" \
-    $MPIRUN -np 2 "$HALO" partition "$G" --method ptscotch --parts 4 --machines 2 --trainers 2 -o "$T/bad"
+one_line "parts not M x G is refused" "--parts 4 != --machines 3" \
+    $MPIRUN -np 2 "$HALO" partition "$G" --method ptscotch --parts 4 --machines 3 -o "$T/bad"
 one_line "--policy with ptscotch is refused" "takes no --policy" \
     $MPIRUN -np 2 "$HALO" partition "$G" --method ptscotch --policy policies/massivegnn.lua -o "$T/bad"
 "$HALO" gen --preset mag --scale 0.001 -o "$T/mag" >/dev/null 2>&1
