@@ -46,6 +46,10 @@ check "ptscotch 2 machines x 2 trainers" $MPIRUN -np 4 "$HALO" partition "$T/tw"
     --method ptscotch --machines 2 --trainers 2 -o "$T/pt22"
 check "multilevel METIS 2 x 2" "$HALO" partition "$T/tw" --method multilevel --machines 2 \
     --trainers 2 -o "$T/ml22"
+$MPIRUN -np 4 "$HALO" partition "$T/tw" --method ptscotch --machines 2 --trainers 2 \
+    -o "$T/pt22b" >/dev/null 2>&1
+check "two levels: the same seed gives the same partition" \
+    cmp "$T/pt22/orig_id.i64" "$T/pt22b/orig_id.i64"
 check_out "two levels record each part's machine" "^ +3 +1 " "$HALO" info "$T/pt22"
 read -r bn bt be <<<"$(bal "$T/pt22")"
 if awk -v a="$bn" -v b="$bt" -v c="$be" 'BEGIN { exit !(a <= 1.10 && b <= 1.10 && c <= 1.10 && a >= 1) }'; then
