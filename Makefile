@@ -35,7 +35,13 @@ endif
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -pthread -fno-strict-aliasing -Iruntime -MMD -MP $(SAN)
 CFLAGS  += $(MPI_CFLAGS) $(LUA_CFLAGS) -DHALO_VERSION=\"$(VERSION)\" -DHALO_ROOT=\"$(CURDIR)\"
-LDLIBS  := $(MPI_LIBS) $(LUA_LIBS) -lmetis -lopenblas -lz -lm -lpthread -ldl
+# PT-Scotch (comm/ptscotch.c): Debian's 64-bit SCOTCH_Num build, so that a graph's 2E may pass
+# 2^31; halo prints Scotch's errors itself (no -lptscotcherr)
+MULTIARCH     := $(shell $(CC) -print-multiarch 2>/dev/null)
+SCOTCH_LIBDIR ?= /usr/lib/$(MULTIARCH)/scotch-int64
+SCOTCH_CFLAGS ?= -I/usr/include/scotch-int64
+SCOTCH_LIBS   := -L$(SCOTCH_LIBDIR) -Wl,-rpath,$(SCOTCH_LIBDIR) -lptscotch -lscotch
+LDLIBS  := $(MPI_LIBS) $(LUA_LIBS) -lmetis $(SCOTCH_LIBS) -lopenblas -lz -lm -lpthread -ldl
 # executables export their symbols: the CUDA back end (and the tests' fake one) call halo_errorf,
 # halo_calloc, ... of the program that loads them
 LDFLAGS += $(SAN) -Wl,--export-dynamic
@@ -112,6 +118,8 @@ $(BUILD)/%.o: %.cu
 # (at -O2 its "very cheap" cost model leaves most of them scalar).
 $(BUILD)/runtime/policy/array.o $(BUILD)/runtime/policy/array_elem.o \
 $(BUILD)/runtime/policy/array_order.o: CFLAGS += -O3
+
+$(BUILD)/runtime/comm/ptscotch.o: CFLAGS += $(SCOTCH_CFLAGS)
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)

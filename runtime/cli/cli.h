@@ -24,6 +24,10 @@ int halo_cmd_report(int argc, char **argv);
 int halo_cmd_lab(int argc, char **argv);
 /* `halo info PDIR` on a partition directory (called by halo_cmd_info). */
 int halo_cmd_info_partition(int argc, char **argv);
+/* halo partition --method ptscotch after its flags are read (cmd_partition_dist.c): starts MPI,
+ * partitions across the ranks and writes the partition from rank 0; returns the exit status. */
+struct halo_partition_opts;
+int halo_cli_partition_ptscotch(const char *gdir, const char *out, struct halo_partition_opts *po);
 
 /* The file of a --policy argument: a path as given, else policies/NAME.lua in the working
  * directory, in PREFIX/share/halo beside an installed halo, in the source tree halo was built

@@ -115,7 +115,8 @@ static void part_flags(part_cli *c, halo_opt opts[PART_NOPTS])
         {"parts", 'p', HALO_OPT_INT, &c->parts, "P", "number of parts (multilevel: M x G)"},
         {"output", 'o', HALO_OPT_STRING, &c->out, "PDIR", "partition directory to write"},
         {"method", 0, HALO_OPT_STRING, &c->method, "NAME",
-         "metis | multilevel | random | stream (custom comes from a policy)"},
+         "metis | multilevel | random | stream | ptscotch (under mpirun; custom comes from a "
+         "policy)"},
         {"constraints", 0, HALO_OPT_STRING, &c->constraints, "LIST",
          "balance constraints, any of nodes,train,edges"},
         {"imbalance", 0, HALO_OPT_DOUBLE, &c->imbalance, "X",
@@ -256,7 +257,10 @@ int halo_cmd_partition(int argc, char **argv)
         "With --assign FILE, another tool's node -> part array (e.g. DGL's METIS call saved by\n"
         "numpy.save) is used as it is: one entry per node of DIR, part ids in [0, --parts) (or\n"
         "0..largest without --parts), no part empty; nodes are relabelled and written as for\n"
-        "any method.",
+        "any method.\n"
+        "With --method ptscotch, run under mpirun -np R: each rank reads its own slice of the\n"
+        "CSR, PT-Scotch partitions across the R ranks, and halo's refinement balances the\n"
+        "constraints on rank 0, which writes PDIR (docs/partition.md).",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos = 0;
@@ -268,6 +272,12 @@ int halo_cmd_partition(int argc, char **argv)
     rc = part_options(&c, npos, &po);
     if (rc < 0) {
         return halo_cli_fail(rc);
+    }
+    if (po.choice.method == HALO_PARTITION_PTSCOTCH) { /* under mpirun: cmd_partition_dist.c */
+        return c.policy != NULL || c.assign_path != NULL
+                   ? halo_cli_fail(halo_errorf(HALO_EUSAGE, "partition: --method ptscotch "
+                                                            "takes no --policy or --assign"))
+                   : halo_cli_partition_ptscotch(pos[0], c.out, &po);
     }
     halo_graph *g = NULL;
     rc = halo_graph_load(pos[0], &g);

@@ -1,6 +1,7 @@
 /* MPI behind halo_comm: start-up, abort-together, batched exchanges, collectives and netem. */
 #include "comm/comm.h"
 #include "comm/watch.h"
+#include "comm/comm_mpi.h"
 
 #include "core/err.h"
 #include "core/log.h"
@@ -212,6 +213,11 @@ int halo_comm_dup(halo_comm *c, halo_comm **out)
     d->netem = c->netem;
     *out = d;
     return 0;
+}
+
+MPI_Comm halo_comm_mpi(const halo_comm *c)
+{
+    return c->comm;
 }
 
 int halo_comm_rank(const halo_comm *c)

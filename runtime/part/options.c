@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const method_names[] = {"metis", "multilevel", "random", "stream", "custom"};
+static const char *const method_names[] = {"metis", "multilevel", "random", "stream", "custom",
+                                             "ptscotch"};
 static const char *const constraint_names[3] = {"nodes", "train", "edges"};
 
 const char *halo_partition_constraint_name(int c)
@@ -32,7 +33,7 @@ void halo_partition_opts_init(halo_partition_opts *opts)
 
 const char *halo_partition_method_name(int method)
 {
-    if (method < 0 || method > HALO_PARTITION_CUSTOM) {
+    if (method < 0 || method > HALO_PARTITION_PTSCOTCH) {
         return "?";
     }
     return method_names[method];
@@ -40,14 +41,15 @@ const char *halo_partition_method_name(int method)
 
 int halo_partition_parse_method(const char *s, int *method)
 {
-    for (int m = 0; m <= HALO_PARTITION_CUSTOM; m++) {
+    for (int m = 0; m <= HALO_PARTITION_PTSCOTCH; m++) {
         if (strcmp(s, method_names[m]) == 0) {
             *method = m;
             return 0;
         }
     }
     return halo_errorf(HALO_EUSAGE,
-                       "--method: '%s' is not one of metis, multilevel, random, stream, custom", s);
+                       "--method: '%s' is not one of metis, multilevel, random, stream, custom, "
+                       "ptscotch", s);
 }
 
 /* Parses a comma-separated subset of nodes,train,edges ("none" is not allowed: METIS needs a
@@ -188,6 +190,7 @@ int halo_partition_assign(const halo_graph *g, const halo_partition_opts *opts,
     case HALO_PARTITION_RANDOM: return halo_partition_random(g, p, opts->seed, assignment);
     case HALO_PARTITION_STREAM:
         return halo_partition_stream(g, p, con, c->imbalance, c->stream, opts->seed, assignment);
+    case HALO_PARTITION_PTSCOTCH: /* the ranks' assignment, checked and used as a custom one */
     case HALO_PARTITION_CUSTOM:
         if (c->assignment == NULL) {
             return halo_errorf(HALO_EUSAGE, "partition: custom method without an assignment");

@@ -16,6 +16,8 @@ enum {
     HALO_PARTITION_RANDOM,     /* hash of the node id */
     HALO_PARTITION_STREAM,     /* one pass, LDG or Fennel */
     HALO_PARTITION_CUSTOM,     /* a caller (policy) supplied assignment array */
+    HALO_PARTITION_PTSCOTCH,   /* PT-Scotch across MPI ranks; the ranks' gathered assignment
+                                * comes in choice.assignment (cli/cmd_partition_dist.c) */
 };
 
 /* Balance constraints (bit set): one vertex-weight column each. */

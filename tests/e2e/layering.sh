@@ -7,6 +7,9 @@ B=${BUILD:-build}
 
 bad=$(grep -lE '#include <mpi\.h>|#include "mpi\.h"' runtime/*/*.c runtime/*/*.h | grep -v '^runtime/comm/')
 if [ -z "$bad" ]; then ok "only comm/ includes mpi.h"; else not_ok "only comm/ includes mpi.h: $bad"; fi
+# PT-Scotch is an MPI library: only comm/ may call it (part/dist.c prepares its input on plain arrays)
+bad=$(grep -lE '#include [<"](pt)?scotch\.h' runtime/*/*.c runtime/*/*.h | grep -v '^runtime/comm/')
+if [ -z "$bad" ]; then ok "only comm/ includes PT-Scotch"; else not_ok "only comm/ includes PT-Scotch: $bad"; fi
 bad=$(grep -lE '#include [<"](lua|lauxlib|lualib)\.h' runtime/*/*.c runtime/*/*.h | grep -v '^runtime/policy/')
 if [ -z "$bad" ]; then ok "only policy/ includes Lua"; else not_ok "only policy/ includes Lua: $bad"; fi
 # halo_store is opaque: its layout (store_impl.h) is seen by store/ alone, never by tests
