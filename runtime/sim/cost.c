@@ -238,7 +238,7 @@ static void xsum_store(halo_sim_cost *c, brec *r, int xi)
         xrank *xr = &r->xr[(size_t)xi * c->P + q];
         xr->out = c->s_out[q];
         xr->in = c->s_in[q];
-        xr->intra = c->s_intra[q] > 0 ? p->shm_lat_s + c->s_intra[q] / p->shm_bw : 0;
+        xr->intra = c->s_intra[q] > 0 ? c->lat_local + c->s_intra[q] / p->shm_bw : 0;
         double big = c->s_tot_out[q] > c->s_tot_in[q] ? c->s_tot_out[q] : c->s_tot_in[q];
         xr->netem = netem_floor(c, big);
         xr->crit = 0;
@@ -484,11 +484,15 @@ void halo_sim_cost_setup(halo_sim_cost *c)
     const halo_sim_cost_opts *o = &c->o;
     const halo_sim_profile *p = &c->pf;
     int P = c->P, M = c->M, T = c->T;
+    /* ranks that outnumber the cores: a descheduled rank delays every exchange (measured by
+     * halo calibrate's probe with 2 x cores ranks) */
+    c->lat_local = p->trainers > p->cores && p->oversub_lat_s > 0 ? p->oversub_lat_s
+                                                                   : p->shm_lat_s;
     /* the count all-to-all: log2(P) rounds of one latency */
-    c->t_counts = P > 1 ? ceil(log2((double)P)) * (M > 1 ? p->net_lat_s : p->shm_lat_s) : 0;
+    c->t_counts = P > 1 ? ceil(log2((double)P)) * (M > 1 ? p->net_lat_s : c->lat_local) : 0;
     double B = (double)o->grad_floats * sizeof(float);
     double arl = fitf(p->fit_allreduce) * p->allreduce_lat_s;
-    c->ar_d1 = T > 1 ? (T - 1) * (p->shm_lat_s + arl) +
+    c->ar_d1 = T > 1 ? (T - 1) * (c->lat_local + arl) +
                            (double)(T - 1) / T * B / p->shm_bw
                      : 0;
     c->ar_bytes = M > 1 ? 2.0 * (M - 1) / M * B / T : 0;

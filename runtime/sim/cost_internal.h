@@ -190,6 +190,8 @@ struct halo_sim_cost {
     int gpu;                 /* the profile's trainers compute on GPUs */
     int kthreads;            /* CPU compute threads of a trainer: cores / trainers */
     int netem;               /* emulated network on */
+    double lat_local;        /* latency between ranks of one machine: shm_lat_s, or
+                              * oversub_lat_s when its ranks outnumber its cores */
     double t_counts;         /* the count all-to-all of an exchange */
     double ar_d1;            /* allreduce: reduce-scatter (and all-gather) inside a machine */
     double ar_bytes;         /* allreduce: bytes each rank sends (and receives) across machines */

@@ -49,6 +49,7 @@ typedef struct halo_sim_profile {
     double share_threads;      /* threads per machine share_eff was measured with (0: none) */
     /* links */
     double shm_lat_s;          /* one message between ranks of one machine, latency */
+    double oversub_lat_s;      /* the same when the machine's ranks outnumber its cores (0: shm_lat_s) */
     double shm_bw;             /* bytes/s between ranks of one machine (per flow) */
     double net_lat_s;          /* one message between machines, latency */
     int nics;                  /* NICs per machine (trainers share them evenly) */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # halo calibrate: a quick calibration writes a profile with every field (the GEMM table by
-# shape included) and says how it was measured; --graph measures the graph-dependent constants
+# shape included, the latency of oversubscribed exchanges) and says how it was measured; --graph measures the graph-dependent constants
 # on a partition and halo sim says when a profile's are generic; a bad -o, --graph (or no
 # mpirun) fails with one error line and writes nothing.
 source "$(dirname "$0")/lib.sh"
@@ -11,8 +11,13 @@ cp "$T/err" "$T/progress"
 check "it reports progress on stderr" grep -q "calibrate: sampler: .* ns per edge" "$T/progress"
 check "it measures MPI over shared memory and TCP" \
     bash -c "grep -q 'MPI over shared memory' '$T/progress' && grep -q 'MPI over TCP' '$T/progress'"
+check "it measures the exchanges of 2 x cores ranks (oversubscribed)" \
+    grep -qE "MPI with [0-9]+ ranks on [0-9]+ cores: .* us per exchange" "$T/progress"
+check "... into network.oversub_lat_us, a positive latency" awk '
+    /^ *oversub_lat_us = / { v = $3; sub(/,$/, "", v); good = (v + 0 > 0) } END { exit !good }' \
+    "$T/here.lua"
 fields="machines trainers cores sample_edge_ns sample_node_ns block_node_ns gather_GBps memcpy_GBps
-lookup_node_ns hook_us shm_lat_us shm_GBps net_lat_us nics nic_GBps msg_overhead_us
+lookup_node_ns hook_us shm_lat_us oversub_lat_us shm_GBps net_lat_us nics nic_GBps msg_overhead_us
 allreduce_lat_us lat_us Gbit pinned_GBps pageable_GBps pinned kind gemm_TFLOPs agg_GBps
 step_overhead_us adam_GBps"
 missing=""
@@ -46,6 +51,9 @@ check "... and writes nothing" test ! -e "$T/nompi.lua"
 check "--no-mpi measures the rest" \
     env PATH=/nonexistent "$HALO" calibrate --quick --no-mpi -o "$T/nompi.lua"
 check "... and marks the links as not measured" grep -q "NOT MEASURED (--no-mpi)" "$T/nompi.lua"
+check "... and leaves oversub_lat_us unmeasured (0: shm_lat_us)" awk '
+    /^ *oversub_lat_us = / { v = $3; sub(/,$/, "", v); if (v + 0 != 0) bad = 1 } END { exit bad }' \
+    "$T/nompi.lua"
 "$HALO" calibrate --quick >/dev/null 2>&1
 [ $? -eq 2 ] && ok "no -o is a usage error (exit 2)" || not_ok "no -o is a usage error (exit 2)"
 

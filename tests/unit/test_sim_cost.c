@@ -655,6 +655,15 @@ static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
     q.machines = 1;
     q.trainers = 4;
     assert_close(allreduce_time(&q, 1000000), 6 * (lat_shm + lat_ar) + 1.5 * B / shm, 1e-9);
+    /* the latency with more ranks than cores: not used while the 4 ranks have 8 cores, used
+       in place of the shm latency on 2 cores, and the shm latency when it is absent (0) */
+    double lat_over = 7e-6;
+    q.oversub_lat_s = lat_over;
+    assert_close(allreduce_time(&q, 1000000), 6 * (lat_shm + lat_ar) + 1.5 * B / shm, 1e-9);
+    q.cores = 2;
+    assert_close(allreduce_time(&q, 1000000), 6 * (lat_over + lat_ar) + 1.5 * B / shm, 1e-9);
+    q.oversub_lat_s = 0;
+    assert_close(allreduce_time(&q, 1000000), 6 * (lat_shm + lat_ar) + 1.5 * B / shm, 1e-9);
 }
 
 /* ---------------------------------------------------------------- CPU contention */
