@@ -245,4 +245,12 @@ void halo_sim_cost_setup(halo_sim_cost *c);
 /* Turns every rank's counted work of one batch into the record's stage works and exchanges. */
 void halo_sim_cost_build_batch(halo_sim_cost *c, brec *r, const halo_sim_work *w);
 
+/* engine_heap.c: schedules an event at time t (a binary heap ordered by time, then by when it was
+ * scheduled, so the order is deterministic) */
+void halo_sim_ev_push(halo_sim_cost *c, double t, int kind, int id, int64_t batch);
+/* engine_heap.c: takes the earliest event */
+sim_event halo_sim_ev_pop(halo_sim_cost *c);
+/* engine_heap.c: sets resource i's next end to t (INFINITY: none) and restores its heap */
+void halo_sim_res_set(halo_sim_cost *c, int i, double t);
+
 #endif

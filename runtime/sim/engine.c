@@ -13,92 +13,6 @@
 static const char *const stage_name[NSTAGES] = {"sample", "fetch", "copy", "compute",
                                                 "allreduce"};
 
-/* ---------------------------------------------------------------- events */
-
-/* Event order: by time, then by when they were scheduled (deterministic). */
-static int ev_before(const sim_event *a, const sim_event *b)
-{
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-/* Schedules an event (a binary heap). */
-static void ev_push(halo_sim_cost *c, double t, int kind, int id, int64_t batch)
-{
-    if (c->nheap == c->heap_cap) {
-        c->heap_cap = c->heap_cap > 0 ? 2 * c->heap_cap : 256;
-        c->heap = halo_realloc(c->heap, (size_t)c->heap_cap * sizeof *c->heap);
-    }
-    sim_event e = {t, c->seq++, kind, id, batch};
-    int64_t i = c->nheap++;
-    while (i > 0) {
-        int64_t up = (i - 1) / 2;
-        if (!ev_before(&e, &c->heap[up])) {
-            break;
-        }
-        c->heap[i] = c->heap[up];
-        i = up;
-    }
-    c->heap[i] = e;
-}
-
-/* Takes the earliest event. */
-static sim_event ev_pop(halo_sim_cost *c)
-{
-    sim_event top = c->heap[0];
-    sim_event last = c->heap[--c->nheap];
-    int64_t i = 0, n = c->nheap;
-    for (;;) {
-        int64_t k = 2 * i + 1;
-        if (k >= n) {
-            break;
-        }
-        if (k + 1 < n && ev_before(&c->heap[k + 1], &c->heap[k])) {
-            k++;
-        }
-        if (!ev_before(&c->heap[k], &last)) {
-            break;
-        }
-        c->heap[i] = c->heap[k];
-        i = k;
-    }
-    if (n > 0) {
-        c->heap[i] = last;
-    }
-    return top;
-}
-
-/* Sets resource i's next end to t (INFINITY: none) and restores the heap. */
-static void res_set(halo_sim_cost *c, int i, double t)
-{
-    double *key = c->rkey;
-    int *h = c->rheap, *pos = c->rpos;
-    key[i] = t;
-    int k = pos[i];
-    while (k > 0 && key[h[(k - 1) / 2]] > t) {
-        int up = (k - 1) / 2;
-        h[k] = h[up];
-        pos[h[k]] = k;
-        k = up;
-    }
-    for (;;) {
-        int ch = 2 * k + 1;
-        if (ch >= c->nres) {
-            break;
-        }
-        if (ch + 1 < c->nres && key[h[ch + 1]] < key[h[ch]]) {
-            ch++;
-        }
-        if (!(key[h[ch]] < t)) {
-            break;
-        }
-        h[k] = h[ch];
-        pos[h[k]] = k;
-        k = ch;
-    }
-    h[k] = i;
-    pos[i] = k;
-}
-
 /* ---------------------------------------------------------------- batch records */
 
 /* The record of batch b (one not yet given back). */
@@ -230,11 +144,11 @@ static void cpu_resched(halo_sim_cost *c, int mi)
         fmin = m->task[i].held > 0 && m->task[i].rem < fmin ? m->task[i].rem : fmin;
     }
     if (fmin == INFINITY) {
-        res_set(c, mi, INFINITY);
+        halo_sim_res_set(c, mi, INFINITY);
         return;
     }
     double dt = fmin / cpu_rate(c, m);
-    res_set(c, mi, c->now + (dt > 0 ? dt : 0));
+    halo_sim_res_set(c, mi, c->now + (dt > 0 ? dt : 0));
 }
 
 /* Starts `work` core-seconds on `threads` threads for simulated thread tid. */
@@ -283,7 +197,7 @@ static void nic_resched(halo_sim_cost *c, int ni)
 {
     sim_nic *n = &c->nic[ni];
     if (n->n == 0) {
-        res_set(c, c->M + ni, INFINITY);
+        halo_sim_res_set(c, c->M + ni, INFINITY);
         return;
     }
     double fmin = n->f[0].fin;
@@ -291,7 +205,7 @@ static void nic_resched(halo_sim_cost *c, int ni)
         fmin = n->f[i].fin < fmin ? n->f[i].fin : fmin;
     }
     double dt = (fmin - n->v) * n->n / n->cap;
-    res_set(c, c->M + ni, c->now + (dt > 0 ? dt : 0));
+    halo_sim_res_set(c, c->M + ni, c->now + (dt > 0 ? dt : 0));
 }
 
 /* Starts a transfer of `bytes` through NIC resource ni for exchange xi of batch b. */
@@ -322,7 +236,7 @@ static int ar_index(const brec *r)
 static void resume_at(halo_sim_cost *c, int tid, double t)
 {
     c->th[tid].pc++;
-    ev_push(c, t > c->now ? t : c->now, EV_THREAD, tid, 0);
+    halo_sim_ev_push(c, t > c->now ? t : c->now, EV_THREAD, tid, 0);
 }
 
 /* The transfer of exchange xi started at now: flows, shm flows, and every rank's CPU work. */
@@ -370,7 +284,7 @@ static void ar_begin(halo_sim_cost *c, brec *r)
     xchg *x = &r->x[ar_index(r)];
     x->outstanding = 0;
     if (c->M > 1) {
-        ev_push(c, c->now + c->ar_d1, EV_ARMID, 0, r->batch);
+        halo_sim_ev_push(c, c->now + c->ar_d1, EV_ARMID, 0, r->batch);
         return;
     }
     x->tend = c->now + 2.0 * c->ar_d1;
@@ -461,7 +375,7 @@ static void xchg_arrive(halo_sim_cost *c, int tid, int xi)
     if (xi == ar_index(r)) {
         ar_begin(c, r);
     } else if (!x->rows && c->t_counts > 0) {
-        ev_push(c, c->now + c->t_counts, EV_XSTART, xi, r->batch);
+        halo_sim_ev_push(c, c->now + c->t_counts, EV_XSTART, xi, r->batch);
     } else {
         xchg_start(c, r, xi);
     }
@@ -796,7 +710,7 @@ static void run_events(halo_sim_cost *c)
             }
             continue;
         }
-        sim_event e = ev_pop(c);
+        sim_event e = halo_sim_ev_pop(c);
         switch (e.kind) {
         case EV_THREAD:
             thread_run(c, e.id);
@@ -940,7 +854,7 @@ void halo_sim_cost_epoch_begin(halo_sim_cost *c, int epoch)
         c->nic[i].t = c->now;
     }
     for (int i = 0; i < c->nres; i++) {
-        res_set(c, i, INFINITY);
+        halo_sim_res_set(c, i, INFINITY);
     }
     for (int r = 0; r < c->P; r++) {
         sim_rank *R = &c->rk[r];
