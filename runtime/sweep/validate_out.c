@@ -244,7 +244,7 @@ static void gp_text(const halo_vsummary *s, const char *profile, bool fit, halo_
         "    unset output\n"
         "}\n",
         profile, s->n, s->median[HALO_SIM_T_EPOCH], s->worst[HALO_SIM_T_EPOCH],
-        fit ? "" : " (UNFIT: measured under load)");
+        fit ? "" : " (UNFIT: load or unsteady epochs)");
 }
 
 /* The first line a shell command prints ("" when none). */
@@ -301,7 +301,9 @@ static void meta_text(const halo_validate_opts *o, const halo_vsummary *s, const
              "Epoch time = median over epochs 1.. of the slowest rank. %s",
              s->n, (unsigned long long)o->seed, o->space ? o->space : "the default space",
              profile, s->median[0], s->worst[0], s->stage_median_max, s->counts_equal, s->n,
-             s->fit ? "Measured on a quiet machine." : "UNFIT: measured under load.");
+             s->fit ? "Measured on a quiet machine."
+                    : "UNFIT: measured under load or with unsteady epochs (see the run's verdict "
+                      "line).");
     halo_jw_key(&w, "caption");
     halo_jw_str(&w, buf);
     halo_jw_key(&w, "paper");
