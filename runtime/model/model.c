@@ -20,8 +20,6 @@
 
 /* Parameter blocks start at multiples of this many floats (64 bytes). */
 #define MODEL_ALIGN 16
-/* Cost of one gathered float of the aggregation in GEMM FLOP (measured order of magnitude). */
-#define MODEL_GATHER_COST 32.0
 
 /* The dropout purpose of ops.h (the device code's copy) is core/rng.h's. */
 _Static_assert(HALO_OPS_RNG_DROPOUT == HALO_RNG_DROPOUT,
@@ -601,16 +599,11 @@ int halo_model_choose_path(const halo_model *m, const halo_block *b, int in, int
     if (m->cfg.path != HALO_MODEL_PATH_AUTO) {
         return m->cfg.path;
     }
-    double e = (double)b->num_edges, nd = b->num_dst, ns = b->num_src;
-    double g = MODEL_GATHER_COST, mm = 2.0 * (double)in * out;
-    double agg_first = g * e * in + 2.0 * nd * mm + 2.0 * nd * mm;
-    double lin_first = g * e * out + (ns + nd) * mm + g * e * out + (ns + nd) * mm;
-    if (need_dx) {
-        agg_first += 2.0 * nd * mm + g * e * in;
-        lin_first += (ns + nd) * mm;
-    }
-    return lin_first < agg_first ? HALO_MODEL_PATH_LIN_FIRST : HALO_MODEL_PATH_AGG_FIRST;
+    return halo_model_lin_first((double)b->num_edges, b->num_dst, b->num_src, in, out, need_dx)
+               ? HALO_MODEL_PATH_LIN_FIRST
+               : HALO_MODEL_PATH_AGG_FIRST;
 }
+
 
 double halo_model_step_flops(const halo_model *m, const halo_minibatch *mb)
 {

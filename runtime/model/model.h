@@ -6,6 +6,7 @@
 
 #include "sample/block.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -220,6 +221,14 @@ int halo_model_infer(halo_model *m, const halo_minibatch *mb, const float *feat,
  * of layer_out(l) floats. Host buffers on both back ends. */
 int halo_model_layer_forward(halo_model *m, int layer, const halo_block *blk, const float *h_src,
                              float *h_dst);
+
+/* Whether the AUTO rule computes a layer lin-first (multiply, then mean) rather than agg-first
+ * on a block of num_edges edges, num_dst destinations and num_src sources, in -> out floats,
+ * need_dx when the layer's input needs a gradient: the cheaper of the two orders, forward and
+ * backward counted. A pure function of the shape: the trainer (halo_model_choose_path) and the
+ * simulator's compute model both call it. */
+bool halo_model_lin_first(double num_edges, double num_dst, double num_src, double in, double out,
+                          bool need_dx);
 
 /* Multiply-add operations (x2 = FLOP) of one forward + backward pass on mb, as computed by the
  * chosen paths; for benchmarks. */

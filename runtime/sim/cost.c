@@ -6,25 +6,19 @@
 #include "comm/comm.h" /* halo_comm_piece_rows only (inline; no MPI) */
 #include "core/err.h"
 #include "core/log.h"
+#include "model/model.h"
 
 #include <math.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- flops */
 
-/* Whether block l of w goes lin-first (model.c's choose_path on the AUTO path: the cheaper of
- * the two orders, counting forward and backward, the input gradient only above layer 0). */
-static int lin_first(const halo_sim_work *w, int l, double in, double out)
+/* Whether block l of w goes lin-first: the model's own AUTO rule on the block's shape, the input
+ * gradient needed above layer 0. */
+static bool lin_first(const halo_sim_work *w, int l, double in, double out)
 {
-    double e = (double)w->num_edges[l], nd = (double)w->num_dst[l], ns = (double)w->num_src[l];
-    double g = GATHER_COST, mm = 2.0 * in * out;
-    double agg = g * e * in + 2.0 * nd * mm + 2.0 * nd * mm;
-    double lin = g * e * out + (ns + nd) * mm + g * e * out + (ns + nd) * mm;
-    if (l > 0) {
-        agg += 2.0 * nd * mm + g * e * in;
-        lin += (ns + nd) * mm;
-    }
-    return lin < agg;
+    return halo_model_lin_first((double)w->num_edges[l], (double)w->num_dst[l],
+                                (double)w->num_src[l], in, out, l > 0);
 }
 
 /* Width of the input of layer l (and l + 1 for its output). */

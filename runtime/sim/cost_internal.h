@@ -18,8 +18,6 @@
 /* Bytes of one CSR offset and of one edge's source number in a block (int64, int32). */
 #define INDPTR_BYTES 8
 #define INDEX_BYTES 4
-/* Cost of one gathered float in GEMM flops when the model picks a layer's path (model.c). */
-#define GATHER_COST 32.0
 /* Most exchanges of one batch: request + reply per layer, ids + rows, the allreduce, then the
  * embeddings' ids, rows and gradients. */
 #define MAX_XCHG (2 * HALO_MAX_LAYERS + 6)

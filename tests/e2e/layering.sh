@@ -21,7 +21,7 @@ bad=$(grep -lE '#include [<"](cuda_runtime|cublas_v2|cuda)\.h' runtime/*/*.c run
 if [ -z "$bad" ]; then ok "no C file includes CUDA"; else not_ok "no C file includes CUDA: $bad"; fi
 
 # The objects of the deciding modules and what they use: no MPI symbol in any of them.
-objs=$(ls "$B"/runtime/{core,graph,part,sample,cache,policy,order,plan,sim,pipe}/*.o "$B"/runtime/train/metrics.o 2>/dev/null)
+objs=$(ls "$B"/runtime/{core,graph,part,sample,cache,policy,order,plan,sim,pipe}/*.o "$B"/runtime/train/metrics.o "$B"/runtime/model/path.o 2>/dev/null)
 # only objects whose source still exists (a file split or removed leaves its old object behind)
 objs=$(for o in $objs; do s=${o#"$B"/}; [ -f "${s%.o}.c" ] && echo "$o"; done)
 if [ -z "$objs" ]; then
