@@ -52,18 +52,28 @@ static layer_shape shape_of(const halo_sim_work *w, int l, int in_dim, int hidde
     return (layer_shape){4.0 * nd * in * out * (2.0 + dx), nd, 2.0 * in, out, e * (1.0 + dx), in};
 }
 
+/* RGCN's GEMM flops of block l (in -> out floats): the self loop and the R stacked relation
+ * matrices, forward, dW and (above layer 0, or wherever embeddings need it) dX, plus composing
+ * and differentiating the bases. */
+static double rgcn_layer_flops(const halo_sim_work *w, int l, double in, double out,
+                               int relations, int bases)
+{
+    double dx = l > 0 || w->embed_rows != NULL ? 1.0 : 0.0, R = relations;
+    double flops = 2.0 * (double)w->num_dst[l] * in * out * (1.0 + R) * (2.0 + dx);
+    if (bases > 0) {
+        flops += 4.0 * R * bases * in * out;
+    }
+    return flops;
+}
+
 double halo_sim_cost_flops_rgcn(const halo_sim_work *w, int in_dim, int hidden, int classes,
                                 int relations, int bases)
 {
-    double sum = 0, R = relations;
+    double sum = 0;
     for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
-        double in = layer_dim(l, w->layers, in_dim, hidden, classes);
-        double out = layer_dim(l + 1, w->layers, in_dim, hidden, classes);
-        double dx = l > 0 || w->embed_rows != NULL ? 1.0 : 0.0;
-        sum += 2.0 * (double)w->num_dst[l] * in * out * (1.0 + R) * (2.0 + dx);
-        if (bases > 0) {
-            sum += 4.0 * R * bases * in * out;
-        }
+        sum += rgcn_layer_flops(w, l, layer_dim(l, w->layers, in_dim, hidden, classes),
+                                layer_dim(l + 1, w->layers, in_dim, hidden, classes), relations,
+                                bases);
     }
     return sum;
 }
@@ -97,11 +107,8 @@ static double rgcn_layer_s(const halo_sim_profile *p, const halo_sim_work *w, in
     double in = layer_dim(l, w->layers, dims[0], dims[1], dims[2]);
     double out = layer_dim(l + 1, w->layers, dims[0], dims[1], dims[2]);
     double dx = l > 0 || w->embed_rows != NULL ? 1.0 : 0.0;
-    double nd = (double)w->num_dst[l], R = relations;
-    double flops = 2.0 * nd * in * out * (1.0 + R) * (2.0 + dx);
-    if (bases > 0) {
-        flops += 4.0 * R * bases * in * out;
-    }
+    double nd = (double)w->num_dst[l];
+    double flops = rgcn_layer_flops(w, l, in, out, relations, bases);
     double rate = halo_sim_profile_gemm_rate(p, nd, in, out);
     return flops / rate + halo_sim_cost_agg_s(p, (double)w->num_edges[l] * (1.0 + dx), in) +
            p->elem_s * nd * (2.0 * out + in * (1.0 + dx));
