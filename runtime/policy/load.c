@@ -56,20 +56,17 @@ static void check_params(lua_State *L, int idx)
     }
 }
 
-/* A --set NAME=VALUE whose NAME the policy does not declare (params at index params): a
- * warning, printed once per process (rank 0 only under mpirun), and the setting is ignored, so
- * one setting can be given to every policy of a loop; refused (error message pushed, returns
- * -1) when NAME is a typo of a declared name. The declared names are listed sorted. */
-static int undeclared(lua_State *L, const halo_policy *p, int params, const char *kv,
-                      const char *name)
+/* The string keys of the table at idx, sorted (at most cap; the rest are left out), into keys;
+ * returns their count. The strings are anchored by the table. */
+static int sorted_keys(lua_State *L, int idx, const char **keys, int cap)
 {
-    const char *keys[64];
     int n = 0;
+    idx = lua_absindex(L, idx);
     lua_pushnil(L);
-    while (lua_next(L, params) != 0) {
+    while (lua_next(L, idx) != 0) {
         lua_pop(L, 1);
-        if (lua_type(L, -1) == LUA_TSTRING && n < 64) {
-            keys[n++] = lua_tostring(L, -1); /* anchored by the params table */
+        if (lua_type(L, -1) == LUA_TSTRING && n < cap) {
+            keys[n++] = lua_tostring(L, -1);
         }
     }
     for (int i = 1; i < n; i++) {
@@ -79,6 +76,18 @@ static int undeclared(lua_State *L, const halo_policy *p, int params, const char
             keys[j - 1] = t;
         }
     }
+    return n;
+}
+
+/* A --set NAME=VALUE whose NAME the policy does not declare (params at index params): a
+ * warning, printed once per process (rank 0 only under mpirun), and the setting is ignored, so
+ * one setting can be given to every policy of a loop; refused (error message pushed, returns
+ * -1) when NAME is a typo of a declared name. The declared names are listed sorted. */
+static int undeclared(lua_State *L, const halo_policy *p, int params, const char *kv,
+                      const char *name)
+{
+    const char *keys[64];
+    int n = sorted_keys(L, params, keys, 64);
     char names[300] = "";
     size_t used = 0;
     for (int i = 0; i < n && used + 2 < sizeof names; i++) {
@@ -425,21 +434,7 @@ void halo_policy_print_params(const halo_policy *pol, FILE *f, const char *prefi
     lua_rawgeti(L, LUA_REGISTRYINDEX, pol->params_ref);
     /* Sorted output: collect the string keys first. */
     const char *keys[256];
-    int n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, -2) != 0 && n < 256) {
-        lua_pop(L, 1);
-        if (lua_type(L, -1) == LUA_TSTRING) {
-            keys[n++] = lua_tostring(L, -1); /* anchored by the params table */
-        }
-    }
-    for (int i = 1; i < n; i++) {
-        for (int j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
-            const char *t = keys[j];
-            keys[j] = keys[j - 1];
-            keys[j - 1] = t;
-        }
-    }
+    int n = sorted_keys(L, -1, keys, 256);
     for (int i = 0; i < n; i++) {
         char key[256], val[512];
         lua_pushstring(L, keys[i]);
