@@ -38,8 +38,9 @@ typedef struct halo_sim_opts {
     bool progress;             /* progress bar over batches on a terminal, log lines otherwise */
 } halo_sim_opts;
 
-/* Defaults equal to halo_train_opts_default's: 3 epochs, batch 2000 local, hidden 16, seed 1,
- * depth from the policy. */
+/* Defaults equal to halo_train_opts_default's: 3 epochs, batch 2000 local, hidden 16 (GraphSAGE's;
+ * another model's come from halo_model_run_defaults, as `halo sim` applies them), seed 1, depth
+ * from the policy. */
 void halo_sim_opts_default(halo_sim_opts *o);
 
 /* What a simulation produced. */
