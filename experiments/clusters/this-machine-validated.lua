@@ -109,5 +109,5 @@ return {
         compute = 1, -- scale of the compute stage's time (1 = not fitted)
         allreduce = 1, -- scale of the allreduce's latency per ring step (1 = not fitted)
     },
-    validation = { seed = 1, configs = 20, median_pct = 16.0, worst_pct = 43.0, stage_median_pct = 32.7, fit = false, date = "2026-12-02 00:37 UTC" },
+    validation = { seed = 1, configs = 20, median_pct = 16.0, worst_pct = 43.0, stage_median_pct = 32.7, fit = false, date = "2026-12-02 01:05 UTC" },
 }
