@@ -89,11 +89,11 @@ static int stage_mask(const char *list, unsigned *mask)
     while (*s != '\0') {
         size_t n = strcspn(s, ",");
         int k = 1;
-        while (k < HALO_SIM_T_N && (strlen(halo_sim_time_name(k)) != n ||
-                                    strncmp(halo_sim_time_name(k), s, n) != 0)) {
+        while (k < HALO_SIM_T_WALL && (strlen(halo_sim_time_name(k)) != n ||
+                                       strncmp(halo_sim_time_name(k), s, n) != 0)) {
             k++;
         }
-        if (k == HALO_SIM_T_N) {
+        if (k == HALO_SIM_T_WALL) {
             return halo_errorf(HALO_EUSAGE, "--stages: \"%.*s\" is not a stage (sample, fetch, "
                                "copy, compute, allreduce, wait)", (int)n, s);
         }

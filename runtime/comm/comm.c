@@ -358,10 +358,13 @@ void halo_comm_netem_wait(halo_comm *c, double t0, double delay)
 
 static int comm_wait(int n, MPI_Request *req)
 {
-    double t0 = halo_now();
+    double t0 = halo_now(), c0 = halo_thread_cpu();
     for (;;) {
         int done = 0;
         int rc = MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS || done) {
+            halo_thread_wait_cpu_add(halo_thread_cpu() - c0); /* all of it polling */
+        }
         if (rc != MPI_SUCCESS) {
             return mpi_err(rc, "MPI_Testall");
         }
@@ -569,6 +572,7 @@ static int rows_progress(halo_rows_xchg *x, int all)
     rows_msg *msg = x->msg;
     double t0 = halo_now();
     for (;;) {
+        double c0 = all ? halo_thread_cpu() : 0;
         int nd = 0;
         int rc = MPI_Testsome(x->nmsg, req, &nd, x->done, status);
         if (rc != MPI_SUCCESS) {
@@ -596,10 +600,13 @@ static int rows_progress(halo_rows_xchg *x, int all)
         }
         if (nd > 0) {
             t0 = halo_now(); /* pieces are flowing: keep polling at full speed */
-        } else if (halo_now() - t0 > POLL_SPIN_S) {
+            continue;        /* their scatter is the exchange's work, not polling */
+        }
+        if (halo_now() - t0 > POLL_SPIN_S) {
             struct timespec ts = {0, POLL_SLEEP_NS};
             nanosleep(&ts, NULL);
         }
+        halo_thread_wait_cpu_add(halo_thread_cpu() - c0);
     }
 }
 

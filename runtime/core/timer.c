@@ -1,4 +1,4 @@
-/* Monotonic clock. */
+/* Monotonic clock and per-thread CPU time. */
 #include "core/timer.h"
 
 #include <time.h>
@@ -8,4 +8,26 @@ double halo_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double halo_thread_cpu(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) {
+        return 0;
+    }
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The calling thread's polling CPU seconds (halo_thread_wait_cpu_add). */
+static _Thread_local double wait_cpu;
+
+double halo_thread_wait_cpu(void)
+{
+    return wait_cpu;
+}
+
+void halo_thread_wait_cpu_add(double s)
+{
+    wait_cpu += s;
 }

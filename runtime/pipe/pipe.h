@@ -81,6 +81,8 @@ typedef struct halo_pipe_item {
     double start[HALO_PIPE_MAX_STAGES];    /* halo_now() when each stage began this batch */
     double end[HALO_PIPE_MAX_STAGES];      /* ... and when it ended */
     int thread[HALO_PIPE_MAX_STAGES];      /* thread of the stage that ran it */
+    double cpu[HALO_PIPE_MAX_STAGES];      /* CPU seconds of the stage on its thread, polling
+                                              for messages excluded (core/timer.h) */
     double ready;                          /* when the last stage handed it over */
 } halo_pipe_item;
 

@@ -127,6 +127,8 @@ typedef struct sim_rank {
     double compute_s;  /* forward/backward + Adam */
     double allreduce_s;/* the allreduce, waiting for the slowest rank included */
     double wait_s;     /* trainer waiting for the pipeline (depth > 0) */
+    double cpu_s[3];   /* core-seconds per thread of its CPU steps: sampling, fetch, trainer
+                          (compute, Adam), as the runtime's *_cpu_s fields measure them */
 } sim_rank;
 
 /* A CPU-bound task on a machine. */

@@ -163,6 +163,13 @@ static void cpu_start(halo_sim_cost *c, int tid, double work, int threads)
     }
     int k = threads < c->pf.cores ? threads : c->pf.cores;
     cpu_task nt = {work / threads, k, 0, c->now, tid};
+    /* the work on the thread's own clock (a compute on k threads: its share), by stage as the
+       runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
+    int st = c->th[tid].stage;
+    if (st != STAGE_COPY) {
+        c->rk[c->th[tid].rank].cpu_s[st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2] +=
+            work / threads;
+    }
     if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */
         c->th[tid].keep = 0;
         if (m->held + k <= c->pf.cores) {
@@ -928,6 +935,9 @@ void halo_sim_cost_epoch_end(halo_sim_cost *c, halo_epoch_stats *out)
         out[q].compute_s = R->compute_s;
         out[q].allreduce_s = R->allreduce_s;
         out[q].wait_s = R->wait_s;
+        out[q].sample_cpu_s = R->cpu_s[0];
+        out[q].fetch_cpu_s = R->cpu_s[1];
+        out[q].compute_cpu_s = R->cpu_s[2];
         last = end > last ? end : last;
     }
     c->tnext = last;

@@ -389,6 +389,9 @@ static void sim_total_add(halo_epoch_stats *t, const halo_epoch_stats *s)
     t->compute_s += s->compute_s;
     t->allreduce_s += s->allreduce_s;
     t->wait_s += s->wait_s;
+    t->sample_cpu_s += s->sample_cpu_s;
+    t->fetch_cpu_s += s->fetch_cpu_s;
+    t->compute_cpu_s += s->compute_cpu_s;
     t->batches += s->batches;
     t->sampled_edges += s->sampled_edges;
     t->input_nodes += s->input_nodes;
@@ -541,6 +544,9 @@ static void sim_epoch_times(sim *S, halo_sim_result *res)
         a->compute_s = times[r].compute_s;
         a->allreduce_s = times[r].allreduce_s;
         a->wait_s = times[r].wait_s;
+        a->sample_cpu_s = times[r].sample_cpu_s;
+        a->fetch_cpu_s = times[r].fetch_cpu_s;
+        a->compute_cpu_s = times[r].compute_cpu_s;
         slowest = a->time_s > slowest ? a->time_s : slowest;
     }
     halo_free(times);

@@ -9,9 +9,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Stages compared, in this order: the epoch time (slowest rank) then the per-rank stage sums. */
+/* Stages compared, in this order: the epoch time (slowest rank), the per-rank stage sums of
+ * wall time (HALO_SIM_T_WALL of them with the epoch), then the per-rank CPU seconds of the
+ * stages' work (the *_cpu_s fields: 0 when a measured file predates them, and then not
+ * compared). */
 enum { HALO_SIM_T_EPOCH, HALO_SIM_T_SAMPLE, HALO_SIM_T_FETCH, HALO_SIM_T_COPY,
-       HALO_SIM_T_COMPUTE, HALO_SIM_T_ALLREDUCE, HALO_SIM_T_WAIT, HALO_SIM_T_N };
+       HALO_SIM_T_COMPUTE, HALO_SIM_T_ALLREDUCE, HALO_SIM_T_WAIT, HALO_SIM_T_WALL,
+       HALO_SIM_T_SAMPLE_CPU = HALO_SIM_T_WALL, HALO_SIM_T_FETCH_CPU, HALO_SIM_T_COMPUTE_CPU,
+       HALO_SIM_T_N };
 
 /* Name of a HALO_SIM_T_* ("epoch", "sample", ...). */
 const char *halo_sim_time_name(int t);

@@ -646,7 +646,7 @@ static int verdict(const halo_validate_opts *o, const halo_vsummary *s)
     }
     bool over = (o->max_median > 0 && s->median[HALO_SIM_T_EPOCH] > o->max_median) ||
                 (o->max_worst > 0 && s->worst[HALO_SIM_T_EPOCH] > o->max_worst);
-    for (int k = 1; k < HALO_SIM_T_N && o->max_stage > 0; k++) {
+    for (int k = 1; k < HALO_SIM_T_WALL && o->max_stage > 0; k++) {
         bool bounded = o->stage_mask ? (o->stage_mask >> k) & 1u : k != HALO_SIM_T_WAIT;
         over = over || (bounded && s->nstage[k] > 0 && s->median[k] > o->max_stage);
     }

@@ -66,7 +66,7 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
                        : m % 2 ? fabs(v[m / 2])
                                : (fabs(v[m / 2 - 1]) + fabs(v[m / 2])) / 2;
         /* the work stages; wait is what is left of the epoch when they are done */
-        if (k != HALO_SIM_T_EPOCH && k != HALO_SIM_T_WAIT && m > 0 &&
+        if (k != HALO_SIM_T_EPOCH && k != HALO_SIM_T_WAIT && k < HALO_SIM_T_WALL && m > 0 &&
             s->median[k] > s->stage_median_max) {
             s->stage_median_max = s->median[k];
         }
@@ -155,6 +155,16 @@ void halo_vsummary_print(const halo_vsummary *s, FILE *out, bool markdown)
                               : "%-10s %14d %14.1f%% %13.1f%%  (configuration %d)\n",
                 name, s->nstage[t], s->median[t], s->worst[t], s->worst_at[t]);
     }
+    /* the stages' CPU work on their threads (measured runs that record it): the cost model
+       apart from the scheduling */
+    for (int t = HALO_SIM_T_WALL; t < HALO_SIM_T_N; t++) {
+        if (s->nstage[t] > 0) {
+            fprintf(out, markdown ? "| %s | %d | %.1f%% | %.1f%% (#%d) |\n"
+                                  : "%-11s %13d %14.1f%% %13.1f%%  (configuration %d)\n",
+                    halo_sim_time_name(t), s->nstage[t], s->median[t], s->worst[t],
+                    s->worst_at[t]);
+        }
+    }
     fprintf(out, "%scounts: equal in %d of %d configurations\n", markdown ? "\n" : "",
             s->counts_equal, s->n);
     if (s->fit && s->checked) {
@@ -179,6 +189,7 @@ static void csv_text(const halo_vspace *sp, const halo_vresult *r, int n, halo_s
     for (int k = 0; k < NSTAGE; k++) {
         halo_sb_printf(sb, ",%s_err", halo_sim_time_name(stages[k]));
     }
+    halo_sb_puts(sb, ",sample_cpu_err,fetch_cpu_err,compute_cpu_err");
     halo_sb_puts(sb, ",counts,busy_cores,epoch_spread,key\n");
     for (int i = 0; i < n; i++) {
         char graph[96], pol[128], fan[32];
@@ -195,6 +206,14 @@ static void csv_text(const halo_vspace *sp, const halo_vresult *r, int n, halo_s
         for (int k = 0; k < NSTAGE; k++) {
             double e;
             if (halo_vresult_err(&r[i], stages[k], &e)) {
+                halo_sb_printf(sb, ",%.2f", e);
+            } else {
+                halo_sb_puts(sb, ",");
+            }
+        }
+        for (int t = HALO_SIM_T_WALL; t < HALO_SIM_T_N; t++) {
+            double e;
+            if (halo_vresult_err(&r[i], t, &e)) {
                 halo_sb_printf(sb, ",%.2f", e);
             } else {
                 halo_sb_puts(sb, ",");

@@ -65,7 +65,8 @@ void halo_metrics_epoch_typed_json(halo_sb *out, const char *mode, const char *p
         {"time_s", s->time_s},       {"sample_s", s->sample_s},
         {"fetch_s", s->fetch_s},     {"copy_s", s->copy_s},
         {"compute_s", s->compute_s}, {"allreduce_s", s->allreduce_s},
-        {"wait_s", s->wait_s},
+        {"wait_s", s->wait_s},       {"sample_cpu_s", s->sample_cpu_s},
+        {"fetch_cpu_s", s->fetch_cpu_s}, {"compute_cpu_s", s->compute_cpu_s},
     };
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
         halo_jw_key(&w, times[i].k);

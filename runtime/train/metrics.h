@@ -26,6 +26,12 @@ typedef struct halo_epoch_stats {
     double compute_s;      /* forward, loss, backward, optimiser */
     double allreduce_s;    /* gradient allreduce */
     double wait_s;         /* waiting on the pipeline or peers */
+    /* CPU seconds of the stages on the thread that ran them, polling for messages excluded
+     * (core/timer.h): the work the cost model prices, apart from how it was scheduled; in the
+     * simulator, the core-seconds its cost model gave the stage's CPU steps */
+    double sample_cpu_s;   /* sampling (the sampler thread's) */
+    double fetch_cpu_s;    /* lookups, gathers, serving peers' rows (the fetch thread's) */
+    double compute_cpu_s;  /* forward/backward and optimiser (the trainer thread's) */
     int64_t batches;       /* mini-batches */
     int64_t sampled_edges; /* edges in all blocks */
     int64_t input_nodes;   /* input nodes summed over batches */

@@ -90,6 +90,8 @@ static void count_batch(const train_ctx *t, const halo_pipe_item *it, bool plan_
     const batch_slot *s = it->data;
     acc->s.sample_s += it->end[0] - it->start[0];
     acc->s.fetch_s += it->end[1] - it->start[1];
+    acc->s.sample_cpu_s += it->cpu[0];
+    acc->s.fetch_cpu_s += it->cpu[1];
     acc->s.copy_s += plan_copies ? it->end[2] - it->start[2] : 0.0;
     acc->s.batches++;
     acc->s.sampled_edges += halo_sample_edges(&s->mb);
@@ -119,7 +121,7 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
 {
     batch_slot *s = it->data;
     int32_t n = s->n;
-    double t0 = halo_now();
+    double t0 = halo_now(), c0 = halo_thread_cpu() - halo_thread_wait_cpu();
     halo_model_stats ms = {0};
     float *dinput = NULL;
     if (t->emb != NULL) {
@@ -128,9 +130,9 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     if (rc == 0) {
         rc = pass(t, s, it->batch, step, plan_copies, dinput);
     }
-    double t1 = halo_now();
+    double t1 = halo_now(), c1 = halo_thread_cpu() - halo_thread_wait_cpu();
     HALO_CHECK(allreduce(t, pr, it->batch, rc, n));
-    double t2 = halo_now();
+    double t2 = halo_now(), c2 = halo_thread_cpu() - halo_thread_wait_cpu();
     /* the embeddings' gradients go to their owners (collective; a failure is every rank's) */
     HALO_CHECK(halo_train_embed_update(t, dinput, (float)n, 1.0f / (float)global_n));
     rc = halo_model_adam_step(t->m, 1.0f / (float)global_n);
@@ -140,8 +142,9 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     if (rc < 0) {
         halo_comm_fail(t->c, rc); /* local, after the last collective of the step */
     }
-    double t3 = halo_now();
+    double t3 = halo_now(), c3 = halo_thread_cpu() - halo_thread_wait_cpu();
     acc->s.compute_s += (t1 - t0) + (t3 - t2);
+    acc->s.compute_cpu_s += (c1 - c0) + (c3 - c2);
     acc->s.allreduce_s += t2 - t1;
     count_batch(t, it, plan_copies, &ms, acc);
     if (t->o->timeline != NULL) {

@@ -106,6 +106,9 @@ for r in ep:
     missing = [k for k in need if k not in r]
     assert not missing, missing
     assert r["mode"] == "run" and r["ranks"] == 4 and r["batches"] > 0 and r["sampled_edges"] > 0
+    # the stages' CPU work (polling excluded): positive, at most the stage's wall time
+    for st in ("sample", "fetch", "compute"):
+        assert 0 < r[st + "_cpu_s"] <= r[st + "_s"] * 1.02 + 1e-4, (st, r)
 assert sorted((r["epoch"], r["rank"]) for r in ep) == [(e, k) for e in range(2) for k in range(4)]
 assert len(ev) == 2 and all(0 <= r["val_acc"] <= 1 and 0 <= r["test_acc"] <= 1 for r in ev)
 assert len(sm) == 1 and recs[-1]["type"] == "summary"

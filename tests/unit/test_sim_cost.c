@@ -443,6 +443,11 @@ static void depth_zero_epoch_is_the_sum_of_its_stages(void **state)
         assert_close(s[r].time_s, stage_sum(&s[r]), 1e-9);
         assert_true(s[r].wait_s == 0);
         assert_true(s[r].copy_s == 0); /* CPU device: no copy stage */
+        /* the stages' CPU work: positive, and at most their wall time (one thread each) */
+        assert_true(s[r].sample_cpu_s > 0 && s[r].sample_cpu_s <= s[r].sample_s * (1 + 1e-9));
+        assert_true(s[r].fetch_cpu_s > 0 && s[r].fetch_cpu_s <= s[r].fetch_s * (1 + 1e-9));
+        assert_true(s[r].compute_cpu_s > 0 &&
+                    s[r].compute_cpu_s <= (s[r].compute_s + s[r].allreduce_s) * (1 + 1e-9));
     }
     halo_sim_cost_free(c);
     tw_free(&tw);

@@ -52,7 +52,7 @@ static void epoch_record_has_every_schema_field(void **state)
                             "sample_s", "fetch_s", "copy_s", "compute_s", "allreduce_s",
                             "wait_s", "batches", "sampled_edges", "input_nodes",
                             "remote_nodes", "cache_hits", "cache_misses", "bytes_remote",
-                            "loss"};
+                            "loss", "sample_cpu_s", "fetch_cpu_s", "compute_cpu_s"};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         assert_non_null(halo_json_get(v, fields[i]));
     }
