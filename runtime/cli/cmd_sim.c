@@ -106,7 +106,7 @@ static int stage_mask(const char *list, unsigned *mask)
 /* `halo sim validate`: configurations drawn from a space, measured and simulated. */
 static int cmd_sim_validate(int argc, char **argv)
 {
-    halo_validate_opts o = {.seed = 1, .configs = 20, .max_load = 1,
+    halo_validate_opts o = {.seed = 1, .configs = 20, .max_load = 0,
                             .max_busy = 0.25, .max_spread = 0.25,
                             .timeout = 300};
     int64_t seed = 1;
@@ -153,11 +153,12 @@ static int cmd_sim_validate(int argc, char **argv)
          "work on a shared machine, which keeps 5% of the CPU"},
         {"max-load", 0, HALO_OPT_DOUBLE, &o.max_load, "X",
          "unfit when the load average before the first measured run is above X times the "
-         "cores"},
+         "cores (0: not checked: it counts the validator's own runs of the last minutes)"},
         {"max-busy", 0, HALO_OPT_DOUBLE, &o.max_busy, "X",
          "unfit when other work uses more than X of the cores"},
         {"max-spread", 0, HALO_OPT_DOUBLE, &o.max_spread, "X",
-         "unfit when a run's timed epochs spread more than X of their median"},
+         "unfit when a run's timed epochs spread more than X of their median (runs with "
+         "no more busy threads than cores; beyond, the spread is the run's own)"},
         {"timeout", 0, HALO_OPT_DOUBLE, &o.timeout, "SEC", "seconds per command"},
         {"priority", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.priority, "N",
          "run the measured runs under nice -n N (-20..19; below 0 needs root: ahead of other "
@@ -185,11 +186,11 @@ static int cmd_sim_validate(int argc, char **argv)
     }
     if (npos != 0 || o.configs < 1 || o.configs > 10000 || seed < 0 || o.timeout <= 0 ||
         o.priority < -20 || o.priority > 19 ||
-        !(o.max_load > 0) || !(o.max_busy > 0) || !(o.max_spread > 0)) {
+        !(o.max_load >= 0) || !(o.max_busy > 0) || !(o.max_spread > 0)) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim validate: no positional arguments; "
                                          "--configs 1..10000, --seed >= 0, --priority -20..19, "
                                          "--timeout, "
-                                         "--max-load, --max-busy and --max-spread > 0"));
+                                         "--max-load >= 0, --max-busy and --max-spread > 0"));
     }
     o.seed = (uint64_t)seed;
     rc = stages != NULL ? stage_mask(stages, &o.stage_mask) : 0;

@@ -379,8 +379,8 @@ static bool quiet_at_start(const halo_validate_opts *o, int cores, halo_vsummary
     s->load_start = loadavg1();
     s->busy_start = busy_cores(1.0, cores);
     /* real-time runs go ahead of other work: only the spread of their epochs judges them */
-    if (!o->realtime &&
-        (s->load_start > o->max_load * cores || s->busy_start > o->max_busy * cores)) {
+    if (!o->realtime && ((o->max_load > 0 && s->load_start > o->max_load * cores) ||
+                         s->busy_start > o->max_busy * cores)) {
         snprintf(s->why, sizeof s->why, "machine too loaded to measure: load average %.2f on %d "
                  "cores (limit %.2f), other work using %.2f cores (limit %.2f)", s->load_start,
                  cores, o->max_load * cores, s->busy_start, o->max_busy * cores);
@@ -607,13 +607,18 @@ static int cluster_profile(const halo_validate_opts *o, const vcluster *cl, char
 
 /* Marks s unfit when a run was disturbed (other work before it, or epochs that spread). */
 static void check_runs(const halo_validate_opts *o, const halo_vresult *r, int n, int cores,
-                       halo_vsummary *s)
+                       int v_hosts, halo_vsummary *s)
 {
     for (int i = 0; i < n; i++) {
         if (r[i].busy > s->busy_max) {
             s->busy_max = r[i].busy, s->busy_at = r[i].c.index;
         }
-        if (r[i].cmp.measured_spread > s->spread_max) {
+        /* with more busy threads than cores, descheduled ranks make the epochs spread by
+           themselves: the spread judges the machine only where the threads fit its cores */
+        const halo_vconfig *c = &r[i].c;
+        int hosts = v_hosts > 0 ? v_hosts : 1;
+        int threads = (c->ranks + hosts - 1) / hosts * (c->depth > 0 ? 2 + c->sampler_threads : 1);
+        if (threads <= cores && r[i].cmp.measured_spread > s->spread_max) {
             s->spread_max = r[i].cmp.measured_spread, s->spread_at = r[i].c.index;
         }
     }
@@ -749,7 +754,7 @@ int halo_validate_run(const halo_validate_opts *o)
     }
     if (rc == 0) {
         halo_vsummary_make(r, o->configs, &s);
-        check_runs(o, r, o->configs, cores, &s);
+        check_runs(o, r, o->configs, cores, cl.hosts, &s);
         s.seconds = halo_now() - t0;
         halo_vsummary_print(&s, stdout, o->markdown);
         rc = halo_validate_outputs(o, sp, r, o->configs, &s, p.name);
