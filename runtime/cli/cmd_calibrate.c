@@ -1,6 +1,7 @@
 /* halo calibrate: measures this machine (sim/calibrate.c) and the MPI links between two local
  * ranks (a ping-pong through comm/, run under mpirun as child processes), writes a profile. */
 #include "cli/cli.h"
+#include "cli/calibrate_fetch.h"
 
 #include "comm/comm.h"
 #include "core/args.h"
@@ -33,6 +34,9 @@ typedef struct mpi_figs {
     double bw;          /* bytes/s of a 4 MiB ping-pong (both directions counted) */
     double overhead_s;  /* seconds per 8-byte message streamed one way */
     double allreduce_s; /* seconds per allreduce of one float */
+    double fetch[2][4]; /* the fetch probe's sums at its narrow and wide rows
+                           (calibrate_fetch.h): CPU seconds, input nodes, rows, messages; 0
+                           when it did not run */
 } mpi_figs;
 
 /* ---- the probe (runs under mpirun, two ranks) ---- */
@@ -162,25 +166,85 @@ fail:
     return rc;
 }
 
+/* The median of n doubles (sorts v). */
+static double median_of(double *v, int n)
+{
+    for (int i = 1; i < n; i++) { /* insertion sort */
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double s = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = s;
+        }
+    }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Most units a probe runs. */
+#define MAX_UNITS 64
+
+/* Every rank runs n units of a training step's work (halo_sim_calib_unit), each followed by an
+ * exchange with every peer as a step's are; *cpu gets the mean over the ranks of the median CPU
+ * seconds of a unit on the rank's clock (what the oversubscription costs the work itself:
+ * switches, caches and TLBs refilled; the waiting is not in it). */
+static int units(halo_comm *c, int n, double *cpu)
+{
+    halo_sim_calib_unit *u = halo_sim_calib_unit_new((uint64_t)halo_comm_rank(c) + 1);
+    int P = halo_comm_size(c);
+    int64_t *off = HALO_NEW(int64_t, (size_t)P + 1);
+    char *buf = HALO_NEW(char, (size_t)P * 8);
+    double t[MAX_UNITS];
+    int rc = 0;
+    n = n < MAX_UNITS ? n : MAX_UNITS;
+    for (int p = 0; p <= P; p++) {
+        off[p] = (int64_t)p * 8;
+    }
+    HALO_TRY(halo_comm_barrier(c));
+    for (int i = 0; i < n + 2; i++) {
+        double c0 = halo_thread_cpu();
+        halo_sim_calib_unit_run(u);
+        double c1 = halo_thread_cpu();
+        if (i >= 2) {
+            t[i - 2] = c1 - c0;
+        }
+        halo_xchg x = {0};
+        rc = halo_comm_xchg_start(c, &x, buf, off);
+        rc = rc < 0 ? rc : halo_comm_xchg_wait(c, &x);
+        halo_xchg_free(&x);
+        HALO_TRY(rc);
+    }
+    double m = median_of(t, n);
+    HALO_TRY(halo_comm_allreduce_sum_f64(c, &m, 1));
+    *cpu = m / P;
+fail:
+    halo_free(off);
+    halo_free(buf);
+    halo_sim_calib_unit_free(u);
+    return rc;
+}
+
 /* The figures of a probe on c into text (rank 0's): the link figures with 2 ranks, the
  * seconds per exchange with more (the oversubscribed probe). */
-static int probe_text(halo_comm *c, bool quick, char *text, size_t size, int *len)
+static int probe_text(halo_comm *c, bool quick, const char *fetch_dir, char *text, size_t size,
+                      int *len)
 {
     if (halo_comm_size(c) == 2) {
-        mpi_figs f = {0, 0, 0, 0};
+        mpi_figs f = {0, 0, 0, 0, {{0}}};
         HALO_CHECK(probe_measure(c, quick, &f));
         *len = snprintf(text, size, "lat_s %.9g\nbw_Bps %.9g\noverhead_s %.9g\nallreduce_s %.9g\n",
                         f.lat_s, f.bw, f.overhead_s, f.allreduce_s);
-        return 0;
+        return fetch_dir != NULL ? halo_calib_fetch_probe(c, fetch_dir, quick, text, size, len)
+                                 : 0;
     }
-    double x = 0;
+    double x = 0, unit = 0;
     HALO_CHECK(exchanges(c, quick ? 50 : 400, &x));
-    *len = snprintf(text, size, "xchg_s %.9g\nranks %d\n", x, halo_comm_size(c));
+    HALO_CHECK(units(c, quick ? 16 : 48, &unit));
+    *len = snprintf(text, size, "xchg_s %.9g\nunit_cpu_s %.9g\nranks %d\n", x, unit,
+                    halo_comm_size(c));
     return 0;
 }
 
 /* `halo calibrate --probe-mpi FILE`: rank 0 writes "key value" lines to FILE. */
-static int probe_main(int argc, char **argv, const char *file, bool quick)
+static int probe_main(int argc, char **argv, const char *file, bool quick, bool fetch)
 {
     halo_comm *c;
     int rc = halo_comm_init(&argc, &argv, &c);
@@ -193,9 +257,13 @@ static int probe_main(int argc, char **argv, const char *file, bool quick)
                                       "not %d",
                                       halo_comm_size(c)));
     }
-    char text[256];
+    char text[1024], dir[1024];
     int n = 0;
-    rc = probe_text(c, quick, text, sizeof text, &n);
+    /* the fetch probe's partition goes beside FILE (calibrate's temporary directory) */
+    const char *slash = strrchr(file, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash != NULL ? (int)(slash - file) : 1,
+             slash != NULL ? file : ".");
+    rc = probe_text(c, quick, fetch ? dir : NULL, text, sizeof text, &n);
     if (rc == 0 && halo_comm_rank(c) == 0) {
         rc = halo_output_file_check(file, "probe file", halo_comm_size(c) == 2 ? "lat_s " : "xchg_s ",
                                     false);
@@ -251,7 +319,7 @@ static void last_line(const char *path, char *out, size_t size)
 /* Runs the probe under `mpirun -np np` (TCP only when tcp) and reads its figures: the link
  * figures into f with 2 ranks, the seconds per exchange into *xchg with more. */
 static int run_probe(const char *mpirun, const char *exe, const char *dir, bool tcp, bool quick,
-                     int np, mpi_figs *f, double *xchg)
+                     bool fetch, int np, mpi_figs *f, double *xchg, double *unit)
 {
     char file[600], log[600], nps[16];
     const char *name = tcp ? "tcp" : np > 2 ? "oversub" : "shm";
@@ -280,6 +348,9 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
     args[n++] = file;
     if (quick) {
         args[n++] = (char *)"--quick";
+    }
+    if (fetch) {
+        args[n++] = (char *)"--probe-fetch";
     }
     args[n] = NULL;
     posix_spawn_file_actions_t fa;
@@ -311,12 +382,20 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
     char key[32];
     double v;
     while (in != NULL && fscanf(in, "%31s %lf", key, &v) == 2) {
+        static const char *const fk[4] = {"cpu_s", "inputs", "rows", "msgs"};
+        const int fw[2] = {HALO_CALIB_FETCH_NARROW, HALO_CALIB_FETCH_WIDE};
         double *dst = strcmp(key, "lat_s") == 0         ? &f->lat_s
                       : strcmp(key, "bw_Bps") == 0      ? &f->bw
                       : strcmp(key, "overhead_s") == 0  ? &f->overhead_s
                       : strcmp(key, "allreduce_s") == 0 ? &f->allreduce_s
                       : strcmp(key, "xchg_s") == 0      ? xchg
+                      : strcmp(key, "unit_cpu_s") == 0  ? unit
                                                         : NULL;
+        for (int i = 0; i < 8 && f != NULL && dst == NULL; i++) {
+            char k[48];
+            snprintf(k, sizeof k, "fetch%d_%s", fw[i / 4], fk[i % 4]);
+            dst = strcmp(key, k) == 0 ? &f->fetch[i / 4][i % 4] : NULL;
+        }
         if (dst != NULL && v > 0) {
             *dst = v;
             got++;
@@ -325,7 +404,7 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
     if (in != NULL) {
         fclose(in);
     }
-    if (got != (np == 2 ? 4 : 1)) {
+    if (got != (np == 2 ? 4 + (fetch ? 8 : 0) : 2)) {
         return halo_errorf(HALO_EMPI, "calibrate: the MPI probe over %s wrote no figures", what);
     }
     return 0;
@@ -381,6 +460,58 @@ static void cpu_model(char *out, size_t size)
     }
 }
 
+/* cpu.fetch_node_ns and cpu.fetch_GBps from the fetch probe's sums at its two row widths:
+ * its CPU, less the messages and the rows' fixed cost (gather_row_ns), is a part per input node
+ * and a part per byte of the rows gathered, received or served; two widths give both. */
+static void fetch_constants(const mpi_figs *f, halo_sim_profile *p)
+{
+    const int dim[2] = {HALO_CALIB_FETCH_NARROW, HALO_CALIB_FETCH_WIDE};
+    double y[2], in[2], by[2];
+    for (int w = 0; w < 2; w++) {
+        const double *s = f->fetch[w];
+        if (!(s[1] > 0) || !(s[2] > 0)) {
+            return; /* not measured */
+        }
+        y[w] = s[0] - s[3] * f->overhead_s - s[2] * p->gather_row_s;
+        in[w] = s[1];
+        by[w] = s[2] * dim[w] * (double)sizeof(float);
+    }
+    double det = in[0] * by[1] - in[1] * by[0];
+    double a = det != 0 ? (y[0] * by[1] - y[1] * by[0]) / det : 0;
+    double b = det != 0 ? (in[0] * y[1] - in[1] * y[0]) / det : 0;
+    if (a < 0 || !(b > 0)) { /* noise: all of it per byte of the wide rows */
+        a = 0;
+        b = y[1] / by[1];
+    }
+    if (!(b > 0)) {
+        return;
+    }
+    p->fetch_node_s = sig4(a);
+    p->fetch_bw = sig4(1.0 / b);
+    halo_info("calibrate: the runtime's fetch on 2 ranks: %.4g ns CPU per input node with "
+              "%d-byte rows, %.4g ns with %d-byte rows: %.4g ns per input node + rows at "
+              "%.4g GB/s (gathers alone: %.4g GB/s)",
+              1e9 * f->fetch[0][0] / in[0], dim[0] * 4, 1e9 * f->fetch[1][0] / in[1], dim[1] * 4,
+              p->fetch_node_s * 1e9, p->fetch_bw / 1e9, p->gather_bw / 1e9);
+}
+
+/* The median CPU seconds of a unit of step work on this process alone (n units after two). */
+static double unit_cpu_alone(int n)
+{
+    halo_sim_calib_unit *u = halo_sim_calib_unit_new(1);
+    double t[MAX_UNITS];
+    n = n < MAX_UNITS ? n : MAX_UNITS;
+    for (int i = 0; i < n + 2; i++) {
+        double c0 = halo_thread_cpu();
+        halo_sim_calib_unit_run(u);
+        if (i >= 2) {
+            t[i - 2] = halo_thread_cpu() - c0;
+        }
+    }
+    halo_sim_calib_unit_free(u);
+    return median_of(t, n);
+}
+
 /* Measures the links with two probes (shared memory, TCP) into p. */
 static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
 {
@@ -398,25 +529,26 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
                            strerror(errno));
     }
     double t0 = halo_now();
-    mpi_figs shm = {0, 0, 0, 0}, tcp = {0, 0, 0, 0};
-    double xchg = 0;
+    mpi_figs shm = {0, 0, 0, 0, {{0}}}, tcp = {0, 0, 0, 0, {{0}}};
+    double xchg = 0, unit_over = 0, unit_alone = unit_cpu_alone(quick ? 16 : 48);
     int over = 2 * p->cores > 2 ? 2 * p->cores : 4;
-    int rc = run_probe(mpirun, exe, dir, false, quick, 2, &shm, NULL);
+    int rc = run_probe(mpirun, exe, dir, false, quick, true, 2, &shm, NULL, NULL);
     if (rc == 0) {
         halo_info("calibrate: MPI over shared memory: latency %.3g us, %.4g GB/s, %.3g us per "
                   "message, allreduce %.3g us (%.1f s)",
                   shm.lat_s * 1e6, shm.bw / 1e9, shm.overhead_s * 1e6, shm.allreduce_s * 1e6,
                   halo_now() - t0);
-        rc = run_probe(mpirun, exe, dir, true, quick, 2, &tcp, NULL);
+        rc = run_probe(mpirun, exe, dir, true, quick, false, 2, &tcp, NULL, NULL);
     }
     if (rc == 0) {
         halo_info("calibrate: MPI over TCP: latency %.3g us, %.4g GB/s (%.1f s)", tcp.lat_s * 1e6,
                   tcp.bw / 1e9, halo_now() - t0);
-        rc = run_probe(mpirun, exe, dir, false, quick, over, NULL, &xchg);
+        rc = run_probe(mpirun, exe, dir, false, quick, false, over, NULL, &xchg, &unit_over);
     }
     if (rc == 0) {
-        halo_info("calibrate: MPI with %d ranks on %d cores: %.3g us per exchange (%.1f s)", over,
-                  p->cores, xchg * 1e6, halo_now() - t0);
+        halo_info("calibrate: MPI with %d ranks on %d cores: %.3g us per exchange; a unit of "
+                  "step work %.4g ms of CPU against %.4g ms alone (%.1f s)", over, p->cores,
+                  xchg * 1e6, unit_over * 1e3, unit_alone * 1e3, halo_now() - t0);
     }
     halo_rmtree(dir);
     HALO_CHECK(rc);
@@ -432,6 +564,10 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     /* the model charges an exchange of P local ranks ceil(log2 P) + 1 latencies (the count
      * all-to-all's rounds, then the payloads): the latency that reproduces the measured one */
     p->oversub_lat_s = sig4(xchg / (ceil(log2((double)over)) + 1));
+    fetch_constants(&shm, p);
+    /* 2 x cores ranks: one process beyond the cores per core (excess 1, cpu_rate's form) */
+    double pen = unit_alone > 0 ? unit_over / unit_alone - 1 : 0;
+    p->oversub_penalty = pen > 0 ? sig4(pen) : 0;
     return 0;
 }
 
@@ -552,7 +688,7 @@ int halo_cmd_calibrate(int argc, char **argv)
     const char *out = NULL, *name = NULL, *probe = NULL, *from = NULL, *basef = NULL;
     const char *graph = NULL;
     int rounds = 4;
-    bool quick = false, no_mpi = false;
+    bool quick = false, no_mpi = false, probe_fetch = false;
     const halo_opt opts[] = {
         {"output", 'o', HALO_OPT_STRING, &out, "PROFILE.lua", "profile file to write (required)"},
         {"quick", 0, HALO_OPT_FLAG, &quick, NULL, "measure for about 30 s instead of 1-3 min"},
@@ -570,6 +706,8 @@ int halo_cmd_calibrate(int argc, char **argv)
         {"probe-mpi", 0, HALO_OPT_STRING, &probe, "FILE",
          "internal: the probe run under mpirun (2 ranks: ping-pong; more: exchanges); "
          "writes its figures to FILE"},
+        {"probe-fetch", 0, HALO_OPT_FLAG, &probe_fetch, NULL,
+         "internal: with --probe-mpi and 2 ranks, also the fetch probe"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
@@ -602,7 +740,7 @@ int halo_cmd_calibrate(int argc, char **argv)
             halo_errorf(HALO_EUSAGE, "calibrate: unexpected argument '%s'", pos[0]));
     }
     if (probe != NULL) {
-        return probe_main(argc, argv, probe, quick);
+        return probe_main(argc, argv, probe, quick, probe_fetch);
     }
     if (out == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: -o PROFILE.lua is required"));

@@ -9,6 +9,7 @@
 #include "sim/profile.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* How long and how loud. */
 typedef struct halo_sim_calib_opts {
@@ -51,6 +52,15 @@ int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p)
  * long adjacency lists), block building, and the gather of its own feature rows (its row
  * bytes and working set); sets p->graph to pdir. */
 int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_sim_profile *p);
+/* A unit of a training step's work for the oversubscription probe (halo calibrate runs it
+ * alone and in 2 x cores ranks at once, and compares their CPU time): a gather of 8192 random
+ * 512-byte rows from a 64 MiB table, then a 2048 x 128 x 128 sgemm on them; about a
+ * millisecond on one core. key varies the rows. */
+typedef struct halo_sim_calib_unit halo_sim_calib_unit;
+halo_sim_calib_unit *halo_sim_calib_unit_new(uint64_t key);
+void halo_sim_calib_unit_run(halo_sim_calib_unit *u);
+void halo_sim_calib_unit_free(halo_sim_calib_unit *u);
+
 /* GraphSAGE on one thread (model/): the fixed seconds of a training step (forward, backward
  * and Adam on a one-seed batch) and bytes/s of Adam over a large parameter buffer. */
 int halo_sim_calib_model(const halo_sim_calib_opts *o, double *step_overhead_s, double *adam_bw);

@@ -11,6 +11,7 @@
 #include "model/ops.h"
 #include "sample/sample.h"
 #include "sim/cost.h"
+#include "store/store.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -351,3 +352,61 @@ fail:
     return rc;
 }
 
+
+/* ---- a unit of a training step's work, for the oversubscription probe ---- */
+
+/* Rows of the unit's gather and their floats (8192 rows of 512 bytes: 4 MiB per unit). */
+#define UNIT_ROWS 8192
+#define UNIT_DIM 128
+/* Rows of its table: 64 MiB, more than a last-level cache. */
+#define UNIT_TABLE (1 << 17)
+
+struct halo_sim_calib_unit {
+    float *table; /* [UNIT_TABLE x UNIT_DIM] rows gathered from */
+    int32_t *ids; /* [UNIT_ROWS] random rows of it */
+    float *rows;  /* [UNIT_ROWS x UNIT_DIM] the gathered rows, then the GEMM's input */
+    float *w;     /* [UNIT_DIM x UNIT_DIM] weights */
+    float *out;   /* [UNIT_ROWS / 4 x UNIT_DIM] the GEMM's output */
+};
+
+halo_sim_calib_unit *halo_sim_calib_unit_new(uint64_t key)
+{
+    openblas_set_num_threads(1); /* its CPU is read on the calling thread's clock */
+    halo_sim_calib_unit *u = HALO_NEW(halo_sim_calib_unit, 1);
+    u->table = HALO_ALLOC(float, (int64_t)UNIT_TABLE * UNIT_DIM);
+    u->ids = HALO_ALLOC(int32_t, UNIT_ROWS);
+    u->rows = HALO_ALLOC(float, (int64_t)UNIT_ROWS * UNIT_DIM);
+    u->w = HALO_ALLOC(float, UNIT_DIM * UNIT_DIM);
+    u->out = HALO_ALLOC(float, (int64_t)UNIT_ROWS / 4 * UNIT_DIM);
+    halo_rng r;
+    halo_rng_init(&r, 3, HALO_RNG_TEST, 0x0e5b, key, 0);
+    for (int64_t i = 0; i < (int64_t)UNIT_TABLE * UNIT_DIM; i++) {
+        u->table[i] = (float)(i % 13) * 0.25f;
+    }
+    for (int i = 0; i < UNIT_ROWS; i++) {
+        u->ids[i] = (int32_t)halo_rng_below(&r, UNIT_TABLE);
+    }
+    for (int i = 0; i < UNIT_DIM * UNIT_DIM; i++) {
+        u->w[i] = (float)(i % 7) * 0.125f;
+    }
+    return u;
+}
+
+void halo_sim_calib_unit_run(halo_sim_calib_unit *u)
+{
+    halo_store_gather(u->table, 0, UNIT_DIM, u->ids, UNIT_ROWS, u->rows);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, UNIT_ROWS / 4, UNIT_DIM, UNIT_DIM,
+                1.0f, u->rows, UNIT_DIM, u->w, UNIT_DIM, 0.0f, u->out, UNIT_DIM);
+}
+
+void halo_sim_calib_unit_free(halo_sim_calib_unit *u)
+{
+    if (u != NULL) {
+        halo_free(u->table);
+        halo_free(u->ids);
+        halo_free(u->rows);
+        halo_free(u->w);
+        halo_free(u->out);
+        halo_free(u);
+    }
+}

@@ -155,10 +155,17 @@ double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row
     return fitf(p->fit_fetch) * rows * (p->gather_row_s + row_bytes / p->gather_bw);
 }
 
-double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double lookups, double hooks,
-                                 double hits, double row_bytes)
+double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes)
 {
-    return fitf(p->fit_fetch) * (lookups * p->lookup_node_s + hooks * p->hook_s) +
+    double bw = p->fetch_bw > 0 ? p->fetch_bw : p->gather_bw;
+    return fitf(p->fit_fetch) * rows * (p->gather_row_s + row_bytes / bw);
+}
+
+double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double inputs, double lookups,
+                                 double hooks, double hits, double row_bytes)
+{
+    return fitf(p->fit_fetch) *
+               (inputs * p->fetch_node_s + lookups * p->lookup_node_s + hooks * p->hook_s) +
            halo_sim_cost_gather_s(p, hits, row_bytes);
 }
 
@@ -264,8 +271,8 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
                                               (double)a->served_edges[l]);
         rw->build[l] = halo_sim_cost_build_s(p, (double)a->num_src[l], (double)a->num_edges[l]);
     }
-    rw->fetch_pre = halo_sim_cost_fetch_pre_s(p, (double)a->lookups, (double)a->hook_calls,
-                                              (double)a->hits, rb);
+    rw->fetch_pre = halo_sim_cost_fetch_pre_s(p, (double)a->input_nodes, (double)a->lookups,
+                                              (double)a->hook_calls, (double)a->hits, rb);
     double params = (double)c->o.grad_floats, fc = fitf(p->fit_compute);
     if (c->gpu) {
         double bytes = (double)a->input_nodes * rb;
@@ -350,9 +357,9 @@ static void build_fetch_xchg(halo_sim_cost *c, brec *r, const halo_sim_work *w)
         double got = rb > 0 ? c->s_tot_in[q] / rb : 0;
         /* the owner gathers the rows it serves piece by piece as they go (the receivers wait
            for it); the local rows and the scatter of staged replies are this rank's own */
-        xr->crit = halo_sim_cost_gather_s(p, (double)w[q].served_rows, rb) +
+        xr->crit = halo_sim_cost_fetch_rows_s(p, (double)w[q].served_rows, rb) +
                    c->s_msg_out[q] * p->msg_overhead_s;
-        xr->own = halo_sim_cost_gather_s(p, (double)w[q].local_rows + got, rb) +
+        xr->own = halo_sim_cost_fetch_rows_s(p, (double)w[q].local_rows + got, rb) +
                   c->s_msg_in[q] * p->msg_overhead_s;
     }
 }

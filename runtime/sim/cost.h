@@ -128,10 +128,13 @@ double halo_sim_cost_build_s(const halo_sim_profile *p, double src, double edges
 /* Gathering `rows` feature rows of row_bytes each: rows * (gather_row_s + row_bytes /
  * gather_bw). */
 double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row_bytes);
-/* The fetch's CPU work before its exchanges: cache lookups, policy hook calls, cache hits
- * copied. */
-double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double lookups, double hooks,
-                                 double hits, double row_bytes);
+/* The fetch's rows (served, own, received), each rows * (gather_row_s + row_bytes /
+ * fetch_bw), fetch_bw as gather_bw when 0. */
+double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes);
+/* The fetch's CPU work besides its exchanges: inputs * fetch_node_s (the pull's plan and its
+ * loop over the batch's input nodes) + cache lookups + policy hook calls + cache hits copied. */
+double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double inputs, double lookups,
+                                 double hooks, double hits, double row_bytes);
 /* Aggregating `passes` edge rows of `width` floats: passes * (agg_edge_s + 4 width / agg_bw)
  * (no fit factor: a part of the compute). */
 double halo_sim_cost_agg_s(const halo_sim_profile *p, double passes, double width);

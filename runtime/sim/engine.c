@@ -163,12 +163,16 @@ static void cpu_start(halo_sim_cost *c, int tid, double work, int threads)
     }
     int k = threads < c->pf.cores ? threads : c->pf.cores;
     cpu_task nt = {work / threads, k, 0, c->now, tid};
-    /* the work on the thread's own clock (a compute on k threads: its share), by stage as the
-       runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
+    /* the work on the thread's own clock (a compute on k threads: its share; more trainer
+       processes than cores: the oversubscription penalty's caches refilled too), by stage as
+       the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
     int st = c->th[tid].stage;
     if (st != STAGE_COPY) {
+        double excess = c->pf.trainers > c->pf.cores
+                            ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
+                            : 0.0;
         c->rk[c->th[tid].rank].cpu_s[st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2] +=
-            work / threads;
+            work / threads * (1.0 + c->pf.oversub_penalty * excess);
     }
     if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */
         c->th[tid].keep = 0;

@@ -39,6 +39,14 @@ typedef struct halo_sim_profile {
                                   written before it was measured: bytes / gather_bw only) */
     double memcpy_bw;          /* bytes/s of a sequential copy */
     double lookup_node_s;      /* seconds per remote id looked up in the cache */
+    double fetch_node_s;       /* seconds per input node of a batch in the fetch besides its
+                                  gathers and messages: the pull's plan, the loop over the
+                                  input nodes, the polls of the replies (0 in profiles written
+                                  before it was measured) */
+    double fetch_bw;           /* bytes/s of the fetch's rows (the owner's gather, the copy
+                                  between the ranks, the requester's scatter and own rows), each
+                                  row counted where it is gathered, received and served; 0: as
+                                  gather_bw (profiles written before it was measured) */
     double hook_s;             /* seconds per policy hook call (cache_batch), fixed part */
     double oversub_penalty;    /* with t trainers (processes) on c < t cores, CPU work runs
                                   1 + oversub_penalty * (t - c) / c times slower than its share

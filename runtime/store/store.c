@@ -10,17 +10,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
-/* Rows to look ahead when prefetching a gather. */
-#define GATHER_AHEAD 8
-/* Outputs of at least this many bytes are gathered with non-temporal stores (0: never). Smaller
- * ones stay in the cache for the step that reads them next. */
-#ifndef GATHER_NT_BYTES
-#define GATHER_NT_BYTES (16 << 20)
-#endif
 
 
 
@@ -688,55 +677,6 @@ void halo_store_pull_free(halo_store_pull *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Copies one row of rb bytes (a multiple of 64, both ends 16-byte aligned) with non-temporal
- * stores: the output goes to memory without first being read into the cache (no
- * read-for-ownership), and does not evict the table's lines. */
-static inline void gather_row_nt(char *dst, const char *src, size_t rb)
-{
-#if defined(__SSE2__)
-    for (size_t b = 0; b < rb; b += 64) {
-        __m128i a0 = _mm_loadu_si128((const __m128i *)(const void *)(src + b));
-        __m128i a1 = _mm_loadu_si128((const __m128i *)(const void *)(src + b + 16));
-        __m128i a2 = _mm_loadu_si128((const __m128i *)(const void *)(src + b + 32));
-        __m128i a3 = _mm_loadu_si128((const __m128i *)(const void *)(src + b + 48));
-        _mm_stream_si128((__m128i *)(void *)(dst + b), a0);
-        _mm_stream_si128((__m128i *)(void *)(dst + b + 16), a1);
-        _mm_stream_si128((__m128i *)(void *)(dst + b + 32), a2);
-        _mm_stream_si128((__m128i *)(void *)(dst + b + 48), a3);
-    }
-#else
-    memcpy(dst, src, rb);
-#endif
-}
-
-void halo_store_gather(const float *feat, int64_t base, int dim, const int32_t *ids, int64_t n,
-                       float *out)
-{
-    size_t rb = (size_t)dim * sizeof(float);
-    /* a large output of whole-cache-line rows is written with non-temporal stores */
-    bool nt = GATHER_NT_BYTES > 0 && (size_t)n * rb >= (size_t)GATHER_NT_BYTES && rb % 64 == 0 &&
-              (uintptr_t)out % 16 == 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (i + GATHER_AHEAD < n) {
-            const char *q = (const char *)(feat + (ids[i + GATHER_AHEAD] - base) * dim);
-            for (size_t b = 0; b < rb; b += 64) {
-                __builtin_prefetch(q + b);
-            }
-        }
-        const float *src = feat + (ids[i] - base) * dim;
-        if (nt) {
-            gather_row_nt((char *)(out + i * dim), (const char *)src, rb);
-        } else {
-            memcpy(out + i * dim, src, rb);
-        }
-    }
-#if defined(__SSE2__)
-    if (nt) {
-        _mm_sfence(); /* the streamed rows are visible before the caller reads or sends them */
-    }
-#endif
-}
-
 /* The row source: owned node id's feature row, feat_dim floats, into dst. A typed part's row
  * comes from its type's file, zero-padded past the type's width (docs/hetero.md). */
 static inline void row_source(const halo_store *st, int32_t id, float *dst)
@@ -805,6 +745,34 @@ static inline int poll_replies(halo_store *st, int64_t *since, int64_t every)
     }
     *since = 0;
     return halo_comm_rows_test(st->comm, &st->scr->xrows);
+}
+
+/* The pull's own rows into rows (polling the replies in flight every `every` rows); an untyped
+ * part's rows are fetched GATHER_AHEAD input nodes ahead, as halo_store_gather does (the rows
+ * are where the sampler's ids lead, scattered over the part). */
+static int own_rows(halo_store *st, const halo_store_pull *p, float *rows, int64_t every,
+                    int64_t *since)
+{
+    int dim = st->feat_dim;
+    size_t rb = (size_t)dim * sizeof(float);
+    const char *feat = st->part->ntypes == 0 ? (const char *)st->part->feat : NULL;
+    for (int64_t i = 0; i < p->n; i++) {
+        int32_t id = p->ids[i];
+        if (feat != NULL && i + GATHER_AHEAD < p->n) {
+            int32_t ahead = p->ids[i + GATHER_AHEAD];
+            if (ahead >= st->start && ahead < st->end) {
+                const char *q = feat + (size_t)(ahead - st->start) * rb;
+                for (size_t b = 0; b < rb; b += 64) {
+                    __builtin_prefetch(q + b);
+                }
+            }
+        }
+        if (id >= st->start && id < st->end) {
+            row_source(st, id, rows + i * dim);
+            HALO_CHECK(poll_replies(st, since, every));
+        }
+    }
+    return 0;
 }
 
 /* Collective pull. The requester lists, per owner, the ids it wants and where each row goes,
@@ -882,13 +850,7 @@ int halo_store_pull_exec(halo_store *st, halo_store_pull *p, float *rows)
     /* own rows while the replies travel (polling them every PULL_POLL_BYTES) */
     int64_t every = rb > 0 && PULL_POLL_BYTES / (int64_t)rb > 0 ? PULL_POLL_BYTES / (int64_t)rb : 1;
     int64_t since = 0;
-    for (int64_t i = 0; i < p->n; i++) {
-        int32_t id = p->ids[i];
-        if (halo_store_is_local(st, id)) {
-            row_source(st, id, rows + i * dim);
-            HALO_CHECK(poll_replies(st, &since, every));
-        }
-    }
+    HALO_CHECK(own_rows(st, p, rows, every, &since));
     for (int64_t e = 0; e < p->num_extra; e++) {
         if (xowner[e] == me) {
             row_source(st, p->extra_id[e], p->extra_rows + e * dim);

@@ -24,4 +24,7 @@ struct halo_store {
     halo_map *peer_maps;    /* [ranks] their mappings (owned by the parent) */
 };
 
+/* Rows to look ahead when prefetching a gather (gather.c, and a pull's own rows). */
+#define GATHER_AHEAD 8
+
 #endif

@@ -1,0 +1,175 @@
+/* halo calibrate's fetch probe: the runtime's own fetch (halo_store_pull_plan, then
+ * halo_store_pull_exec) on a random graph split between the probe's ranks, timed on the thread's
+ * CPU clock with the polling for messages left out, as halo train's fetch_cpu_s is. What the
+ * cost model does not price by its gathers and messages is the fetch's work per input node
+ * (cpu.fetch_node_ns, docs/sim-model.md). */
+#include "cli/calibrate_fetch.h"
+
+#include "comm/comm.h"
+#include "core/err.h"
+#include "core/fs.h"
+#include "core/mem.h"
+#include "core/rng.h"
+#include "core/timer.h"
+#include "graph/graph.h"
+#include "part/partition.h"
+#include "sample/sample.h"
+#include "store/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A random graph of n nodes: in-degrees uniform in 5..25 from uniform sources, dim features,
+ * a third of the nodes training seeds. */
+static halo_graph *probe_graph(int64_t n, int dim)
+{
+    halo_rng r;
+    halo_rng_init(&r, 7, HALO_RNG_TEST, 0xfe7c, 0, 0);
+    int64_t *deg = HALO_NEW(int64_t, n);
+    int64_t m = 0;
+    for (int64_t v = 0; v < n; v++) {
+        deg[v] = 5 + (int64_t)halo_rng_below(&r, 21);
+        m += deg[v];
+    }
+    halo_graph *g = halo_graph_alloc(n, m, dim, 4, 0);
+    for (int64_t v = 0; v < n; v++) {
+        g->indptr[v + 1] = g->indptr[v] + deg[v];
+        for (int64_t e = g->indptr[v]; e < g->indptr[v + 1]; e++) {
+            g->indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)n);
+        }
+        g->label[v] = (int32_t)(v % 4);
+        g->split[v] = v % 3 == 0 ? HALO_SPLIT_TRAIN : HALO_SPLIT_TEST;
+        for (int c = 0; c < dim; c++) {
+            g->feat[v * dim + c] = (float)((v + c) % 17);
+        }
+    }
+    halo_free(deg);
+    return g;
+}
+
+/* Rank 0 writes the probe's partition (a random assignment: every part holds rows the others
+ * ask for) into a new directory under dir; every rank gets its path in pdir. */
+static int probe_partition(halo_comm *c, const char *dir, bool quick, int dim, char *pdir,
+                           size_t size)
+{
+    int rc = 0;
+    memset(pdir, 0, size);
+    if (halo_comm_rank(c) == 0) {
+        halo_graph *g = probe_graph(quick ? 40000 : 160000, dim);
+        int P = halo_comm_size(c);
+        int32_t *assign = HALO_ALLOC(int32_t, g->nodes);
+        halo_rng r;
+        halo_rng_init(&r, 7, HALO_RNG_TEST, 0xfe7d, 0, 0);
+        for (int64_t v = 0; v < g->nodes; v++) {
+            assign[v] = (int32_t)halo_rng_below(&r, (uint64_t)P);
+        }
+        halo_partition_opts opts;
+        halo_partition_opts_init(&opts);
+        opts.choice.method = HALO_PARTITION_CUSTOM;
+        opts.choice.assignment = assign;
+        opts.choice.assignment_len = g->nodes;
+        opts.parts = P;
+        snprintf(pdir, size, "%s/fetch-probe-%d", dir, dim);
+        rc = halo_partition_write(g, assign, &opts, pdir, NULL);
+        halo_free(assign);
+        halo_graph_free(g);
+    }
+    int64_t all = rc;
+    HALO_CHECK(halo_comm_allreduce_min_i64(c, &all, 1));
+    if (all < 0) {
+        return rc < 0 ? rc : halo_errorf(HALO_EIO, "calibrate: rank 0 could not write the fetch "
+                                         "probe's partition");
+    }
+    return halo_comm_bcast(c, pdir, (int64_t)size, 0);
+}
+
+/* Sums over the timed batches of one rank. */
+typedef struct fetch_sums {
+    double cpu;     /* CPU seconds of the fetches, polling excluded */
+    double inputs;  /* input nodes */
+    double rows;    /* rows gathered: own, received from peers and served to them */
+    double msgs;    /* messages sent and received */
+} fetch_sums;
+
+/* Samples and fetches `batches` mini-batches of 256 seeds with fanouts 10,5 (the first two
+ * untimed), adding the timed ones to s. Collective. */
+static int fetch_batches(halo_comm *c, halo_store *st, int batches, int dim, fetch_sums *s)
+{
+    const halo_part *pt = halo_store_part(st);
+    halo_sampler *smp = halo_sampler_new();
+    halo_store_pull pull;
+    memset(&pull, 0, sizeof pull);
+    float *rows = NULL;
+    int64_t cap = 0;
+    const int fan[2] = {10, 5};
+    halo_minibatch mb; /* its blocks reused from batch to batch (halo_sample_free at the end) */
+    memset(&mb, 0, sizeof mb);
+    int rc = 0;
+    for (int b = 0; b < batches && rc == 0; b++) {
+        int32_t seeds[256];
+        int32_t n = pt->num_train < 256 ? (int32_t)pt->num_train : 256;
+        for (int32_t i = 0; i < n; i++) {
+            seeds[i] = pt->train[((int64_t)b * 7919 + (int64_t)i * 31) % pt->num_train];
+        }
+        halo_sample_key k = {1, 0, b};
+        HALO_TRY(halo_store_sample(st, smp, fan, 2, &k, seeds, n, &mb));
+        if (mb.num_input > cap) {
+            halo_free(rows);
+            cap = mb.num_input;
+            rows = HALO_ALLOC(float, cap * dim);
+        }
+        halo_store_stats st0 = *halo_store_stats_get(st);
+        halo_comm_stats c0 = halo_comm_get_stats(c);
+        double t0 = halo_thread_cpu() - halo_thread_wait_cpu();
+        HALO_TRY(halo_store_pull_plan(st, mb.input, mb.num_input, &pull));
+        HALO_TRY(halo_store_pull_exec(st, &pull, rows));
+        double t1 = halo_thread_cpu() - halo_thread_wait_cpu();
+        if (b >= 2) {
+            halo_comm_stats c1 = halo_comm_get_stats(c);
+            s->cpu += t1 - t0;
+            s->inputs += (double)mb.num_input;
+            s->rows += (double)mb.num_input +
+                       (double)(halo_store_stats_get(st)->served_rows - st0.served_rows);
+            s->msgs += 2.0 * (double)(c1.messages - c0.messages);
+        }
+    }
+fail:
+    halo_sample_free(&mb);
+    halo_free(rows);
+    halo_store_pull_free(&pull);
+    halo_sampler_free(smp);
+    return rc;
+}
+
+/* The probe at one row width: its sums over all ranks appended to text as fetchD_* lines. */
+static int probe_width(halo_comm *c, const char *dir, bool quick, int dim, char *text,
+                       size_t size, int *len)
+{
+    char pdir[1024];
+    HALO_CHECK(probe_partition(c, dir, quick, dim, pdir, sizeof pdir));
+    halo_store *st = NULL;
+    HALO_CHECK(halo_store_open(c, pdir, &st));
+    fetch_sums s = {0, 0, 0, 0};
+    int rc = fetch_batches(c, st, quick ? 12 : 42, dim, &s);
+    halo_store_close(st);
+    HALO_CHECK(rc);
+    double sum[4] = {s.cpu, s.inputs, s.rows, s.msgs};
+    HALO_CHECK(halo_comm_allreduce_sum_f64(c, sum, 4));
+    HALO_CHECK(halo_comm_barrier(c));
+    if (halo_comm_rank(c) == 0) {
+        halo_rmtree(pdir);
+    }
+    *len += snprintf(text + *len, size - (size_t)*len,
+                     "fetch%d_cpu_s %.9g\nfetch%d_inputs %.9g\nfetch%d_rows %.9g\n"
+                     "fetch%d_msgs %.9g\n",
+                     dim, sum[0], dim, sum[1], dim, sum[2], dim, sum[3]);
+    return 0;
+}
+
+int halo_calib_fetch_probe(halo_comm *c, const char *dir, bool quick, char *text, size_t size,
+                           int *len)
+{
+    HALO_CHECK(probe_width(c, dir, quick, HALO_CALIB_FETCH_NARROW, text, size, len));
+    return probe_width(c, dir, quick, HALO_CALIB_FETCH_WIDE, text, size, len);
+}
