@@ -157,6 +157,8 @@ void halo_sweep_data_csv(const halo_sweep_data *d, halo_sb *sb);
 
 /* The standalone gnuplot script of the figure (reads NAME.data.csv, writes NAME.png/.svg). */
 void halo_sweep_plot_script(const halo_sweep_exp *e, const halo_sweep_data *d, halo_sb *sb);
+/* Whether some panel of e draws the paper's range r (as a band, or outlined heatmap cells). */
+bool halo_sweep_plot_draws_range(const halo_sweep_exp *e, const halo_sweep_prange *r);
 /* Runs gnuplot on DIR/NAME.gp from DIR, into temporary names renamed when whole. */
 int halo_sweep_plot_draw(const char *dir, const char *name);
 

@@ -214,6 +214,8 @@ static void meta_paper_depends(halo_jw *w, const halo_sweep_exp *e)
         halo_jw_str(w, r->unit);
         halo_jw_key(w, "source");
         halo_jw_str(w, r->source);
+        halo_jw_key(w, "drawn");
+        halo_jw_bool(w, halo_sweep_plot_draws_range(e, r));
         halo_jw_obj_end(w);
     }
     halo_jw_arr_end(w);
@@ -430,7 +432,12 @@ static void md_ranges(halo_sb *sb, const halo_json *m)
         md_text(sb, jstr(r, "unit"));
         halo_sb_puts(sb, " (");
         md_text(sb, jstr(r, "source"));
-        halo_sb_puts(sb, "), the band on the figure |\n");
+        const halo_json *drawn = halo_json_get(r, "drawn");
+        if (drawn != NULL && drawn->type == HALO_JSON_BOOL && drawn->boolean) {
+            halo_sb_puts(sb, "), drawn on the figure |\n");
+        } else {
+            halo_sb_puts(sb, "), not drawn: no panel plots this column |\n");
+        }
     }
 }
 
