@@ -454,9 +454,12 @@ static void md_fresh(halo_sb *sb, const halo_json *m, const halo_sweep_verdict *
         md_text(sb, v->changed);
         halo_sb_puts(sb, " changed since (");
         md_code(sb, v->newest);
-        halo_sb_printf(sb, ")**: %d commit%s since %s what it depends on; regenerate it with ",
-                       v->commits, v->commits == 1 ? "" : "s", v->commits == 1 ? "touches" : "touch");
-        md_code(sb, jstr(m, "command"));
+        halo_sb_printf(sb, ")**: %d commit%s since %s what it depends on", v->commits,
+                       v->commits == 1 ? "" : "s", v->commits == 1 ? "touches" : "touch");
+        if (jstr(m, "command")[0]) {
+            halo_sb_puts(sb, "; regenerate it with ");
+            md_code(sb, jstr(m, "command"));
+        }
         halo_sb_puts(sb, ".\n\n");
     } else if (v->state == HALO_SWEEP_FRESH_UNKNOWN && v->why[0]) {
         halo_sb_puts(sb, "*Freshness unknown: ");
