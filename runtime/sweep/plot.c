@@ -239,9 +239,13 @@ static void band_title(halo_sb *sb, const char *lead, const halo_sweep_prange *r
 }
 
 /* The datablocks $pIbandR of a panel's bands: two rows (x from, lo, hi) and (x to, lo, hi) that
- * span the panel's x values, so that the band also widens the y range to the paper's. */
+ * span the panel's x values, so that the band also widens the y range to the paper's (none for
+ * a heatmap). */
 static void band_tables(halo_sb *sb, int i, const panel *p)
 {
+    if (p->pl->kind == HALO_SWEEP_HEATMAP) {
+        return; /* a heatmap outlines its cells instead */
+    }
     double from, to;
     if (p->xcat) {
         from = -0.6;
@@ -255,7 +259,7 @@ static void band_tables(halo_sb *sb, int i, const panel *p)
         }
     }
     for (int r = 0; r < p->nband; r++) {
-        halo_sb_printf(sb, "$p%dband%d << EOD\n%.17g %.17g %.17g\n%.17g %.17g %.17g\nEOD\n", i, r,
+        halo_sb_printf(sb, "$p%dband%d << EOD\n%.15g %.15g %.15g\n%.15g %.15g %.15g\nEOD\n", i, r,
                        from, p->band[r]->lo, p->band[r]->hi, to, p->band[r]->lo, p->band[r]->hi);
     }
 }
@@ -280,7 +284,7 @@ static void plot_heat_bands(halo_sb *sb, int i, const panel *p)
     for (int r = 0; r < p->nband; r++) {
         const char *rgb = r == 0 ? "black" : band_rgb[r % 3];
         halo_sb_printf(sb,
-                       ", \\\n        $p%ds0 using (($3 >= %.17g && $3 <= %.17g) ? $1 : NaN):2:"
+                       ", \\\n        $p%ds0 using (($3 >= %.15g && $3 <= %.15g) ? $1 : NaN):2:"
                        "(0.47):(0.47) with boxxyerror fs empty lc rgb \"%s\" lw 2.5 notitle"
                        ", \\\n        keyentry with boxes fs empty lc rgb \"%s\" lw 2.5 title ",
                        i, p->band[r]->lo, p->band[r]->hi, rgb, rgb);
