@@ -206,37 +206,6 @@ static char *dup_or(const char *s, const char *dflt)
     return halo_strdup(s != NULL ? s : dflt);
 }
 
-/* Whether a column name is an axis, a measure or a derived column (or rep, seconds). */
-bool halo_sweep_is_column(const halo_sweep_exp *e, const char *name)
-{
-    for (int i = 0; i < e->naxes; i++) {
-        if (strcmp(e->axes[i], name) == 0) {
-            return true;
-        }
-    }
-    for (int i = 0; i < e->nmeasures; i++) {
-        if (strcmp(e->measures[i], name) == 0) {
-            return true;
-        }
-    }
-    for (int i = 0; i < e->nderives; i++) {
-        if (strcmp(e->derives[i].name, name) == 0) {
-            return true;
-        }
-    }
-    return strcmp(name, "reps") == 0;
-}
-
-bool halo_sweep_is_axis(const halo_sweep_exp *e, const char *name)
-{
-    for (int i = 0; i < e->naxes; i++) {
-        if (strcmp(e->axes[i], name) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Reads the measures list. */
 static int load_measures(const halo_sweep_ctx *c, const halo_json *root, halo_sweep_exp *e)
 {

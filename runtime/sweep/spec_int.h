@@ -88,11 +88,12 @@ const halo_sweep_runkey *halo_sweep_runkey_find(const char *name);
 int halo_sweep_canon(const halo_json *v, halo_sb *sb, int *type);
 /* "a string", "a number", ... for messages. */
 const char *halo_sweep_type_name(const halo_json *v);
-
 /* Whether a name is an axis, a measure or a derived column (or reps) of e. */
 bool halo_sweep_is_column(const halo_sweep_exp *e, const char *name);
 /* Whether a name is an axis of e. */
 bool halo_sweep_is_axis(const halo_sweep_exp *e, const char *name);
+
+
 
 /* ---- the paper's claim and the figure's sources (spec_paper.c) ---- */
 
