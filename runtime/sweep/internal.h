@@ -189,10 +189,11 @@ typedef struct halo_sweep_deps {
  * letters, digits, _ - . /, no ".." component, no leading / or -. */
 bool halo_sweep_repo_path_ok(const char *p);
 /* Adds the modules a mode's commands run ("sim", "run", "trace", "partition", or several
- * joined by '+') and those every figure is built and drawn by. */
+ * joined by '+') and those every figure's graph and partition are built by. */
 void halo_sweep_mode_deps(const char *mode, halo_sweep_deps *d);
-/* The paths of e: its mode's, each policy file and cluster profile its points use and the
- * experiment file (those inside the repository of the working directory), and its depends. */
+/* The paths of e: its mode's, the sweep's measuring and drawing code, each policy file and
+ * cluster profile its points use and the experiment file (those inside the repository of the
+ * working directory), and its depends. */
 void halo_sweep_exp_deps(const halo_sweep_exp *e, halo_sweep_deps *d);
 void halo_sweep_deps_free(halo_sweep_deps *d);
 

@@ -16,8 +16,9 @@
 #include <unistd.h>
 
 /* The modules every figure's graph and partition are built by. */
-static const char *const deps_all[] = {"runtime/graph", "runtime/part", "runtime/sweep/measure.c",
-                                       "runtime/sweep/plot.c", NULL};
+static const char *const deps_all[] = {"runtime/graph", "runtime/part", NULL};
+/* What reads a sweep's numbers and draws its figure (not the scripts' figures). */
+static const char *const deps_sweep[] = {"runtime/sweep/measure.c", "runtime/sweep/plot.c", NULL};
 /* The modules behind each mode's measured command. */
 static const char *const deps_sim[] = {"runtime/sim",   "runtime/plan",  "runtime/sample",
                                        "runtime/order", "runtime/cache", "runtime/policy",
@@ -282,6 +283,7 @@ static bool repo_relative(const char *root, const char *path, char *out, size_t 
 void halo_sweep_exp_deps(const halo_sweep_exp *e, halo_sweep_deps *d)
 {
     halo_sweep_mode_deps(halo_sweep_mode_name(e->mode), d);
+    deps_add_list(d, deps_sweep);
     char root[PATH_MAX], rel[PATH_MAX];
     repo_root(".", root, sizeof root);
     static const char *const files[] = {"run.policy", "partition.policy", "trace.policy", NULL};

@@ -7,14 +7,15 @@
 cd "$(dirname "$0")/../.."
 . tests/e2e/lib.sh
 R=$T/repo
-mkdir -p "$R/runtime/sim" "$R/runtime/simx" "$R/runtime/train" "$R/docs" "$R/experiments" \
-    "$R/reports"
+mkdir -p "$R/runtime/sim" "$R/runtime/simx" "$R/runtime/train" "$R/runtime/sweep" "$R/docs" \
+    "$R/experiments" "$R/reports"
 g() { git -C "$R" -c user.name=t -c user.email=t@localhost -c commit.gpgsign=false "$@"; }
 g init -q
 echo a >"$R/runtime/sim/engine.c"
 echo a >"$R/runtime/simx/other.c"
 echo a >"$R/runtime/train/train.c"
 echo a >"$R/docs/notes.md"
+echo a >"$R/runtime/sweep/plot.c"
 echo a >"$R/experiments/fig_run.lua"
 g add -A
 g commit -qm first
@@ -47,14 +48,16 @@ if grep -q '(2 figures; 0 stale)' "$T/out" && ! grep -q 'STALE' "$R/reports/inde
 then ok "figures made at HEAD: 0 stale"
 else not_ok "figures made at HEAD: 0 stale"; sed 's/^/# /' "$T/out" "$T/err" "$R/reports/index.md" | head -30; fi
 
-# commits that touch no dependency: a document, and a folder whose name only starts like one
+# commits that touch no dependency: a document, a folder whose name only starts like one, and
+# the sweep's drawing code (a meta.json without depends comes from a script, not from it)
 echo b >"$R/docs/notes.md"
 echo b >"$R/runtime/simx/other.c"
-g commit -qam "docs and a look-alike folder"
+echo b >"$R/runtime/sweep/plot.c"
+g commit -qam "docs, a look-alike folder, the sweep's plotting"
 report
 if grep -q '(2 figures; 0 stale)' "$T/out" && ! grep -q 'STALE' "$R/reports/index.md"; then
-    ok "a commit touching docs/ and runtime/simx/ leaves both figures fresh"
-else not_ok "a commit touching docs/ and runtime/simx/ leaves both figures fresh"
+    ok "a commit touching docs/, runtime/simx/ and runtime/sweep/plot.c leaves both figures fresh"
+else not_ok "a commit touching docs/, runtime/simx/, runtime/sweep/plot.c leaves both figures fresh"
     sed 's/^/# /' "$T/out" "$R/reports/index.md" | head -30; fi
 
 # a commit to the simulator: fig_sim is stale, fig_run (its depends leave runtime/sim out) is not

@@ -68,6 +68,7 @@ M=$O/paper.meta.json
 if grep -q '"paper": "DistDGLv2: 2-3x over DistDGL"' "$M" &&
     grep -q '"metric": "speedup"' "$M" && grep -q '"drawn": true' "$M" &&
     grep -q '"runtime/sim"' "$M" && grep -q '"policies/massivegnn.lua"' "$M" &&
+    grep -q '"runtime/sweep/plot.c"' "$M" &&
     grep -q '"experiments/clusters/this-machine.lua"' "$M" && ! grep -q '"runtime/train"' "$M"
 then ok "meta.json lists the paper's ranges and the sim figure's sources (not run mode's)"
 else not_ok "meta.json lists the paper's ranges and the sources"; sed 's/^/# /' "$M" | head -40; fi
