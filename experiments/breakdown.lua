@@ -29,8 +29,7 @@ return {
             "1.18-1.67x)",
         ranges = {
             { metric = "speedup", lo = 2, hi = 3, unit = "x", source = "DistDGLv2" },
-            { metric = "speedup", lo = 1.18, hi = 1.67, unit = "x",
-              source = "MassiveGNN's 15-40% less epoch time" },
+            { metric = "speedup", lo = 1.18, hi = 1.67, unit = "x", source = "MassiveGNN" },
         },
     },
     mode = "sim",

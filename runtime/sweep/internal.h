@@ -157,8 +157,28 @@ void halo_sweep_data_csv(const halo_sweep_data *d, halo_sb *sb);
 
 /* The standalone gnuplot script of the figure (reads NAME.data.csv, writes NAME.png/.svg). */
 void halo_sweep_plot_script(const halo_sweep_exp *e, const halo_sweep_data *d, halo_sb *sb);
-/* Whether some panel of e draws the paper's range r (as a band, or outlined heatmap cells). */
-bool halo_sweep_plot_draws_range(const halo_sweep_exp *e, const halo_sweep_prange *r);
+
+/* ---- the paper's ranges on a panel (plot_band.c) ---- */
+
+/* A paper's range as one panel draws it. */
+typedef struct halo_sweep_band {
+    const halo_sweep_prange *r; /* the range */
+    double lo;                  /* the band's bottom on the panel's y axis */
+    double hi;                  /* its top */
+    char over[128];             /* "" when the panel plots the range's column; else the label of
+                                 * the baseline it is drawn against ("distdgl"): the panel plots
+                                 * the measure the range's derived column is computed from */
+} halo_sweep_band;
+
+/* The bands panel pl draws (at most max) of e's ranges, over the figure's data d: a range of a
+ * column pl plots on y (line, bars, scatter) or colours cells by (heatmap); or a range of a
+ * derived column whose measure pl plots on y, through the derivation's inverse at the value of
+ * its one baseline row. Never on a stacked panel, nor from 0 or below on a log axis. */
+int halo_sweep_plot_bands(const halo_sweep_exp *e, const halo_sweep_data *d,
+                          const halo_sweep_plot *pl, halo_sweep_band *out, int max);
+/* Whether some panel of e draws the paper's range r. */
+bool halo_sweep_plot_draws_range(const halo_sweep_exp *e, const halo_sweep_data *d,
+                                 const halo_sweep_prange *r);
 /* Runs gnuplot on DIR/NAME.gp from DIR, into temporary names renamed when whole. */
 int halo_sweep_plot_draw(const char *dir, const char *name);
 

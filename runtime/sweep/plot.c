@@ -182,59 +182,28 @@ typedef struct panel {
     cats y;                    /* y values (heatmap) */
     cats s;                    /* series values (n = 0: no series) */
     bool xcat;                 /* x is categorical (index positions) */
-    const halo_sweep_prange *band[8]; /* the paper's ranges this panel draws */
-    int nband;                        /* ranges drawn */
+    halo_sweep_band band[8];   /* the paper's ranges this panel draws */
+    int nband;                 /* ranges drawn */
 } panel;
 
 /* Band colours of the paper's ranges, in order. */
 static const char *const band_rgb[] = {"#7f7f7f", "#4a90d9", "#d9a441"};
 
-/* Whether panel pl draws the paper's range r: a column it plots on y (line, bars, scatter) or
- * colours cells by (heatmap); a stacked panel's parts are not comparable to a paper's total,
- * and a band from 0 or below has no place on a log axis. */
-static bool plot_draws(const halo_sweep_plot *pl, const halo_sweep_prange *r)
+/* The legend text of a band: "paper: 2-3x (DistDGLv2)", or "paper: 2-3x over distdgl
+ * (DistDGLv2)" when drawn on the measure a derived column is computed from. */
+static void band_title(halo_sb *sb, const char *lead, const halo_sweep_band *b)
 {
-    if (pl->kind == HALO_SWEEP_HEATMAP) {
-        return strcmp(pl->z, r->metric) == 0;
-    }
-    bool hit = false;
-    for (int k = 0; pl->kind != HALO_SWEEP_STACKED && k < pl->ny; k++) {
-        hit = hit || strcmp(pl->y[k], r->metric) == 0;
-    }
-    return hit && !(pl->logy && r->lo <= 0);
-}
-
-bool halo_sweep_plot_draws_range(const halo_sweep_exp *e, const halo_sweep_prange *r)
-{
-    bool drawn = false;
-    for (int i = 0; i < e->nplots; i++) {
-        drawn = drawn || plot_draws(&e->plots[i], r);
-    }
-    return drawn;
-}
-
-/* The paper's ranges panel p draws (none when it has no data). */
-static void panel_bands(const halo_sweep_exp *e, panel *p)
-{
-    p->nband = 0;
-    for (int r = 0; p->x.n > 0 && r < e->npranges && p->nband < 8; r++) {
-        if (plot_draws(p->pl, &e->pranges[r])) {
-            p->band[p->nband++] = &e->pranges[r];
-        }
-    }
-}
-
-/* The legend text of a paper's range: "paper: 2-3x (DistDGLv2)". */
-static void band_title(halo_sb *sb, const char *lead, const halo_sweep_prange *r)
-{
-    char lo[40], hi[40], t[300];
+    const halo_sweep_prange *r = b->r;
+    char lo[40], hi[40], num[100], t[400];
     halo_sweep_fmt_num(r->lo, lo, sizeof lo);
     halo_sweep_fmt_num(r->hi, hi, sizeof hi);
     if (r->lo == r->hi) {
-        snprintf(t, sizeof t, "%s%s%s (%s)", lead, lo, r->unit, r->source);
+        snprintf(num, sizeof num, "%s%s", lo, r->unit);
     } else {
-        snprintf(t, sizeof t, "%s%s-%s%s (%s)", lead, lo, hi, r->unit, r->source);
+        snprintf(num, sizeof num, "%s-%s%s", lo, hi, r->unit);
     }
+    snprintf(t, sizeof t, "%s%s%s%s (%s)", lead, num, b->over[0] ? " over " : "", b->over,
+             r->source);
     gp_str(sb, t);
 }
 
@@ -260,7 +229,7 @@ static void band_tables(halo_sb *sb, int i, const panel *p)
     }
     for (int r = 0; r < p->nband; r++) {
         halo_sb_printf(sb, "$p%dband%d << EOD\n%.15g %.15g %.15g\n%.15g %.15g %.15g\nEOD\n", i, r,
-                       from, p->band[r]->lo, p->band[r]->hi, to, p->band[r]->lo, p->band[r]->hi);
+                       from, p->band[r].lo, p->band[r].hi, to, p->band[r].lo, p->band[r].hi);
     }
 }
 
@@ -272,7 +241,7 @@ static void plot_bands(halo_sb *sb, int i, const panel *p)
                        "$p%dband%d using 1:2:3 with filledcurves fs transparent solid 0.22 "
                        "noborder fc rgb \"%s\" title ",
                        i, r, band_rgb[r % 3]);
-        band_title(sb, "paper: ", p->band[r]);
+        band_title(sb, "paper: ", &p->band[r]);
         halo_sb_puts(sb, ", \\\n        ");
     }
 }
@@ -287,8 +256,8 @@ static void plot_heat_bands(halo_sb *sb, int i, const panel *p)
                        ", \\\n        $p%ds0 using (($3 >= %.15g && $3 <= %.15g) ? $1 : NaN):2:"
                        "(0.47):(0.47) with boxxyerror fs empty lc rgb \"%s\" lw 2.5 notitle"
                        ", \\\n        keyentry with boxes fs empty lc rgb \"%s\" lw 2.5 title ",
-                       i, p->band[r]->lo, p->band[r]->hi, rgb, rgb);
-        band_title(sb, "paper's range: ", p->band[r]);
+                       i, p->band[r].lo, p->band[r].hi, rgb, rgb);
+        band_title(sb, "paper's range: ", &p->band[r]);
     }
 }
 
@@ -550,7 +519,7 @@ void halo_sweep_plot_script(const halo_sweep_exp *e, const halo_sweep_data *d, h
             cat_func(sb, fn, &p->y);
         }
         panel_tables(sb, i, p);
-        panel_bands(e, p);
+        p->nband = p->x.n > 0 ? halo_sweep_plot_bands(e, d, p->pl, p->band, 8) : 0;
         band_tables(sb, i, p);
         halo_sb_putc(sb, '\n');
     }

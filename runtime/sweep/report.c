@@ -197,7 +197,7 @@ static void meta_ranges(halo_jw *w, const halo_sweep_exp *e, const halo_sweep_da
 
 /* meta.json's "paper_ranges" (the paper's published ranges, each a band on the figure) and
  * "depends" (the source paths whose later change makes the figure stale, for halo report). */
-static void meta_paper_depends(halo_jw *w, const halo_sweep_exp *e)
+static void meta_paper_depends(halo_jw *w, const halo_sweep_exp *e, const halo_sweep_data *d)
 {
     halo_jw_key(w, "paper_ranges");
     halo_jw_arr_begin(w);
@@ -215,19 +215,19 @@ static void meta_paper_depends(halo_jw *w, const halo_sweep_exp *e)
         halo_jw_key(w, "source");
         halo_jw_str(w, r->source);
         halo_jw_key(w, "drawn");
-        halo_jw_bool(w, halo_sweep_plot_draws_range(e, r));
+        halo_jw_bool(w, halo_sweep_plot_draws_range(e, d, r));
         halo_jw_obj_end(w);
     }
     halo_jw_arr_end(w);
-    halo_sweep_deps d = {NULL, 0};
-    halo_sweep_exp_deps(e, &d);
+    halo_sweep_deps deps = {NULL, 0};
+    halo_sweep_exp_deps(e, &deps);
     halo_jw_key(w, "depends");
     halo_jw_arr_begin(w);
-    for (int i = 0; i < d.n; i++) {
-        halo_jw_str(w, d.paths[i]);
+    for (int i = 0; i < deps.n; i++) {
+        halo_jw_str(w, deps.paths[i]);
     }
     halo_jw_arr_end(w);
-    halo_sweep_deps_free(&d);
+    halo_sweep_deps_free(&deps);
 }
 
 /* meta.json's "provenance": commit, host, CPU, cores, date and durations. */
@@ -280,7 +280,7 @@ int halo_sweep_meta_write(const halo_sweep_exp *e, const halo_sweep_data *d,
     halo_sb_free(&cap);
     halo_jw_key(&w, "paper");
     halo_jw_str(&w, e->paper);
-    meta_paper_depends(&w, e);
+    meta_paper_depends(&w, e, d);
     halo_jw_key(&w, "experiment");
     halo_jw_str(&w, e->path);
     halo_jw_key(&w, "mode");
@@ -468,6 +468,30 @@ static void md_fresh(halo_sb *sb, const halo_json *m, const halo_sweep_verdict *
     }
 }
 
+/* The "made" row: date, host, CPU, cores, commit and durations. */
+static void md_made(halo_sb *sb, const halo_json *m)
+{
+    const halo_json *pv = halo_json_get(m, "provenance");
+    if (pv != NULL) {
+        halo_sb_puts(sb, "| made | ");
+        md_text(sb, jstr(pv, "date"));
+        halo_sb_puts(sb, " on ");
+        md_text(sb, jstr(pv, "host"));
+        halo_sb_puts(sb, " (");
+        md_text(sb, jstr(pv, "cpu")[0] ? jstr(pv, "cpu") : "CPU unknown");
+        halo_sb_printf(sb, ", %.0f cores), ", jnum(pv, "cores"));
+        const char *commit = jstr(pv, "commit");
+        if (commit[0]) {
+            halo_sb_puts(sb, "commit ");
+            md_code(sb, commit);
+        } else {
+            halo_sb_puts(sb, "no git commit");
+        }
+        halo_sb_printf(sb, ", points %.1f s (this sweep %.1f s) |\n", jnum(pv, "points_s"),
+                       jnum(pv, "duration_s"));
+    }
+}
+
 /* One figure's section of index.md. */
 static void md_figure(halo_sb *sb, const halo_json *m, const char *file,
                       const halo_sweep_verdict *v)
@@ -545,25 +569,7 @@ static void md_figure(halo_sb *sb, const halo_json *m, const char *file,
                                                                                        : "");
     }
     md_data(sb, files);
-    const halo_json *pv = halo_json_get(m, "provenance");
-    if (pv != NULL) {
-        halo_sb_puts(sb, "| made | ");
-        md_text(sb, jstr(pv, "date"));
-        halo_sb_puts(sb, " on ");
-        md_text(sb, jstr(pv, "host"));
-        halo_sb_puts(sb, " (");
-        md_text(sb, jstr(pv, "cpu")[0] ? jstr(pv, "cpu") : "CPU unknown");
-        halo_sb_printf(sb, ", %.0f cores), ", jnum(pv, "cores"));
-        const char *commit = jstr(pv, "commit");
-        if (commit[0]) {
-            halo_sb_puts(sb, "commit ");
-            md_code(sb, commit);
-        } else {
-            halo_sb_puts(sb, "no git commit");
-        }
-        halo_sb_printf(sb, ", points %.1f s (this sweep %.1f s) |\n", jnum(pv, "points_s"),
-                       jnum(pv, "duration_s"));
-    }
+    md_made(sb, m);
     const halo_json *fl = pts ? halo_json_get(pts, "failures") : NULL;
     if (fl != NULL && fl->type == HALO_JSON_ARRAY && fl->len > 0) {
         halo_sb_puts(sb, "\nFailed points:\n\n");

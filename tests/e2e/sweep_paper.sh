@@ -50,8 +50,10 @@ if grep -q '(\$3 >= 0.5 && \$3 <= 0.75) ? \$1 : NaN' "$GP" &&
 then ok "the heatmap outlines the cells in the paper's range"
 else not_ok "the heatmap outlines the cells in the paper's range"; grep -n 'keyentry\|NaN' "$GP" | sed 's/^/# /'; fi
 # epoch_s is drawn on the line panel (panel 4); sample_s only on the stacked one (panel 3), where
-# a part is not comparable to a paper's total, so nowhere
+# a part is not comparable to a paper's total, so nowhere; speedup's baseline (distdgl) is one
+# row per batch size, so speedup is not drawn on the epoch_s panel (no single value to draw at)
 if grep -q '\$p3band0 using' "$GP" && ! grep -q '\$p2band' "$GP" && ! grep -q '\$p1band' "$GP" &&
+    ! grep -q '\$p3band1' "$GP" &&
     ! grep -q '(parts)' "$GP"
 then ok "a range is drawn on the panels that plot its column, not on a stacked one"
 else not_ok "a range is drawn on the panels that plot its column"; grep -n 'band' "$GP" | sed 's/^/# /'; fi
@@ -86,6 +88,33 @@ if [ "$(grep -c '"drawn": false' "$O/paper2.meta.json")" -eq 2 ] &&
     grep -q "\`epoch_s\` 1-2 s (stacked), not drawn: no panel plots this column" "$O/index.md"
 then ok "a range no panel plots is listed as not drawn"
 else not_ok "a range no panel plots is listed as not drawn"; grep -n 'epoch_s' "$O/index.md" | sed 's/^/# /'; fi
+
+# a range of a derived column no panel plots is drawn on the panel of the measure it is derived
+# from, at its one baseline row's value: speedup 2-3x over distdgl is epoch_s in
+# [distdgl's / 3, distdgl's / 2]
+cat >"$T/inv.lua" <<'EOF'
+return {
+    name = "inv", mode = "sim",
+    paper = { ranges = { { metric = "speedup", lo = 2, hi = 3, unit = "x", source = "DistDGLv2" } } },
+    graph = { gen = "sbm", nodes = 3000, seed = 3 },
+    partition = { parts = 2 },
+    run = { cluster = "this-machine", trainers = 2, epochs = 2, batch = 300, fanouts = { 5, 10 } },
+    sweep = { ["run.policy"] = { "policies/distdgl.lua", "policies/massivegnn.lua" } },
+    measures = { "epoch_s" },
+    derive = { speedup = { of = "epoch_s", baseline = { ["run.policy"] = "policies/distdgl.lua" } } },
+    plot = { kind = "bars", x = "run.policy", y = "epoch_s" },
+}
+EOF
+"$HALO" sweep "$T/inv.lua" --out "$O" >/dev/null 2>&1
+base=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "epoch_s") c = i; next }
+    $1 ~ /distdgl.lua/ { print $c }' "$O/inv.data.csv")
+if [ -n "$base" ] && grep -A2 '^\$p0band0 << EOD$' "$O/inv.gp" | tail -2 |
+    awk -v b="$base" '{ d1 = $2 - b / 3; d2 = $3 - b / 2; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+                        if (d1 > 1e-9 * b || d2 > 1e-9 * b) bad = 1 } END { exit bad || NR != 2 }' &&
+    grep -q 'title "paper: 2-3x over distdgl (DistDGLv2)"' "$O/inv.gp" && grep -q '"drawn": true' "$O/inv.meta.json"
+then ok "a speedup range is drawn on the epoch time panel at distdgl's epoch / 3 to / 2"
+else not_ok "a speedup range is drawn on the epoch time panel (distdgl's epoch $base)"
+    grep -A3 'band0 << EOD' "$O/inv.gp" | sed 's/^/# /'; fi
 
 # bad ranges: one line with the file, line and field; nothing written
 B=$T/bad
