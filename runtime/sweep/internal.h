@@ -191,6 +191,7 @@ typedef struct halo_sweep_meta_in {
     double duration_s;        /* seconds the sweep ran */
     bool figure;              /* the PNG and SVG were drawn */
     const char *figure_error; /* why not ("" when drawn) */
+    int reused;               /* points finished by an earlier sweep (their rows were kept) */
 } halo_sweep_meta_in;
 
 /* Writes DIR/NAME.meta.json atomically. */

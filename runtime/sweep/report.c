@@ -230,8 +230,36 @@ static void meta_paper_depends(halo_jw *w, const halo_sweep_exp *e, const halo_s
     halo_sweep_deps_free(&deps);
 }
 
-/* meta.json's "provenance": commit, host, CPU, cores, date and durations. */
-static void meta_provenance(halo_jw *w, const halo_sweep_meta_in *in, const halo_sweep_data *d)
+/* The commit the figure's points were run at: this one when the sweep ran every point; else,
+ * since rows of an earlier sweep were kept, the previous meta.json's (its points_commit, or its
+ * commit when it has none), "" when there is none to read: a redrawn figure is as old as its
+ * oldest point. */
+static void points_commit(const char *dir, const char *name, const char *commit, int reused,
+                          char *out, size_t size)
+{
+    snprintf(out, size, "%s", reused == 0 ? commit : "");
+    char path[4200];
+    halo_json *prev = NULL;
+    snprintf(path, sizeof path, "%s/%s.meta.json", dir, name);
+    if (reused == 0 || !halo_path_exists(path) || halo_json_load(path, &prev) < 0) {
+        halo_error_clear();
+        return;
+    }
+    const halo_json *pv = halo_json_get(prev, "provenance");
+    const halo_json *pc = pv ? halo_json_get(pv, "points_commit") : NULL;
+    if (pc == NULL && pv != NULL) {
+        pc = halo_json_get(pv, "commit");
+    }
+    if (pc != NULL && pc->type == HALO_JSON_STRING) {
+        snprintf(out, size, "%s", pc->string);
+    }
+    halo_json_free(prev);
+}
+
+/* meta.json's "provenance": commit, the commit of the points, host, CPU, cores, date and
+ * durations. */
+static void meta_provenance(halo_jw *w, const halo_sweep_meta_in *in, const halo_sweep_data *d,
+                            const char *dir, const char *name)
 {
     char commit[128], host[256] = "", cpu[256], date[64];
     first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
@@ -245,6 +273,10 @@ static void meta_provenance(halo_jw *w, const halo_sweep_meta_in *in, const halo
     halo_jw_obj_begin(w);
     halo_jw_key(w, "commit");
     halo_jw_str(w, commit);
+    char pcommit[128];
+    points_commit(dir, name, commit, in->reused, pcommit, sizeof pcommit);
+    halo_jw_key(w, "points_commit");
+    halo_jw_str(w, pcommit);
     halo_jw_key(w, "host");
     halo_jw_str(w, host);
     halo_jw_key(w, "cpu");
@@ -316,7 +348,7 @@ int halo_sweep_meta_write(const halo_sweep_exp *e, const halo_sweep_data *d,
         halo_jw_str(&w, p->kind == HALO_SWEEP_HEATMAP ? p->z : p->y[0]);
     }
     halo_jw_arr_end(&w);
-    meta_provenance(&w, in, d);
+    meta_provenance(&w, in, d, dir, e->name);
     halo_jw_obj_end(&w);
     halo_sb_putc(&w.sb, '\n');
     char path[4200];
@@ -338,6 +370,17 @@ static double jnum(const halo_json *v, const char *key)
 {
     const halo_json *f = halo_json_get(v, key);
     return f != NULL && f->type == HALO_JSON_NUMBER ? f->number : NAN;
+}
+
+/* The commit a figure's numbers were made at: provenance.points_commit when meta.json has it
+ * (a sweep that kept earlier rows), else provenance.commit. */
+static const char *made_at(const halo_json *m)
+{
+    const halo_json *pv = halo_json_get(m, "provenance");
+    if (pv != NULL && halo_json_get(pv, "points_commit") != NULL) {
+        return jstr(pv, "points_commit");
+    }
+    return pv ? jstr(pv, "commit") : "";
 }
 
 /* Markdown text with the characters that would start markup inside a table cell escaped. */
@@ -445,8 +488,7 @@ static void md_ranges(halo_sb *sb, const halo_json *m)
  * since and the newest commit that changed them; or why freshness is unknown for it alone. */
 static void md_fresh(halo_sb *sb, const halo_json *m, const halo_sweep_verdict *v)
 {
-    const halo_json *pv = halo_json_get(m, "provenance");
-    const char *commit = pv ? jstr(pv, "commit") : "";
+    const char *commit = made_at(m);
     if (v->state == HALO_SWEEP_FRESH_STALE) {
         halo_sb_puts(sb, "**STALE: made at ");
         md_code(sb, commit);
@@ -480,12 +522,19 @@ static void md_made(halo_sb *sb, const halo_json *m)
         halo_sb_puts(sb, " (");
         md_text(sb, jstr(pv, "cpu")[0] ? jstr(pv, "cpu") : "CPU unknown");
         halo_sb_printf(sb, ", %.0f cores), ", jnum(pv, "cores"));
-        const char *commit = jstr(pv, "commit");
+        const char *commit = jstr(pv, "commit"), *points = made_at(m);
         if (commit[0]) {
             halo_sb_puts(sb, "commit ");
             md_code(sb, commit);
         } else {
             halo_sb_puts(sb, "no git commit");
+        }
+        if (strcmp(points, commit) != 0) {
+            /* redrawn over points of an earlier sweep */
+            halo_sb_puts(sb, points[0] ? ", points run at " : ", points run at an unknown commit");
+            if (points[0]) {
+                md_code(sb, points);
+            }
         }
         halo_sb_printf(sb, ", points %.1f s (this sweep %.1f s) |\n", jnum(pv, "points_s"),
                        jnum(pv, "duration_s"));
@@ -704,10 +753,9 @@ int halo_sweep_report(const char *dir, halo_sweep_report_out *out)
             rc = halo_error_prefix(rc, "report");
             break;
         }
-        const halo_json *pv = halo_json_get(metas[i], "provenance");
         halo_sweep_deps d = {NULL, 0};
         figure_deps(metas[i], &d);
-        halo_sweep_fresh_check(f, pv ? jstr(pv, "commit") : "", &d, &v[i]);
+        halo_sweep_fresh_check(f, made_at(metas[i]), &d, &v[i]);
         halo_sweep_deps_free(&d);
         out->figures++;
         out->stale += v[i].state == HALO_SWEEP_FRESH_STALE;

@@ -153,4 +153,49 @@ if grep -A2 '^## Tl' "$R/reports/index.md" | grep -q "runtime/train, runtime/sim
 then ok "a run+sim figure depends on both modes' modules"
 else not_ok "a run+sim figure depends on both modes' modules"; grep -A2 '^## Tl' "$R/reports/index.md" | sed 's/^/# /'; fi
 
+# a sweep that keeps earlier points redraws the figure over them: meta.json's points_commit stays
+# the commit they were run at, so the figure stays STALE until its points run again
+mkdir -p "$R/policies" "$R/experiments/clusters"
+cp policies/distdgl.lua policies/massivegnn.lua "$R/policies/"
+cp experiments/clusters/this-machine.lua "$R/experiments/clusters/"
+cat >"$R/experiments/fr.lua" <<'EOF'
+return {
+    name = "fr", title = "Freshness", mode = "sim",
+    graph = { gen = "sbm", nodes = 2000, seed = 3 },
+    partition = { parts = 2 },
+    run = { cluster = "this-machine", trainers = 2, epochs = 1, batch = 300, fanouts = { 5, 10 } },
+    sweep = { ["run.policy"] = { "policies/distdgl.lua", "policies/massivegnn.lua" } },
+    measures = { "epoch_s" },
+    plot = { kind = "bars", x = "run.policy", y = "epoch_s" },
+}
+EOF
+rm -f "$R/reports/"*.meta.json
+g add -A
+g commit -qm "an experiment"
+CA=$(g rev-parse --short HEAD)
+sweep() { (cd "$R" && "$HALO" sweep experiments/fr.lua -o reports) >"$T/out" 2>"$T/err"; }
+sweep
+if grep -q "\"points_commit\": \"$CA\"" "$R/reports/fr.meta.json" &&
+    grep -q '"experiments/fr.lua"' "$R/reports/fr.meta.json" &&
+    grep -q '"policies/massivegnn.lua"' "$R/reports/fr.meta.json" &&
+    grep -q '"experiments/clusters/this-machine.lua"' "$R/reports/fr.meta.json"
+then ok "a sweep in a checkout records its commit and its repository-relative sources"
+else not_ok "a sweep records its commit and sources"; sed 's/^/# /' "$T/err" "$R/reports/fr.meta.json" | head -40; fi
+echo c >"$R/policies/massivegnn.lua"
+g commit -qam "a policy change"
+CB=$(g rev-parse --short HEAD)
+sweep
+report
+if grep -q '(1 figure; 1 stale)' "$T/out" &&
+    grep -q "made at \`$CA\`; policies/massivegnn.lua changed since (\`$CB\`)" "$R/reports/index.md" &&
+    grep -q "commit \`$CB\`, points run at \`$CA\`" "$R/reports/index.md"
+then ok "redrawn over points of an earlier commit: still STALE, made at the points' commit"
+else not_ok "redrawn over earlier points: still STALE"; sed 's/^/# /' "$T/out" "$R/reports/index.md" | head -30; fi
+rm "$R/reports/fr.csv"
+sweep
+report
+if grep -q '(1 figure; 0 stale)' "$T/out" && grep -q "\"points_commit\": \"$CB\"" "$R/reports/fr.meta.json"
+then ok "its points run again at HEAD: fresh"
+else not_ok "its points run again at HEAD: fresh"; sed 's/^/# /' "$T/out" "$T/err" | head; fi
+
 done_testing
