@@ -244,7 +244,7 @@ typedef struct halo_sweep_verdict {
 } halo_sweep_verdict;
 
 /* Asks git which commits after commit (the figure's) up to HEAD touch the paths of d. */
-void halo_sweep_fresh_check(const halo_sweep_fresh *f, const char *commit,
-                            const halo_sweep_deps *d, halo_sweep_verdict *v);
+void halo_sweep_fresh_check(const halo_sweep_fresh *f, const char *commit, const halo_sweep_deps *d,
+                            halo_sweep_verdict *v);
 
 #endif

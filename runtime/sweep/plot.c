@@ -426,8 +426,8 @@ static void panel_plot(halo_sb *sb, int i, const panel *p, const char *title)
         }
     }
     int ns = p->s.n > 0 ? p->s.n : 1;
-    bool one = p->s.n == 0 && (pl->ny == 1 || pl->kind == HALO_SWEEP_HEATMAP) &&
-               !pl->diagonal && p->nband == 0;
+    bool one = p->s.n == 0 && (pl->ny == 1 || pl->kind == HALO_SWEEP_HEATMAP) && !pl->diagonal &&
+               p->nband == 0;
     if (pl->kind == HALO_SWEEP_HEATMAP && p->nband > 0) {
         /* the outlines' legend under the panel, from its left edge */
         halo_sb_puts(sb, "    set key below left reverse Left samplen 2\n    set bmargin 5.5\n");

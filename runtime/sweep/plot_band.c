@@ -87,8 +87,8 @@ static bool band_of(const halo_sweep_exp *e, const halo_sweep_data *d, const hal
     b->lo = r->lo;
     b->hi = r->hi;
     b->over[0] = '\0';
-    bool drawn = pl->kind == HALO_SWEEP_HEATMAP ? strcmp(pl->z, r->metric) == 0
-                                                : plots_y(pl, r->metric);
+    bool drawn =
+        pl->kind == HALO_SWEEP_HEATMAP ? strcmp(pl->z, r->metric) == 0 : plots_y(pl, r->metric);
     const halo_sweep_derive *dv = derive_of(e, r->metric);
     double base;
     if (!drawn && dv != NULL && plots_y(pl, dv->of) && baseline_value(d, dv, &base) &&

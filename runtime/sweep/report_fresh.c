@@ -20,17 +20,32 @@ static const char *const deps_all[] = {"runtime/graph", "runtime/part", NULL};
 /* What reads a sweep's numbers and draws its figure (not the scripts' figures). */
 static const char *const deps_sweep[] = {"runtime/sweep/measure.c", "runtime/sweep/plot.c", NULL};
 /* The modules behind each mode's measured command. */
-static const char *const deps_sim[] = {"runtime/sim",   "runtime/plan",  "runtime/sample",
-                                       "runtime/order", "runtime/cache", "runtime/policy",
+static const char *const deps_sim[] = {"runtime/sim",
+                                       "runtime/plan",
+                                       "runtime/sample",
+                                       "runtime/order",
+                                       "runtime/cache",
+                                       "runtime/policy",
                                        NULL};
-static const char *const deps_run[] = {
-    "runtime/train", "runtime/model", "runtime/store", "runtime/comm",   "runtime/pipe",
-    "runtime/plan",  "runtime/sample", "runtime/order", "runtime/cache", "runtime/policy", NULL};
-static const char *const deps_trace[] = {"runtime/cache",  "runtime/plan",   "runtime/sample",
-                                         "runtime/order",  "runtime/policy", "runtime/train",
+static const char *const deps_run[] = {"runtime/train",
+                                       "runtime/model",
+                                       "runtime/store",
+                                       "runtime/comm",
+                                       "runtime/pipe",
+                                       "runtime/plan",
+                                       "runtime/sample",
+                                       "runtime/order",
+                                       "runtime/cache",
+                                       "runtime/policy",
+                                       NULL};
+static const char *const deps_trace[] = {"runtime/cache",
+                                         "runtime/plan",
+                                         "runtime/sample",
+                                         "runtime/order",
+                                         "runtime/policy",
+                                         "runtime/train",
                                          NULL};
-static const char *const deps_partition[] = {"runtime/sim", "runtime/plan", "runtime/sample",
-                                             NULL};
+static const char *const deps_partition[] = {"runtime/sim", "runtime/plan", "runtime/sample", NULL};
 
 bool halo_sweep_repo_path_ok(const char *p)
 {
@@ -218,8 +233,8 @@ static void parse_log(const char *log, const halo_sweep_deps *d, halo_sweep_verd
     halo_free(touched);
 }
 
-void halo_sweep_fresh_check(const halo_sweep_fresh *f, const char *commit,
-                            const halo_sweep_deps *d, halo_sweep_verdict *v)
+void halo_sweep_fresh_check(const halo_sweep_fresh *f, const char *commit, const halo_sweep_deps *d,
+                            halo_sweep_verdict *v)
 {
     memset(v, 0, sizeof *v);
     if (f->unknown[0]) {
@@ -228,16 +243,16 @@ void halo_sweep_fresh_check(const halo_sweep_fresh *f, const char *commit,
     }
     if (!is_hash(commit)) {
         v->state = HALO_SWEEP_FRESH_UNKNOWN;
-        snprintf(v->why, sizeof v->why, "%s", commit[0] ? "its commit is not a hash"
-                                                        : "no commit recorded");
+        snprintf(v->why, sizeof v->why, "%s",
+                 commit[0] ? "its commit is not a hash" : "no commit recorded");
         return;
     }
     char range[64];
     snprintf(range, sizeof range, "%s..HEAD", commit);
     char **argv = HALO_NEW(char *, (size_t)d->n + 10);
     int a = 0;
-    const char *fixed[] = {"git", "-C", f->dir, "log", "--format=commit %h", "--name-only",
-                           range, "--"};
+    const char *fixed[] = {"git",         "-C",  f->dir, "log", "--format=commit %h",
+                           "--name-only", range, "--"};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) {
         argv[a++] = (char *)fixed[i];
     }

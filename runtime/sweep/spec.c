@@ -15,9 +15,9 @@
 #include <string.h>
 
 static const char *const top_fields[] = {
-    "name",     "title",  "caption", "paper",  "mode",    "graph",   "partition",
-    "run",      "trace",  "sweep",   "points", "repeat",  "repeats", "quick",
-    "measures", "derive", "plot",    "plots",  "timeout", "extends", "depends", NULL};
+    "name",  "title", "caption", "paper",   "mode",    "graph", "partition", "run",
+    "trace", "sweep", "points",  "repeat",  "repeats", "quick", "measures",  "derive",
+    "plot",  "plots", "timeout", "extends", "depends", NULL};
 
 static const char *const plot_kinds[] = {"line", "bars", "stacked", "heatmap", "scatter", NULL};
 

@@ -93,8 +93,6 @@ bool halo_sweep_is_column(const halo_sweep_exp *e, const char *name);
 /* Whether a name is an axis of e. */
 bool halo_sweep_is_axis(const halo_sweep_exp *e, const char *name);
 
-
-
 /* ---- the paper's claim and the figure's sources (spec_paper.c) ---- */
 
 /* paper = "TEXT" or { text = ..., ranges = { { metric, lo, hi, unit, source }, ... } } and

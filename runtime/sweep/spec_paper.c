@@ -80,8 +80,9 @@ static int load_range(const halo_sweep_ctx *c, const halo_json *v, size_t i, hal
         if (!halo_sweep_in_list(v->keys[j], range_fields)) {
             halo_sweep_fpath q = where;
             q.c[q.n++] = v->keys[j];
-            return halo_sweep_ferr(c, &q, "unknown field (a range takes: metric, lo, hi, unit, "
-                                          "source)");
+            return halo_sweep_ferr(c, &q,
+                                   "unknown field (a range takes: metric, lo, hi, unit, "
+                                   "source)");
         }
     }
     halo_sweep_prange *r = &e->pranges[e->npranges++];
@@ -144,8 +145,7 @@ static int load_depends(const halo_sweep_ctx *c, const halo_json *root, halo_swe
     }
     halo_sweep_fpath where = fp1("depends");
     if (v->type != HALO_JSON_ARRAY || v->len == 0) {
-        return halo_sweep_ferr(c, &where, "%s, expected a list of paths",
-                               halo_sweep_type_name(v));
+        return halo_sweep_ferr(c, &where, "%s, expected a list of paths", halo_sweep_type_name(v));
     }
     e->depends = HALO_NEW(char *, v->len);
     for (size_t i = 0; i < v->len; i++) {

@@ -141,9 +141,9 @@ int halo_sweep_run(const halo_sweep_exp *e, const halo_sweep_opts *o, int *faile
 
 /* What halo report found. */
 typedef struct halo_sweep_report_out {
-    int figures;           /* figures listed */
-    int stale;             /* made before a commit that touches what they depend on */
-    int unknown;           /* figures whose freshness git cannot tell */
+    int figures;            /* figures listed */
+    int stale;              /* made before a commit that touches what they depend on */
+    int unknown;            /* figures whose freshness git cannot tell */
     char unknown_why[4200]; /* why no figure's freshness is known ("" when git answers) */
 } halo_sweep_report_out;
 
