@@ -15,8 +15,14 @@ return {
         "hit rate since it prefetches rows it was not asked for; Belady bounds every demand " ..
         "policy. The MassiveGNN paper's products log (4x4 trainers, f 0.25, no eviction) shows " ..
         "41-45% hit rates.",
-    paper = "MassiveGNN: 41-45% hit rate at f 0.25 (products, 16 trainers); Belady bounds demand " ..
-        "caches",
+    paper = {
+        text = "MassiveGNN: 41-45% hit rate at f 0.25 (products, 16 trainers); Belady bounds " ..
+            "demand caches",
+        ranges = {
+            { metric = "hit_rate", lo = 0.41, hi = 0.45, unit = "",
+              source = "MassiveGNN, f 0.25" },
+        },
+    },
     mode = "trace",
     graph = { preset = "products", scale = 0.1, no_features = true },
     partition = { parts = 16 },

@@ -16,7 +16,10 @@ int halo_cmd_report(int argc, char **argv)
         "halo report [DIR]",
         "Writes DIR/index.md (default reports/) from every DIR/NAME.meta.json that halo sweep\n"
         "wrote: per figure its title, the PNG, the caption, the paper's number beside halo's,\n"
-        "the command that regenerates it, its failed points and where and when it was made.",
+        "the command that regenerates it, its failed points and where and when it was made.\n"
+        "Each figure is checked with git against the code it depends on (the modules of its\n"
+        "mode, the policies, profiles and experiment file it used): one made at a commit older\n"
+        "than a change to them is marked STALE in index.md and counted here.",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;
@@ -28,11 +31,16 @@ int halo_cmd_report(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "report: at most one directory"));
     }
     const char *dir = npos == 1 ? pos[0] : "reports";
-    int figures = 0;
-    rc = halo_sweep_report(dir, &figures);
+    halo_sweep_report_out out;
+    rc = halo_sweep_report(dir, &out);
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    printf("halo report: %s/index.md (%d figure%s)\n", dir, figures, figures == 1 ? "" : "s");
+    printf("halo report: %s/index.md (%d figure%s", dir, out.figures, out.figures == 1 ? "" : "s");
+    if (out.unknown_why[0]) {
+        printf("; freshness unknown: %s)\n", out.unknown_why);
+    } else {
+        printf("; %d stale%s)\n", out.stale, out.unknown > 0 ? ", some of unknown freshness" : "");
+    }
     return 0;
 }

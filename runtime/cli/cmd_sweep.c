@@ -34,6 +34,8 @@ int halo_cmd_sweep(int argc, char **argv)
         "halo trace, or the partition itself) with a timeout, and appends one CSV row per point\n"
         "to OUT/NAME.csv. A rerun skips the points already there with status ok. Then writes\n"
         "OUT/NAME.data.csv, OUT/NAME.gp (gnuplot; NAME.png and NAME.svg) and OUT/NAME.meta.json.\n"
+        "The figure draws the paper's ranges (the file's paper.ranges) as bands; meta.json\n"
+        "lists the sources the figure depends on, which halo report checks for staleness.\n"
         "Exits 1 when a point failed (after writing everything).",
     };
     char *pos[argc > 0 ? argc : 1];

@@ -157,6 +157,28 @@ void halo_sweep_data_csv(const halo_sweep_data *d, halo_sb *sb);
 
 /* The standalone gnuplot script of the figure (reads NAME.data.csv, writes NAME.png/.svg). */
 void halo_sweep_plot_script(const halo_sweep_exp *e, const halo_sweep_data *d, halo_sb *sb);
+
+/* ---- the paper's ranges on a panel (plot_band.c) ---- */
+
+/* A paper's range as one panel draws it. */
+typedef struct halo_sweep_band {
+    const halo_sweep_prange *r; /* the range */
+    double lo;                  /* the band's bottom on the panel's y axis */
+    double hi;                  /* its top */
+    char over[128];             /* "" when the panel plots the range's column; else the label of
+                                 * the baseline it is drawn against ("distdgl"): the panel plots
+                                 * the measure the range's derived column is computed from */
+} halo_sweep_band;
+
+/* The bands panel pl draws (at most max) of e's ranges, over the figure's data d: a range of a
+ * column pl plots on y (line, bars, scatter) or colours cells by (heatmap); or a range of a
+ * derived column whose measure pl plots on y, through the derivation's inverse at the value of
+ * its one baseline row. Never on a stacked panel, nor from 0 or below on a log axis. */
+int halo_sweep_plot_bands(const halo_sweep_exp *e, const halo_sweep_data *d,
+                          const halo_sweep_plot *pl, halo_sweep_band *out, int max);
+/* Whether some panel of e draws the paper's range r. */
+bool halo_sweep_plot_draws_range(const halo_sweep_exp *e, const halo_sweep_data *d,
+                                 const halo_sweep_prange *r);
 /* Runs gnuplot on DIR/NAME.gp from DIR, into temporary names renamed when whole. */
 int halo_sweep_plot_draw(const char *dir, const char *name);
 
@@ -169,10 +191,60 @@ typedef struct halo_sweep_meta_in {
     double duration_s;        /* seconds the sweep ran */
     bool figure;              /* the PNG and SVG were drawn */
     const char *figure_error; /* why not ("" when drawn) */
+    int reused;               /* points finished by an earlier sweep (their rows were kept) */
 } halo_sweep_meta_in;
 
 /* Writes DIR/NAME.meta.json atomically. */
 int halo_sweep_meta_write(const halo_sweep_exp *e, const halo_sweep_data *d,
                           const halo_sweep_meta_in *in, const char *dir);
+
+/* ---- freshness: the sources a figure depends on (report_fresh.c) ---- */
+
+/* Source paths relative to the repository root. */
+typedef struct halo_sweep_deps {
+    char **paths; /* distinct paths, owned */
+    int n;        /* count */
+} halo_sweep_deps;
+
+/* Whether p is a path relative to the repository root that may reach git as an argument:
+ * letters, digits, _ - . /, no ".." component, no leading / or -. */
+bool halo_sweep_repo_path_ok(const char *p);
+/* Adds the modules a mode's commands run ("sim", "run", "trace", "partition", or several
+ * joined by '+') and those every figure's graph and partition are built by. */
+void halo_sweep_mode_deps(const char *mode, halo_sweep_deps *d);
+/* The paths of e: its mode's, the sweep's measuring and drawing code, each policy file and
+ * cluster profile its points use and the experiment file (those inside the repository of the
+ * working directory), and its depends. */
+void halo_sweep_exp_deps(const halo_sweep_exp *e, halo_sweep_deps *d);
+void halo_sweep_deps_free(halo_sweep_deps *d);
+
+/* The repository a reports directory lies in, or why freshness cannot be known. */
+typedef struct halo_sweep_fresh {
+    char dir[4096];     /* the reports directory (git -C) */
+    char root[4096];    /* the repository root ("" when unknown) */
+    char unknown[4200]; /* why freshness is unknown for every figure ("" when git answers) */
+} halo_sweep_fresh;
+
+/* Finds the repository of dir; never fails (f->unknown says why git cannot tell). */
+int halo_sweep_fresh_open(const char *dir, halo_sweep_fresh *f);
+
+enum {
+    HALO_SWEEP_FRESH_OK = 0,      /* no commit since the figure's touches its sources */
+    HALO_SWEEP_FRESH_STALE = 1,   /* some commit since touches them */
+    HALO_SWEEP_FRESH_UNKNOWN = 2, /* git cannot tell (why says why, or f->unknown) */
+};
+
+/* One figure's freshness. */
+typedef struct halo_sweep_verdict {
+    int state;          /* HALO_SWEEP_FRESH_* */
+    int commits;        /* commits since the figure's that touch its sources */
+    char newest[48];    /* the newest of them */
+    char changed[1024]; /* the dependencies they touch, comma-separated */
+    char why[200];      /* why unknown, for this figure */
+} halo_sweep_verdict;
+
+/* Asks git which commits after commit (the figure's) up to HEAD touch the paths of d. */
+void halo_sweep_fresh_check(const halo_sweep_fresh *f, const char *commit, const halo_sweep_deps *d,
+                            halo_sweep_verdict *v);
 
 #endif

@@ -46,6 +46,78 @@ static void gp_label(halo_sb *sb, const char *s)
     gp_str(sb, buf);
 }
 
+/* Words for the columns a legend title, a stacked bar or a colour bar names: axes and measures
+ * (an experiment's xlabel/ylabel still wins for the axes' own labels). */
+static const char *const col_words[][2] = {
+    {"run.policy", "system"},
+    {"run.depth", "pipeline depth"},
+    {"run.machines", "machines"},
+    {"run.trainers", "GPUs per machine"},
+    {"run.batch", "batch size"},
+    {"run.fanouts", "fanouts"},
+    {"run.hidden", "hidden units"},
+    {"run.cluster", "cluster"},
+    {"run.netem", "emulated network"},
+    {"run.sampler_threads", "sampler threads"},
+    {"run.set.f", "prefetch fraction f"},
+    {"run.set.alpha", "score decay alpha"},
+    {"run.set.delta", "eviction period delta"},
+    {"graph.preset", "graph"},
+    {"graph.scale", "graph scale"},
+    {"graph.nodes", "nodes"},
+    {"partition.method", "partitioner"},
+    {"partition.parts", "parts"},
+    {"partition.machines", "machines"},
+    {"partition.trainers_per_part", "trainers per part"},
+    {"trace.policy", "cache policy"},
+    {"trace.capacity", "cache capacity"},
+    {"reps", "runs"},
+    {"epoch_s", "epoch time (s)"},
+    {"time_s", "time per rank (s)"},
+    {"sample_s", "sample"},
+    {"fetch_s", "fetch"},
+    {"copy_s", "copy to device"},
+    {"compute_s", "compute"},
+    {"allreduce_s", "allreduce"},
+    {"wait_s", "wait for the pipeline"},
+    {"hit_rate", "hit rate"},
+    {"remote_mb", "remote MB"},
+    {"sent_mb", "sent MB"},
+    {"edge_cut", "edge cut (fraction)"},
+    {"replication", "replication factor"},
+    {"test_acc", "test accuracy"},
+    {"val_acc", "validation accuracy"},
+    {"train_acc", "training accuracy"},
+    {"improvement", "improvement (%)"},
+    {"speedup", "speedup"},
+    {"of_belady", "fraction of Belady's hit rate"},
+};
+
+/* The words for a column: the table's, else its last dotted part with '_' as spaces
+ * ("run.set.beta" is "beta", "rel_epoch" is "rel epoch"). */
+static void col_label(const char *col, char *buf, size_t size)
+{
+    for (size_t i = 0; i < sizeof col_words / sizeof col_words[0]; i++) {
+        if (strcmp(col_words[i][0], col) == 0) {
+            snprintf(buf, size, "%s", col_words[i][1]);
+            return;
+        }
+    }
+    const char *dot = strrchr(col, '.');
+    snprintf(buf, size, "%s", dot ? dot + 1 : col);
+    for (char *c = buf; *c; c++) {
+        *c = *c == '_' ? ' ' : *c;
+    }
+}
+
+/* A column's words as a gnuplot string. */
+static void gp_col(halo_sb *sb, const char *col)
+{
+    char buf[256];
+    col_label(col, buf, sizeof buf);
+    gp_str(sb, buf);
+}
+
 /* Distinct values of a column, in data order, or numeric order when all are numbers. */
 typedef struct cats {
     const char **v; /* values (point into the table) */
@@ -110,7 +182,84 @@ typedef struct panel {
     cats y;                    /* y values (heatmap) */
     cats s;                    /* series values (n = 0: no series) */
     bool xcat;                 /* x is categorical (index positions) */
+    halo_sweep_band band[8];   /* the paper's ranges this panel draws */
+    int nband;                 /* ranges drawn */
 } panel;
+
+/* Band colours of the paper's ranges, in order. */
+static const char *const band_rgb[] = {"#7f7f7f", "#4a90d9", "#d9a441"};
+
+/* The legend text of a band: "paper: 2-3x (DistDGLv2)", or "paper: 2-3x over distdgl
+ * (DistDGLv2)" when drawn on the measure a derived column is computed from. */
+static void band_title(halo_sb *sb, const char *lead, const halo_sweep_band *b)
+{
+    const halo_sweep_prange *r = b->r;
+    char lo[40], hi[40], num[100], t[400];
+    halo_sweep_fmt_num(r->lo, lo, sizeof lo);
+    halo_sweep_fmt_num(r->hi, hi, sizeof hi);
+    if (r->lo == r->hi) {
+        snprintf(num, sizeof num, "%s%s", lo, r->unit);
+    } else {
+        snprintf(num, sizeof num, "%s-%s%s", lo, hi, r->unit);
+    }
+    snprintf(t, sizeof t, "%s%s%s%s (%s)", lead, num, b->over[0] ? " over " : "", b->over,
+             r->source);
+    gp_str(sb, t);
+}
+
+/* The datablocks $pIbandR of a panel's bands: two rows (x from, lo, hi) and (x to, lo, hi) that
+ * span the panel's x values, so that the band also widens the y range to the paper's (none for
+ * a heatmap). */
+static void band_tables(halo_sb *sb, int i, const panel *p)
+{
+    if (p->pl->kind == HALO_SWEEP_HEATMAP) {
+        return; /* a heatmap outlines its cells instead */
+    }
+    double from, to;
+    if (p->xcat) {
+        from = -0.6;
+        to = p->x.n - 0.4;
+    } else {
+        from = strtod(p->x.v[0], NULL);
+        to = strtod(p->x.v[p->x.n - 1], NULL);
+        if (from == to) {
+            from = from > 0 ? from * 0.9 : from - 0.5;
+            to = to > 0 ? to * 1.1 : to + 0.5;
+        }
+    }
+    for (int r = 0; r < p->nband; r++) {
+        halo_sb_printf(sb, "$p%dband%d << EOD\n%.15g %.15g %.15g\n%.15g %.15g %.15g\nEOD\n", i, r,
+                       from, p->band[r].lo, p->band[r].hi, to, p->band[r].lo, p->band[r].hi);
+    }
+}
+
+/* The plot items of a panel's bands, drawn first (behind the data), each followed by a comma. */
+static void plot_bands(halo_sb *sb, int i, const panel *p)
+{
+    for (int r = 0; r < p->nband; r++) {
+        halo_sb_printf(sb,
+                       "$p%dband%d using 1:2:3 with filledcurves fs transparent solid 0.22 "
+                       "noborder fc rgb \"%s\" title ",
+                       i, r, band_rgb[r % 3]);
+        band_title(sb, "paper: ", &p->band[r]);
+        halo_sb_puts(sb, ", \\\n        ");
+    }
+}
+
+/* A heatmap's cells whose value lies in a paper's range, outlined, after the cells; the legend
+ * entry is a keyentry so that it shows even when no cell is in the range. */
+static void plot_heat_bands(halo_sb *sb, int i, const panel *p)
+{
+    for (int r = 0; r < p->nband; r++) {
+        const char *rgb = r == 0 ? "black" : band_rgb[r % 3];
+        halo_sb_printf(sb,
+                       ", \\\n        $p%ds0 using (($3 >= %.15g && $3 <= %.15g) ? $1 : NaN):2:"
+                       "(0.47):(0.47) with boxxyerror fs empty lc rgb \"%s\" lw 2.5 notitle"
+                       ", \\\n        keyentry with boxes fs empty lc rgb \"%s\" lw 2.5 title ",
+                       i, p->band[r].lo, p->band[r].hi, rgb, rgb);
+        band_title(sb, "paper's range: ", &p->band[r]);
+    }
+}
 
 /* The x expression of a panel's table. */
 static void x_expr(halo_sb *sb, int i, const panel *p)
@@ -182,7 +331,7 @@ static void plot_lines(halo_sb *sb, int i, const panel *p, int ns)
             if (p->s.n > 0) {
                 gp_label(sb, p->s.v[j]);
             } else if (pl->ny > 1) {
-                gp_str(sb, pl->y[k]);
+                gp_col(sb, pl->y[k]);
             } else {
                 halo_sb_puts(sb, "\"\"");
             }
@@ -210,7 +359,7 @@ static void plot_bars(halo_sb *sb, int i, const panel *p, int ns)
             if (pl->kind == HALO_SWEEP_STACKED) {
                 halo_sb_printf(sb, " lc %d title ", k);
                 if (j == 0) {
-                    gp_str(sb, pl->y[k - 1]);
+                    gp_col(sb, pl->y[k - 1]);
                 } else {
                     halo_sb_puts(sb, "\"\"");
                 }
@@ -232,16 +381,25 @@ static void panel_plot(halo_sb *sb, int i, const panel *p, const char *title)
     const halo_sweep_plot *pl = p->pl;
     halo_sb_puts(sb, "    set autoscale\n    unset logscale\n    unset title\n"
                      "    set xtics autofreq norotate\n    set ytics autofreq\n"
-                     "    set key default\n    set key noenhanced\n    set grid\n");
+                     "    set key default\n    set key noenhanced\n    set grid\n"
+                     "    unset rmargin\n    unset bmargin\n");
     if (title != NULL) {
         halo_sb_puts(sb, "    set title ");
         gp_str(sb, title);
         halo_sb_putc(sb, '\n');
     }
     halo_sb_puts(sb, "    set xlabel ");
-    gp_str(sb, pl->xlabel ? pl->xlabel : pl->x);
+    if (pl->xlabel) {
+        gp_str(sb, pl->xlabel);
+    } else {
+        gp_col(sb, pl->x);
+    }
     halo_sb_puts(sb, "\n    set ylabel ");
-    gp_str(sb, pl->ylabel ? pl->ylabel : pl->kind == HALO_SWEEP_STACKED ? "" : pl->y[0]);
+    if (pl->ylabel || pl->kind == HALO_SWEEP_STACKED) {
+        gp_str(sb, pl->ylabel ? pl->ylabel : "");
+    } else {
+        gp_col(sb, pl->y[0]);
+    }
     halo_sb_putc(sb, '\n');
     if (pl->logx && !p->xcat) {
         halo_sb_puts(sb, "    set logscale x\n");
@@ -251,7 +409,7 @@ static void panel_plot(halo_sb *sb, int i, const panel *p, const char *title)
     }
     if (p->s.n > 0) {
         halo_sb_puts(sb, "    set key title ");
-        gp_str(sb, pl->series);
+        gp_col(sb, pl->series);
         halo_sb_putc(sb, '\n');
     }
     if (p->xcat) {
@@ -268,12 +426,19 @@ static void panel_plot(halo_sb *sb, int i, const panel *p, const char *title)
         }
     }
     int ns = p->s.n > 0 ? p->s.n : 1;
-    bool one = p->s.n == 0 && (pl->ny == 1 || pl->kind == HALO_SWEEP_HEATMAP) && !pl->diagonal;
+    bool one = p->s.n == 0 && (pl->ny == 1 || pl->kind == HALO_SWEEP_HEATMAP) && !pl->diagonal &&
+               p->nband == 0;
+    if (pl->kind == HALO_SWEEP_HEATMAP && p->nband > 0) {
+        /* the outlines' legend under the panel, from its left edge */
+        halo_sb_puts(sb, "    set key below left reverse Left samplen 2\n    set bmargin 5.5\n");
+    }
     if (one) {
         halo_sb_puts(sb, "    unset key\n    set offsets 0, 0, 0, 0\n");
     } else if (pl->kind != HALO_SWEEP_HEATMAP) {
-        /* room above the data for the key */
-        halo_sb_puts(sb, "    set offsets 0, 0, graph 0.25, 0\n");
+        /* room above the data for the key: its title and entries (a band's is one more) */
+        int entries = (p->s.n > 0 ? p->s.n + 1 : pl->ny) + p->nband + pl->diagonal;
+        double room = 0.07 * entries > 0.25 ? 0.07 * entries : 0.25;
+        halo_sb_printf(sb, "    set offsets 0, 0, graph %.2f, 0\n", room);
     }
     if ((pl->kind == HALO_SWEEP_BARS || pl->kind == HALO_SWEEP_STACKED) && !pl->logy) {
         halo_sb_puts(sb, "    set yrange [0:*]\n");
@@ -282,10 +447,14 @@ static void panel_plot(halo_sb *sb, int i, const panel *p, const char *title)
         cat_tics(sb, "y", &p->y);
         halo_sb_printf(sb, "    set yrange [-0.5:%d.5]\n    unset grid\n    set cblabel ",
                        p->y.n - 1);
-        gp_str(sb, pl->z);
-        halo_sb_putc(sb, '\n');
+        gp_col(sb, pl->z);
+        /* room right of the colour bar's tics for its label */
+        halo_sb_puts(sb, " offset char 2,0\n    set rmargin 12\n");
     }
     halo_sb_puts(sb, "    plot ");
+    if (pl->kind != HALO_SWEEP_HEATMAP) {
+        plot_bands(sb, i, p);
+    }
     switch (pl->kind) {
     case HALO_SWEEP_LINE:
     case HALO_SWEEP_SCATTER: plot_lines(sb, i, p, ns); break;
@@ -297,6 +466,7 @@ static void panel_plot(halo_sb *sb, int i, const panel *p, const char *title)
                        "lc palette notitle, \\\n        $p%ds0 using 1:2:(sprintf(\"%%.3g\", $3)) "
                        "with labels notitle",
                        i, i);
+        plot_heat_bands(sb, i, p);
         break;
     default: break;
     }
@@ -349,6 +519,8 @@ void halo_sweep_plot_script(const halo_sweep_exp *e, const halo_sweep_data *d, h
             cat_func(sb, fn, &p->y);
         }
         panel_tables(sb, i, p);
+        p->nband = p->x.n > 0 ? halo_sweep_plot_bands(e, d, p->pl, p->band, 8) : 0;
+        band_tables(sb, i, p);
         halo_sb_putc(sb, '\n');
     }
     halo_sb_puts(sb, "set datafile separator whitespace\nset datafile nocolumnheaders\n"

@@ -1,5 +1,6 @@
 /* A point's settings and their values: the run and trace keys, lookup, hashing, the canonical
- * text of a value, and the labels and numbers read back from that text. */
+ * text of a value, the labels and numbers read back from that text, and an experiment's
+ * column names. */
 #include "sweep/spec_int.h"
 
 #include "core/json.h"
@@ -220,4 +221,36 @@ const char *halo_sweep_type_name(const halo_json *v)
     case HALO_JSON_OBJECT: return "a table";
     default: return "nothing";
     }
+}
+
+/* Whether a column name is an axis, a measure or a derived column (or rep, seconds). */
+bool halo_sweep_is_column(const halo_sweep_exp *e, const char *name)
+{
+    for (int i = 0; i < e->naxes; i++) {
+        if (strcmp(e->axes[i], name) == 0) {
+            return true;
+        }
+    }
+    for (int i = 0; i < e->nmeasures; i++) {
+        if (strcmp(e->measures[i], name) == 0) {
+            return true;
+        }
+    }
+    for (int i = 0; i < e->nderives; i++) {
+        if (strcmp(e->derives[i].name, name) == 0) {
+            return true;
+        }
+    }
+    return strcmp(name, "reps") == 0;
+}
+
+/* Whether a name is an axis of e. */
+bool halo_sweep_is_axis(const halo_sweep_exp *e, const char *name)
+{
+    for (int i = 0; i < e->naxes; i++) {
+        if (strcmp(e->axes[i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
 }

@@ -15,9 +15,9 @@
 #include <string.h>
 
 static const char *const top_fields[] = {
-    "name",     "title",  "caption", "paper",  "mode",    "graph",   "partition",
-    "run",      "trace",  "sweep",   "points", "repeat",  "repeats", "quick",
-    "measures", "derive", "plot",    "plots",  "timeout", "extends", NULL};
+    "name",  "title", "caption", "paper",   "mode",    "graph", "partition", "run",
+    "trace", "sweep", "points",  "repeat",  "repeats", "quick", "measures",  "derive",
+    "plot",  "plots", "timeout", "extends", "depends", NULL};
 
 static const char *const plot_kinds[] = {"line", "bars", "stacked", "heatmap", "scatter", NULL};
 
@@ -151,6 +151,7 @@ void halo_sweep_free(halo_sweep_exp *e)
     halo_free(e->title);
     halo_free(e->caption);
     halo_free(e->paper);
+    halo_sweep_free_paper(e);
     for (int i = 0; i < e->nmeasures; i++) {
         halo_free(e->measures[i]);
     }
@@ -203,37 +204,6 @@ void halo_sweep_free(halo_sweep_exp *e)
 static char *dup_or(const char *s, const char *dflt)
 {
     return halo_strdup(s != NULL ? s : dflt);
-}
-
-/* Whether a column name is an axis, a measure or a derived column (or rep, seconds). */
-static bool is_column(const halo_sweep_exp *e, const char *name)
-{
-    for (int i = 0; i < e->naxes; i++) {
-        if (strcmp(e->axes[i], name) == 0) {
-            return true;
-        }
-    }
-    for (int i = 0; i < e->nmeasures; i++) {
-        if (strcmp(e->measures[i], name) == 0) {
-            return true;
-        }
-    }
-    for (int i = 0; i < e->nderives; i++) {
-        if (strcmp(e->derives[i].name, name) == 0) {
-            return true;
-        }
-    }
-    return strcmp(name, "reps") == 0;
-}
-
-static bool is_axis(const halo_sweep_exp *e, const char *name)
-{
-    for (int i = 0; i < e->naxes; i++) {
-        if (strcmp(e->axes[i], name) == 0) {
-            return true;
-        }
-    }
-    return false;
 }
 
 /* Reads the measures list. */
@@ -296,7 +266,7 @@ static int load_derives(const halo_sweep_ctx *c, const halo_json *root, halo_swe
         if (!halo_sweep_is_ident(name)) {
             return halo_sweep_ferr(c, &p, "a derived column's name is letters, digits and _");
         }
-        if (is_column(e, name)) {
+        if (halo_sweep_is_column(e, name)) {
             return halo_sweep_ferr(c, &p, "\"%s\" is already a measure or an axis", name);
         }
         if (d->type != HALO_JSON_OBJECT) {
@@ -346,7 +316,7 @@ static int load_derives(const halo_sweep_ctx *c, const halo_json *root, halo_swe
         dv->base = HALO_NEW(halo_sweep_kv, b->len);
         for (size_t j = 0; j < b->len; j++) {
             halo_sweep_fpath r = {{"derive", name, "baseline", b->keys[j]}, 4};
-            if (!is_axis(e, b->keys[j])) {
+            if (!halo_sweep_is_axis(e, b->keys[j])) {
                 return halo_sweep_ferr(c, &r, "\"%s\" is not an axis of the sweep", b->keys[j]);
             }
             halo_sb sb;
@@ -368,7 +338,7 @@ static int load_derives(const halo_sweep_ctx *c, const halo_json *root, halo_swe
             q = fp3("derive", name, "by");
             HALO_CHECK(str_list(c, &q, by, &dv->by, &dv->nby));
             for (int j = 0; j < dv->nby; j++) {
-                if (!is_axis(e, dv->by[j])) {
+                if (!halo_sweep_is_axis(e, dv->by[j])) {
                     return halo_sweep_ferr(c, &q, "\"%s\" is not an axis of the sweep", dv->by[j]);
                 }
             }
@@ -477,7 +447,7 @@ static int load_plot(const halo_sweep_ctx *c, const halo_json *v, const char *to
     if (x == NULL) {
         return halo_sweep_ferr(c, &q, "missing (the column on the x axis)");
     }
-    if (!is_column(e, x)) {
+    if (!halo_sweep_is_column(e, x)) {
         return halo_sweep_ferr(c, &q, "\"%s\" is not an axis, a measure or a derived column", x);
     }
     pl->x = halo_strdup(x);
@@ -489,7 +459,7 @@ static int load_plot(const halo_sweep_ctx *c, const halo_json *v, const char *to
     }
     HALO_CHECK(str_list(c, &q, yv, &pl->y, &pl->ny));
     for (int i = 0; i < pl->ny; i++) {
-        if (!is_column(e, pl->y[i])) {
+        if (!halo_sweep_is_column(e, pl->y[i])) {
             return halo_sweep_ferr(c, &q, "\"%s\" is not an axis, a measure or a derived column",
                                    pl->y[i]);
         }
@@ -497,7 +467,7 @@ static int load_plot(const halo_sweep_ctx *c, const halo_json *v, const char *to
     q = FIELD("series");
     UNFIELD();
     HALO_CHECK(get_str(c, v, "series", &q, &series));
-    if (series != NULL && !is_column(e, series)) {
+    if (series != NULL && !halo_sweep_is_column(e, series)) {
         return halo_sweep_ferr(c, &q, "\"%s\" is not an axis, a measure or a derived column",
                                series);
     }
@@ -512,7 +482,7 @@ static int load_plot(const halo_sweep_ctx *c, const halo_json *v, const char *to
         if (z == NULL) {
             return halo_sweep_ferr(c, &q, "missing (a heatmap colours cells by the column z)");
         }
-        if (!is_column(e, z)) {
+        if (!halo_sweep_is_column(e, z)) {
             return halo_sweep_ferr(c, &q, "\"%s\" is not an axis, a measure or a derived column",
                                    z);
         }
@@ -576,7 +546,7 @@ static int load_fields(const halo_sweep_ctx *c, const halo_json *root, halo_swee
             return halo_sweep_ferr(c, &p, "unknown field (an experiment takes: %s)", l);
         }
     }
-    const char *name = NULL, *title = NULL, *caption = NULL, *paper = NULL, *mode = NULL;
+    const char *name = NULL, *title = NULL, *caption = NULL, *mode = NULL;
     halo_sweep_fpath p = fp1("name");
     HALO_CHECK(get_str(c, root, "name", &p, &name));
     char base[256];
@@ -606,9 +576,6 @@ static int load_fields(const halo_sweep_ctx *c, const halo_json *root, halo_swee
     p = fp1("caption");
     HALO_CHECK(get_str(c, root, "caption", &p, &caption));
     e->caption = dup_or(caption, "");
-    p = fp1("paper");
-    HALO_CHECK(get_str(c, root, "paper", &p, &paper));
-    e->paper = dup_or(paper, "");
     p = fp1("mode");
     HALO_CHECK(get_str(c, root, "mode", &p, &mode));
     e->mode = HALO_SWEEP_SIM;
@@ -678,6 +645,7 @@ static int load_tree(const halo_sweep_ctx *c, const halo_json *root, halo_sweep_
     HALO_CHECK(load_measures(c, root, e));
     HALO_CHECK(load_derives(c, root, e));
     HALO_CHECK(load_plots(c, root, e));
+    HALO_CHECK(halo_sweep_load_paper(c, root, e));
     return 0;
 }
 

@@ -88,6 +88,18 @@ const halo_sweep_runkey *halo_sweep_runkey_find(const char *name);
 int halo_sweep_canon(const halo_json *v, halo_sb *sb, int *type);
 /* "a string", "a number", ... for messages. */
 const char *halo_sweep_type_name(const halo_json *v);
+/* Whether a name is an axis, a measure or a derived column (or reps) of e. */
+bool halo_sweep_is_column(const halo_sweep_exp *e, const char *name);
+/* Whether a name is an axis of e. */
+bool halo_sweep_is_axis(const halo_sweep_exp *e, const char *name);
+
+/* ---- the paper's claim and the figure's sources (spec_paper.c) ---- */
+
+/* paper = "TEXT" or { text = ..., ranges = { { metric, lo, hi, unit, source }, ... } } and
+ * depends = { PATH, ... } into e (after the measures and derived columns are read). */
+int halo_sweep_load_paper(const halo_sweep_ctx *c, const halo_json *root, halo_sweep_exp *e);
+/* Frees what halo_sweep_load_paper allocated. */
+void halo_sweep_free_paper(halo_sweep_exp *e);
 
 /* ---- the points (expand.c) ---- */
 

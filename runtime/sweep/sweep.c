@@ -314,7 +314,7 @@ fail:
  * no plot or no point finished), NAME.meta.json; *failed gets the failed points. The figure's
  * failure is an error after everything else is written. */
 static int write_outputs(const halo_sweep_exp *e, const halo_sweep_opts *o, const char *out,
-                         const char *csvp, double t0, int *failed)
+                         const char *csvp, double t0, int reused, int *failed)
 {
     halo_sweep_table csv;
     memset(&csv, 0, sizeof csv);
@@ -329,7 +329,7 @@ static int write_outputs(const halo_sweep_exp *e, const halo_sweep_opts *o, cons
     halo_sweep_data_csv(&d, &sb);
     snprintf(path, sizeof path, "%s/%s.data.csv", out, e->name);
     HALO_TRY(halo_file_write_atomic(path, sb.buf, sb.len));
-    halo_sweep_meta_in mi = {o->command ? o->command : "", t0, 0, false, ""};
+    halo_sweep_meta_in mi = {o->command ? o->command : "", t0, 0, false, "", reused};
     char ferr[1200] = "";
     int draw_rc = 0;
     if (e->nplots == 0) {
@@ -402,7 +402,11 @@ int halo_sweep_run(const halo_sweep_exp *e, const halo_sweep_opts *o, int *faile
     HALO_TRY(halo_sweep_csv_prepare(e, csvp));
     halo_sweep_signals();
     HALO_TRY(run_points(&s, done, csvp, t0));
-    rc = write_outputs(e, o, out, csvp, t0, failed);
+    int reused = 0;
+    for (int i = 0; i < e->npts; i++) {
+        reused += done[i];
+    }
+    rc = write_outputs(e, o, out, csvp, t0, reused, failed);
 fail:
     halo_sweep_table_free(&csv);
     halo_free(done);

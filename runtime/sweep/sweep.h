@@ -79,13 +79,27 @@ typedef struct halo_sweep_plot {
     bool diagonal; /* scatter: draw y = x */
 } halo_sweep_plot;
 
+/* A range a paper publishes for one of the figure's columns: drawn as a band on the panels that
+ * plot the column (cells outlined on a heatmap) and listed in meta.json and index.md. */
+typedef struct halo_sweep_prange {
+    char *metric; /* the column: a measure or a derived column */
+    double lo;    /* the paper's lowest value */
+    double hi;    /* the paper's highest value (>= lo) */
+    char *unit;   /* written after the numbers in the legend: "x", "%" or "" */
+    char *source; /* who publishes it, for the legend ("DistDGLv2") */
+} halo_sweep_prange;
+
 /* A loaded and checked experiment. */
 typedef struct halo_sweep_exp {
     char *path;                 /* the experiment file */
     char *name;                 /* output base name */
     char *title;                /* figure title */
     char *caption;              /* caption for index.md ("" when none) */
-    char *paper;                /* the paper's number ("" when none) */
+    char *paper;                /* the paper's claim in words ("" when none) */
+    halo_sweep_prange *pranges; /* the paper's ranges (paper.ranges) */
+    int npranges;               /* ranges */
+    char **depends;             /* source paths the figure depends on beyond its mode's */
+    int ndepends;               /* declared paths */
     int mode;                   /* HALO_SWEEP_* */
     bool quick;                 /* the quick table was merged in */
     int repeat;                 /* repetitions of every point */
@@ -125,7 +139,16 @@ typedef struct halo_sweep_opts {
  * negative only when the sweep itself cannot go on (outputs unwritable, no halo binary). */
 int halo_sweep_run(const halo_sweep_exp *e, const halo_sweep_opts *o, int *failed);
 
-/* Writes DIR/index.md from every DIR/ *.meta.json (sorted by name); *figures gets their count. */
-int halo_sweep_report(const char *dir, int *figures);
+/* What halo report found. */
+typedef struct halo_sweep_report_out {
+    int figures;            /* figures listed */
+    int stale;              /* made before a commit that touches what they depend on */
+    int unknown;            /* figures whose freshness git cannot tell */
+    char unknown_why[4200]; /* why no figure's freshness is known ("" when git answers) */
+} halo_sweep_report_out;
+
+/* Writes DIR/index.md from every DIR/ *.meta.json (sorted by name), each figure checked with git
+ * against the code it depends on (meta.json's depends, else its mode's modules). */
+int halo_sweep_report(const char *dir, halo_sweep_report_out *out);
 
 #endif
