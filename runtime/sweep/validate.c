@@ -381,9 +381,13 @@ static bool quiet_at_start(const halo_validate_opts *o, int cores, halo_vsummary
     /* real-time runs go ahead of other work: only the spread of their epochs judges them */
     if (!o->realtime && ((o->max_load > 0 && s->load_start > o->max_load * cores) ||
                          s->busy_start > o->max_busy * cores)) {
-        snprintf(s->why, sizeof s->why, "machine too loaded to measure: load average %.2f on %d "
-                 "cores (limit %.2f), other work using %.2f cores (limit %.2f)", s->load_start,
-                 cores, o->max_load * cores, s->busy_start, o->max_busy * cores);
+        char load[96] = "";
+        if (o->max_load > 0) {
+            snprintf(load, sizeof load, "load average %.2f on %d cores (limit %.2f), ",
+                     s->load_start, cores, o->max_load * cores);
+        }
+        snprintf(s->why, sizeof s->why, "machine too loaded to measure: %sother work using %.2f "
+                 "cores (limit %.2f)", load, s->busy_start, o->max_busy * cores);
         return false;
     }
     return true;
