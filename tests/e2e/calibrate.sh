@@ -16,6 +16,15 @@ check "it measures the exchanges of 2 x cores ranks (oversubscribed)" \
 check "... into network.oversub_lat_us, a positive latency" awk '
     /^ *oversub_lat_us = / { v = $3; sub(/,$/, "", v); good = (v + 0 > 0) } END { exit !good }' \
     "$T/here.lua"
+check "it runs the runtime's fetch on 2 ranks at two row widths" \
+    grep -qE "the runtime's fetch on 2 ranks: .* ns CPU per input node with 64-byte rows, .* with 512-byte rows" "$T/progress"
+check "... into cpu.fetch_GBps, a positive rate, and cpu.fetch_node_ns >= 0 (absent: 0)" awk '
+    BEGIN { n = 1 }
+    /^ *fetch_GBps = / { v = $3; sub(/,$/, "", v); r = (v + 0 > 0) }
+    /^ *fetch_node_ns = / { v = $3; sub(/,$/, "", v); n = (v + 0 >= 0) }
+    END { exit !(r && n) }' "$T/here.lua"
+check "it measures a unit of step work with 2 x cores ranks against alone" \
+    grep -qE "a unit of step work [0-9.e+-]+ ms of CPU against [0-9.e+-]+ ms alone" "$T/progress"
 fields="machines trainers cores sample_edge_ns sample_node_ns block_node_ns gather_GBps memcpy_GBps
 lookup_node_ns hook_us shm_lat_us oversub_lat_us shm_GBps net_lat_us nics nic_GBps msg_overhead_us
 allreduce_lat_us lat_us Gbit pinned_GBps pageable_GBps pinned kind gemm_TFLOPs agg_GBps

@@ -88,6 +88,11 @@ static void gathers_are_per_row_and_per_byte(void **state)
        all x 2; no per-input figure (an old profile) */
     assert_close(halo_sim_cost_fetch_pre_s(&p, 4000, 100, 1, 10, 512),
                  2 * (3e-6 + 1e-6 + 3.06e-6));
+    /* the fetch's rows: at gather_bw without a fetch rate, at fetch_bw with one (x 2) */
+    assert_close(halo_sim_cost_fetch_rows_s(&p, 1000, 512), 612e-6);
+    p.fetch_bw = 1e9;
+    assert_close(halo_sim_cost_fetch_rows_s(&p, 1000, 512), 2 * 1000 * (50e-9 + 512e-9));
+    p.fetch_bw = 0;
     /* ... and 4000 input nodes x 25 ns more with one */
     p.fetch_node_s = 25e-9;
     assert_close(halo_sim_cost_fetch_pre_s(&p, 4000, 100, 1, 10, 512),
