@@ -134,6 +134,10 @@ static int cmd_sim_validate(int argc, char **argv)
          "measure and report on a loaded machine (the result says UNFIT)"},
         {"remeasure", 0, HALO_OPT_FLAG, &o.remeasure, NULL,
          "measure again even where the work directory holds the run"},
+        {"per-graph", 0, HALO_OPT_FLAG, &o.per_graph, NULL,
+         "simulate each configuration with the graph constants (sampling, blocks, gathers) "
+         "measured on its own partition: halo calibrate --graph PDIR --base PROFILE --quick, "
+         "cached in the work directory"},
         {"markdown", 0, HALO_OPT_FLAG, &o.markdown, NULL, "print the tables as markdown"},
         {"dry-run", 0, HALO_OPT_FLAG, &o.dry_run, NULL,
          "print the configurations drawn and their commands; run nothing"},

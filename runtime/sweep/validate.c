@@ -455,20 +455,68 @@ static int measure(const vrun *v, const char *pdir, halo_vresult *r, char *metri
     return rc;
 }
 
+/* --per-graph: the profile with the graph constants measured on partition pdir (halo
+ * calibrate --graph pdir --base PROFILE --quick) into WORK/profiles/KEY.lua, measured once. */
+static int graph_profile(const vrun *v, const char *pdir, char *out, size_t size)
+{
+    /* the key has the base profile's text: a profile calibrated again is measured again */
+    char key[17], dir[4200], log[4400], tmp[4400], base[17];
+    char *text = NULL;
+    size_t len = 0;
+    HALO_CHECK(halo_file_read_all(v->profile, &text, &len));
+    halo_sweep_hex(halo_sweep_hash(HALO_SWEEP_HASH0, text), base);
+    halo_free(text);
+    halo_sweep_cmd cmd;
+    halo_sweep_cmd_init(&cmd);
+    const char *a[] = {v->o->exe, "calibrate", "--quick", "--graph", pdir, "--base", v->profile,
+                       "-o"};
+    for (int i = 0; i < 8; i++) {
+        halo_sweep_cmd_add(&cmd, a[i]);
+    }
+    key_of(&cmd, 1, base, key);
+    snprintf(dir, sizeof dir, "%s/profiles", v->o->work_dir);
+    snprintf(out, size, "%s/%s.lua", dir, key);
+    int rc = 0;
+    if (!halo_path_exists(out)) {
+        snprintf(log, sizeof log, "%s/%s.log", dir, key);
+        snprintf(tmp, sizeof tmp, "%s/%s.tmp-%d.lua", dir, key, (int)getpid());
+        rc = halo_mkdir_p(dir);
+        halo_sweep_cmd_add(&cmd, tmp);
+        rc = rc < 0 ? rc : halo_sweep_spawn(&cmd, log, v->o->timeout);
+        if (rc == 0 && rename(tmp, out) < 0) {
+            rc = halo_errorf(HALO_EIO, "%s: %s", out, strerror(errno));
+        }
+        if (rc < 0) {
+            unlink(tmp);
+            halo_error_prefix(rc, "sim validate: calibrate --graph %s (log %s)", pdir, log);
+        }
+    }
+    halo_sweep_cmd_free(&cmd);
+    return rc;
+}
+
 /* Simulates configuration c on the profile into WORK/runs/KEY.sim.jsonl. */
 static int simulate(const vrun *v, const char *pdir, const halo_vresult *r, char *metrics,
                     size_t size)
 {
+    char gprof[4300];
+    const char *profile = v->profile;
+    if (v->o->per_graph) {
+        HALO_CHECK(graph_profile(v, pdir, gprof, sizeof gprof));
+        profile = gprof;
+    }
     char m[16], t[16], log[4300], tmp[4300];
     int hosts = v->cl->hosts > 0 ? v->cl->hosts : 1;
     snprintf(m, sizeof m, "%d", hosts);
     snprintf(t, sizeof t, "%d", r->c.ranks / hosts);
-    snprintf(metrics, size, "%s/runs/%s.sim.jsonl", v->o->work_dir, r->key);
+    snprintf(metrics, size, "%s/runs/%s%s.sim.jsonl", v->o->work_dir, r->key,
+             v->o->per_graph ? ".graph" : "");
     snprintf(tmp, sizeof tmp, "%.4100s.tmp-%d", metrics, (int)getpid());
-    snprintf(log, sizeof log, "%s/runs/%s.sim.log", v->o->work_dir, r->key);
+    snprintf(log, sizeof log, "%s/runs/%s%s.sim.log", v->o->work_dir, r->key,
+             v->o->per_graph ? ".graph" : "");
     halo_sweep_cmd cmd;
     halo_sweep_cmd_init(&cmd);
-    const char *a[] = {v->o->exe, "sim", pdir, "-q", "--cluster", v->profile, "--machines", m,
+    const char *a[] = {v->o->exe, "sim", pdir, "-q", "--cluster", profile, "--machines", m,
                        "--trainers", t};
     for (int i = 0; i < 10; i++) {
         halo_sweep_cmd_add(&cmd, a[i]);

@@ -122,6 +122,9 @@ typedef struct halo_validate_opts {
     const char *command;       /* the command line (for meta.json) */
     bool force;                /* report a loaded machine's measurements anyway */
     bool remeasure;            /* ignore measured runs cached in the work directory */
+    bool per_graph;            /* simulate each configuration with the profile's graph
+                                  constants measured on its partition (halo calibrate --graph
+                                  --base, cached in WORK/profiles/) */
     bool dry_run;              /* print the configurations and commands, run nothing */
     bool markdown;             /* print the table as markdown */
     bool record;               /* write the result into the profile's validation entry */

@@ -125,6 +125,17 @@ if [ $rc -eq 4 ] && grep -qE "^halo sim validate: machine too loaded to measure:
     ok "a busy machine is refused before measuring"
 else not_ok "a busy machine is refused before measuring (exit $rc)"; sed 's/^/# /' "$T/run3b" | tail -n 5; fi
 
+# --per-graph: each configuration simulated on its own partition's graph constants, measured
+# once per partition into the work directory, the same measured runs compared
+"${V[@]}" --profile "$T/p.lua" --out "$T/opg" --force --per-graph >"$T/runpg" 2>&1
+check "--per-graph measures the graph constants on each drawn partition" bash -c "
+    n=\$(ls '$W'/profiles/*.lua 2>/dev/null | wc -l); [ \$n -ge 1 ] &&
+    grep -l '^    graph = \"' '$W'/profiles/*.lua | wc -l | grep -qx \$n"
+check "... and compares them with the same measured runs" grep -q '^counts: equal in 3 of 3 configurations' "$T/runpg"
+check "... on those profiles (a simulation per configuration)" bash -c "
+    [ \$(ls '$W'/runs/*.graph.sim.jsonl | wc -l) -ge 1 ] &&
+    [ -z \"\$(grep -L -- '--cluster $W/profiles/' '$W'/runs/*.graph.sim.log)\" ]"
+
 # 4. --record writes the validation into the profile; halo sim shows it
 "$HALO" gen sbm --nodes 1500 --feat-dim 32 --seed 1 -o "$T/g" >/dev/null 2>&1
 "$HALO" partition "$T/g" --parts 2 -o "$T/pp" >/dev/null 2>&1
