@@ -106,8 +106,7 @@ static int stage_mask(const char *list, unsigned *mask)
 /* `halo sim validate`: configurations drawn from a space, measured and simulated. */
 static int cmd_sim_validate(int argc, char **argv)
 {
-    halo_validate_opts o = {.seed = 1, .configs = 20, .max_load = 0,
-                            .max_busy = 0.25, .max_spread = 0.25,
+    halo_validate_opts o = {.seed = 1, .configs = 20, .max_busy = 0.25, .max_spread = 0.25,
                             .timeout = 300};
     int64_t seed = 1;
     const char *work = NULL, *policies = NULL, *stages = NULL;
@@ -120,8 +119,7 @@ static int cmd_sim_validate(int argc, char **argv)
          "space file (Lua) over the default space (docs/sim.md)"},
         {"edges", 0, HALO_OPT_STRING, &o.edges, "FILE",
          "an edge list ('src dst' lines, halo import edgelist) added to the graphs drawn"},
-        {"profile", 'p', HALO_OPT_STRING, &o.profile, "FILE",
-         "cluster profile of halo sim"},
+        {"profile", 'p', HALO_OPT_STRING, &o.profile, "FILE", "cluster profile of halo sim"},
         {"cluster-hosts", 0, HALO_OPT_STRING, &o.cluster_hosts, "DIR",
          "measure on the namespace cluster of scripts/cluster.sh up (its directory)"},
         {"out", 'o', HALO_OPT_STRING, &o.out_dir, "DIR",
@@ -134,10 +132,8 @@ static int cmd_sim_validate(int argc, char **argv)
          "measure and report on a loaded machine (the result says UNFIT)"},
         {"remeasure", 0, HALO_OPT_FLAG, &o.remeasure, NULL,
          "measure again even where the work directory holds the run"},
-        {"per-graph", 0, HALO_OPT_FLAG, &o.per_graph, NULL,
-         "simulate each configuration with the graph constants (sampling, blocks, gathers) "
-         "measured on its own partition: halo calibrate --graph PDIR --base PROFILE --quick, "
-         "cached in the work directory"},
+        {"per-graph", 0, HALO_OPT_FLAG, &o.per_graph, NULL, "simulate each configuration on "
+         "its own partition's graph constants (halo calibrate --graph PDIR --base --quick)"},
         {"markdown", 0, HALO_OPT_FLAG, &o.markdown, NULL, "print the tables as markdown"},
         {"dry-run", 0, HALO_OPT_FLAG, &o.dry_run, NULL,
          "print the configurations drawn and their commands; run nothing"},
@@ -172,6 +168,7 @@ static int cmd_sim_validate(int argc, char **argv)
     const halo_cmd_help help = {
         "halo sim validate [--seed S] [--configs N] [--space FILE] [--profile FILE] "
         "[--cluster-hosts DIR] [--out DIR] [--work DIR] [--force] [--markdown] [--record] "
+        "[--per-graph] "
         "[--dry-run] [--max-median PCT] [--max-worst PCT] [--max-stage PCT]",
         "Draws N configurations from a space (graph family and size, ranks, layers, fanouts,\n"
         "hidden width, batch, every shipped policy with its parameters, pipeline depth,\n"

@@ -72,7 +72,7 @@ static void item_reset(halo_pipe_item *it, int64_t b)
     it->failed_stage = -1;
     it->msg[0] = '\0';
     for (int s = 0; s < HALO_PIPE_MAX_STAGES; s++) {
-        it->start[s] = it->end[s] = it->cpu[s] = 0;
+        it->start[s] = it->end[s] = it->cpu[s] = it->poll[s] = 0;
         it->thread[s] = 0;
     }
     it->ready = 0;
@@ -90,7 +90,8 @@ static void run_stage(halo_pipe *p, int s, int thread, halo_pipe_item *it)
     it->start[s] = halo_now();
     int rc = st->run(st->args[thread], it);
     it->end[s] = halo_now();
-    it->cpu[s] = (halo_thread_cpu() - c0) - (halo_thread_wait_cpu() - w0);
+    it->poll[s] = halo_thread_wait_cpu() - w0;
+    it->cpu[s] = (halo_thread_cpu() - c0) - it->poll[s];
     if (rc < 0 && it->rc == 0) {
         const char *m = halo_errmsg();
         it->rc = rc;

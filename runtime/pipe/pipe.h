@@ -83,6 +83,7 @@ typedef struct halo_pipe_item {
     int thread[HALO_PIPE_MAX_STAGES];      /* thread of the stage that ran it */
     double cpu[HALO_PIPE_MAX_STAGES];      /* CPU seconds of the stage on its thread, polling
                                               for messages excluded (core/timer.h) */
+    double poll[HALO_PIPE_MAX_STAGES];     /* ... and its CPU seconds polling for messages */
     double ready;                          /* when the last stage handed it over */
 } halo_pipe_item;
 

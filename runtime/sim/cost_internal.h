@@ -110,6 +110,7 @@ typedef struct sim_thread {
     int64_t next;          /* next batch it takes */
     int push_wait;         /* sampler: its batch is sampled, waiting for its turn to pass on */
     int keep;              /* its CPU task just ended: a CPU step it starts now keeps the core */
+    int spinning;          /* waiting in an exchange (polling for its messages) */
 } sim_thread;
 
 /* A simulated rank: its pipeline's counters and its epoch's times. */
@@ -147,6 +148,8 @@ typedef struct sim_machine {
     double t;       /* real time the tasks' rem was brought up to */
     int held;       /* cores held by running tasks */
     int handoff;    /* its ended tasks' threads are going on: the queue waits for them */
+    int spinning;   /* its threads waiting in an exchange: they poll, taking CPU from the
+                       running tasks when its threads outnumber its cores (cpu.poll_frac) */
     int n;          /* tasks, in arrival order */
     int cap;        /* capacity of task */
     cpu_task *task; /* [cap] */
@@ -189,6 +192,7 @@ struct halo_sim_cost {
     int NT;                  /* threads per rank */
     int gpu;                 /* the profile's trainers compute on GPUs */
     int kthreads;            /* CPU compute threads of a trainer: cores / trainers */
+    int oversub_threads;     /* a machine's busy threads outnumber its cores */
     int netem;               /* emulated network on */
     double lat_local;        /* latency between ranks of one machine: shm_lat_s, or
                               * oversub_lat_s when its ranks outnumber its cores */

@@ -89,6 +89,14 @@ static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
         queued = m->task[i].held == 0;
     }
     double eff = queued && c->pf.share_eff > 0 ? c->pf.share_eff : 1.0;
+    /* threads waiting in exchanges poll (a spin that yields, then short sleeps): with more
+       busy threads than cores and every core taken, each takes poll_frac of a core from the
+       running tasks, at most a fair share of the cores between pollers and tasks */
+    if (c->oversub_threads && m->spinning > 0 && (queued || m->held >= c->pf.cores)) {
+        double s = m->spinning, fair = s / (s + m->n);
+        double lost = s * c->pf.poll_frac / c->pf.cores;
+        eff *= 1.0 - (lost < fair ? lost : fair);
+    }
     return eff / (1.0 + c->pf.oversub_penalty * excess);
 }
 
@@ -369,10 +377,27 @@ static void flow_done(halo_sim_cost *c, int64_t b, int xi)
     }
 }
 
+/* Thread tid starts (on = 1) or stops polling in an exchange: its machine's running tasks are
+ * brought up to now at the old rate and rescheduled at the new one. */
+static void spin(halo_sim_cost *c, int tid, int on)
+{
+    sim_thread *t = &c->th[tid];
+    if (t->spinning == on || c->pf.poll_frac <= 0) {
+        return;
+    }
+    int mi = c->rk[t->rank].machine;
+    sim_machine *m = &c->mc[mi];
+    cpu_advance(c, m);
+    t->spinning = on;
+    m->spinning += on ? 1 : -1;
+    cpu_resched(c, mi);
+}
+
 /* Thread tid reaches exchange xi of its batch (now). */
 static void xchg_arrive(halo_sim_cost *c, int tid, int xi)
 {
     sim_thread *t = &c->th[tid];
+    spin(c, tid, 1);
     brec *r = rec_of(c, t->batch);
     xchg *x = &r->x[xi];
     xrank *xr = &r->xr[(size_t)xi * c->P + t->rank];
@@ -724,6 +749,7 @@ static void run_events(halo_sim_cost *c)
         sim_event e = halo_sim_ev_pop(c);
         switch (e.kind) {
         case EV_THREAD:
+            spin(c, e.id, 0);
             thread_run(c, e.id);
             break;
         case EV_XSTART:
@@ -758,6 +784,8 @@ int halo_sim_cost_new(const halo_sim_cost_opts *o, halo_sim_cost **out)
     c->NT = TH_SAMPLER + c->S;
     c->gpu = gpu;
     c->kthreads = p->cores / p->trainers > 1 ? p->cores / p->trainers : 1;
+    /* busy threads per machine (as threads_notice counts them) beyond its cores */
+    c->oversub_threads = (long)p->trainers * (c->depth > 0 ? 2 + c->S : 1) > p->cores;
     c->netem = p->netem_lat_s > 0 || p->netem_bw > 0;
     int P = c->P, M = c->M, T = c->T;
     halo_sim_cost_setup(c);
@@ -856,7 +884,7 @@ void halo_sim_cost_epoch_begin(halo_sim_cost *c, int epoch)
     c->stalled = 0;
     c->nheap = 0;
     for (int m = 0; m < c->M; m++) {
-        c->mc[m].n = c->mc[m].held = c->mc[m].handoff = 0;
+        c->mc[m].n = c->mc[m].held = c->mc[m].handoff = c->mc[m].spinning = 0;
         c->mc[m].t = c->now;
     }
     for (int i = 0; i < c->M * c->G * 2; i++) {
@@ -878,6 +906,7 @@ void halo_sim_cost_epoch_begin(halo_sim_cost *c, int epoch)
             sim_thread *t = &c->th[r * c->NT + i];
             t->busy = 0;
             t->push_wait = 0;
+            t->spinning = 0;
             t->next = i >= TH_SAMPLER ? i - TH_SAMPLER : 0;
         }
         try_rank(c, r);

@@ -89,6 +89,9 @@ static const pfield fields[] = {
      "per policy hook call (cache_batch), fixed part"},
     {"cpu", "oversub_penalty", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_penalty),
      "slow-down per trainer process beyond the cores, relative to the cores (0 = none)"},
+    {"cpu", "poll_frac", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(poll_frac),
+     "with more busy threads than cores, the share of a core a thread waiting in an exchange "
+     "takes by polling (0 = none)"},
     {"cpu", "share_eff", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(share_eff),
      "with more busy threads than cores, the share of a fair split they get (0: not measured)"},
     {"cpu", "share_threads", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(share_threads),

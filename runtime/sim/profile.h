@@ -51,6 +51,9 @@ typedef struct halo_sim_profile {
     double oversub_penalty;    /* with t trainers (processes) on c < t cores, CPU work runs
                                   1 + oversub_penalty * (t - c) / c times slower than its share
                                   (switches between processes, caches refilled); 0 = none */
+    double poll_frac;          /* with more busy threads than cores, the share of a core each
+                                  thread waiting in an exchange takes from the running tasks
+                                  by polling (comm/'s spin and short sleeps); 0 = none */
     double share_eff;          /* with more busy threads than cores, each advances at cores /
                                   threads x share_eff of a core (switches, shared caches):
                                   measured with share_threads threads; 0 = not measured (1) */

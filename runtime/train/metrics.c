@@ -67,6 +67,7 @@ void halo_metrics_epoch_typed_json(halo_sb *out, const char *mode, const char *p
         {"compute_s", s->compute_s}, {"allreduce_s", s->allreduce_s},
         {"wait_s", s->wait_s},       {"sample_cpu_s", s->sample_cpu_s},
         {"fetch_cpu_s", s->fetch_cpu_s}, {"compute_cpu_s", s->compute_cpu_s},
+        {"poll_cpu_s", s->poll_cpu_s},
     };
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
         halo_jw_key(&w, times[i].k);

@@ -32,6 +32,8 @@ typedef struct halo_epoch_stats {
     double sample_cpu_s;   /* sampling (the sampler thread's) */
     double fetch_cpu_s;    /* lookups, gathers, serving peers' rows (the fetch thread's) */
     double compute_cpu_s;  /* forward/backward and optimiser (the trainer thread's) */
+    double poll_cpu_s;     /* CPU seconds the rank's threads spent polling for messages in its
+                              stages (a waiting thread's spin: 0 in the simulator) */
     int64_t batches;       /* mini-batches */
     int64_t sampled_edges; /* edges in all blocks */
     int64_t input_nodes;   /* input nodes summed over batches */

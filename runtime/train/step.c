@@ -92,6 +92,7 @@ static void count_batch(const train_ctx *t, const halo_pipe_item *it, bool plan_
     acc->s.fetch_s += it->end[1] - it->start[1];
     acc->s.sample_cpu_s += it->cpu[0];
     acc->s.fetch_cpu_s += it->cpu[1];
+    acc->s.poll_cpu_s += it->poll[0] + it->poll[1];
     acc->s.copy_s += plan_copies ? it->end[2] - it->start[2] : 0.0;
     acc->s.batches++;
     acc->s.sampled_edges += halo_sample_edges(&s->mb);
@@ -122,6 +123,7 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     batch_slot *s = it->data;
     int32_t n = s->n;
     double t0 = halo_now(), c0 = halo_thread_cpu() - halo_thread_wait_cpu();
+    double p0 = halo_thread_wait_cpu();
     halo_model_stats ms = {0};
     float *dinput = NULL;
     if (t->emb != NULL) {
@@ -145,6 +147,7 @@ static int compute_step(train_ctx *t, pipe_res *pr, const halo_pipe_item *it, in
     double t3 = halo_now(), c3 = halo_thread_cpu() - halo_thread_wait_cpu();
     acc->s.compute_s += (t1 - t0) + (t3 - t2);
     acc->s.compute_cpu_s += (c1 - c0) + (c3 - c2);
+    acc->s.poll_cpu_s += halo_thread_wait_cpu() - p0;
     acc->s.allreduce_s += t2 - t1;
     count_batch(t, it, plan_copies, &ms, acc);
     if (t->o->timeline != NULL) {
