@@ -71,9 +71,11 @@ int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, dou
     g.a = a;
     g.b = b;
     g.c = c;
-    /* aggregation: 8192 destinations x 10 sampled neighbours over a table of 128-float rows */
+    /* aggregation: 4096 destinations x 10 sampled neighbours over the rows of a block's
+       sources, fan + 1 per destination as a sampled block has at most (the layer's input,
+       gathered for the batch: not a table of the whole graph) */
     const int dim = 128, fan = 10;
-    int64_t nsrc = o->quick ? 32768 : 131072, ndst = 8192;
+    int64_t ndst = 4096, nsrc = ndst * (fan + 1);
     float *h = HALO_ALLOC(float, nsrc *dim);
     for (int64_t i = 0; i < nsrc * dim; i++) {
         h[i] = (float)(i & 255) * 0.01f;
