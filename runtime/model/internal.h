@@ -5,6 +5,7 @@
 
 #include "model/model.h"
 #include "model/ops.h"
+#include "model/gat.h"
 #include "model/rgcn.h"
 
 #include <stdbool.h>
@@ -58,6 +59,7 @@ typedef struct layer_state {
     const int64_t *indptr;  /* block CSR on the device */
     const int32_t *indices; /* block sources on the device */
     halo_rgcn_state rgcn;   /* RGCN layers: what the backward pass needs */
+    halo_gat_state gat;     /* GAT layers: what the backward pass needs */
 } layer_state;
 
 /* A mini-batch already on the device (a stage's copies): what model_forward and model_loss
@@ -97,6 +99,14 @@ static inline halo_rgcn_shape halo_model_rgcn_shape(const halo_model *m, int l)
 {
     halo_rgcn_shape s = {.in = m->dims[l], .out = m->dims[l + 1], .R = m->cfg.relations,
                          .B = m->cfg.bases};
+    return s;
+}
+
+/* Shape of GAT layer l: cfg.heads heads on a hidden layer, one on the output layer. */
+static inline halo_gat_shape halo_model_gat_shape(const halo_model *m, int l)
+{
+    int heads = l < m->cfg.layers - 1 ? m->cfg.heads : 1;
+    halo_gat_shape s = {.in = m->dims[l], .heads = heads, .fdim = m->dims[l + 1] / heads};
     return s;
 }
 

@@ -1,5 +1,5 @@
 /* The model's passes over a mini-batch: the layers' forward and backward (GraphSAGE here, RGCN
- * in rgcn.c), loss and predictions, a training pass (host arrays or a stage's device copies),
+ * in rgcn.c, GAT in gat.c), loss and predictions, a training pass (host arrays or a stage's device copies),
  * inference, one layer by itself. */
 #include "model/model.h"
 #include "model/internal.h"
@@ -32,6 +32,13 @@ static int layer_forward(halo_model *m, int l, const halo_block *b, const float 
         HALO_CHECK(halo_rgcn_forward(ops, ctx, &s, m->d_param + m->off[l], b, h, indptr, indices,
                                      !last, drop, &st->rgcn));
         st->y = st->rgcn.y;
+        return 0;
+    }
+    if (m->cfg.kind == HALO_MODEL_GAT) {
+        halo_gat_shape s = halo_model_gat_shape(m, l);
+        HALO_CHECK(halo_gat_forward(ops, ctx, &s, m->d_param + m->off[l], b, h, indptr, indices,
+                                    !last, drop, &st->gat));
+        st->y = st->gat.y;
         return 0;
     }
     const float *w = m->d_param + m->off[l];
@@ -83,6 +90,11 @@ static int layer_backward(halo_model *m, int l, const halo_block *b, const layer
         halo_rgcn_shape s = halo_model_rgcn_shape(m, l);
         return halo_rgcn_backward(ops, ctx, &s, m->d_param + m->off[l], m->d_grad + m->off[l], b,
                                   &st->rgcn, dy, !last, drop_p, dh);
+    }
+    if (m->cfg.kind == HALO_MODEL_GAT) {
+        halo_gat_shape s = halo_model_gat_shape(m, l);
+        return halo_gat_backward(ops, ctx, &s, m->d_param + m->off[l], m->d_grad + m->off[l], b,
+                                 &st->gat, dy, !last, drop_p, dh);
     }
     const float *w = m->d_param + m->off[l];
     float *gw = m->d_grad + m->off[l];
