@@ -3,7 +3,9 @@
  * independent double-precision implementation of DGL's GATConv (heads, LeakyReLU 0.2, softmax
  * per destination and head, destinations without sampled edges, dropout), inference and
  * layer-wise inference against it, bit-identical results across thread counts, init keyed by
- * seed, and bad configurations. */
+ * seed, and bad configurations. `test_gat --dump DIR` writes a fixed 2-layer mini-batch, the
+ * parameters and halo's loss, logits and gradients on it for python/gat_reference.py's op check
+ * (tests/e2e/gat.sh). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -481,8 +483,103 @@ static void gat_bad_configuration_is_refused(void **state)
     assert_true(lr == 0.005);
 }
 
-int main(void)
+/* ---------------------------------------------------------------- the op check's dump */
+
+/* Writes n bytes of p to DIR/name; 0 or -1. */
+static int dump_file(const char *dir, const char *name, const void *p, size_t n)
 {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL) {
+        fprintf(stderr, "halo: error: %s: cannot write\n", path);
+        return -1;
+    }
+    size_t w = fwrite(p, 1, n, f);
+    return fclose(f) == 0 && w == n ? 0 : -1;
+}
+
+/* A 2-layer GAT (4 heads of 8 on the hidden layer) on a random mini-batch with destinations
+ * without edges: one training pass without dropout; the batch, parameters and results go to
+ * DIR (dump.json says the shapes; the arrays are raw little-endian). */
+static int dump(const char *dir)
+{
+    int32_t nodes[3] = {300, 120, 40};
+    int in = 12, hidden = 8, heads = 4, classes = 5;
+    halo_model_config cfg;
+    test_model_config(&cfg, 2, in, hidden, classes, 0.0f, 2, 11);
+    cfg.kind = HALO_MODEL_GAT;
+    cfg.heads = heads;
+    halo_model *m = NULL;
+    if (halo_model_create(&cfg, &m) < 0) {
+        fprintf(stderr, "halo: error: %s\n", halo_errmsg());
+        return 1;
+    }
+    test_batch tb;
+    batch_make(&tb, 2, nodes, 8, 99);
+    size_t nfeat = (size_t)nodes[0] * in, n;
+    float *feat = test_random_floats(77, nfeat, 1.0, 98);
+    int32_t *lab = test_random_labels(78, nodes[2], classes, 97);
+    float *p = halo_model_params(m, &n);
+    for (int l = 0; l < 2; l++) { /* biases off zero, as trained ones are */
+        for (int j = 0; j < halo_model_layer_out(m, l); j++) {
+            p[halo_model_bias_offset(m, l) + j] = 0.01f * (float)(j % 7) - 0.02f;
+        }
+    }
+    halo_model_push_state(m);
+    float *p0 = HALO_ALLOC(float, n), *dx = HALO_ALLOC(float, nfeat);
+    memcpy(p0, p, n * sizeof(float));
+    float *logits = HALO_ALLOC(float, (size_t)nodes[2] * classes);
+    halo_model_stats st;
+    int rc = halo_model_infer(m, &tb.mb, feat, NULL, logits, NULL, NULL);
+    if (rc == 0) {
+        rc = halo_model_train_forward_backward_dx(m, &tb.mb, feat, lab, 1, &st, dx);
+    }
+    char meta[1024];
+    int len = snprintf(meta, sizeof meta,
+                       "{\"layers\": 2, \"in\": %d, \"hidden\": %d, \"heads\": %d, "
+                       "\"classes\": %d, \"nodes\": [%d, %d, %d], \"edges\": [%lld, %lld], "
+                       "\"offsets\": [%zu, %zu], \"params\": %zu, \"loss\": %.9g}\n",
+                       in, hidden, heads, classes, nodes[0], nodes[1], nodes[2],
+                       (long long)tb.mb.blocks[0].num_edges, (long long)tb.mb.blocks[1].num_edges,
+                       halo_model_param_offset(m, 0), halo_model_param_offset(m, 1), n,
+                       (double)st.loss);
+    for (int l = 0; rc == 0 && l < 2; l++) {
+        const halo_block *b = &tb.mb.blocks[l];
+        char name[64];
+        snprintf(name, sizeof name, "indptr%d.i64", l);
+        rc |= dump_file(dir, name, b->indptr, ((size_t)b->num_dst + 1) * sizeof(int64_t));
+        snprintf(name, sizeof name, "indices%d.i32", l);
+        rc |= dump_file(dir, name, b->indices, (size_t)b->num_edges * sizeof(int32_t));
+    }
+    if (rc == 0) {
+        rc = dump_file(dir, "dump.json", meta, (size_t)len) |
+             dump_file(dir, "feat.f32", feat, nfeat * sizeof(float)) |
+             dump_file(dir, "label.i32", lab, (size_t)nodes[2] * sizeof(int32_t)) |
+             dump_file(dir, "params.f32", p0, n * sizeof(float)) |
+             dump_file(dir, "logits.f32", logits, (size_t)nodes[2] * classes * sizeof(float)) |
+             dump_file(dir, "grads.f32", halo_model_grads(m, NULL), n * sizeof(float)) |
+             dump_file(dir, "dfeat.f32", dx, nfeat * sizeof(float));
+    }
+    if (rc != 0) {
+        fprintf(stderr, "halo: error: test_gat --dump %s: %s\n", dir,
+                halo_errmsg()[0] != '\0' ? halo_errmsg() : "cannot write");
+    }
+    halo_free(p0);
+    halo_free(dx);
+    halo_free(logits);
+    halo_free(feat);
+    halo_free(lab);
+    test_batch_free(&tb);
+    halo_model_free(m);
+    return rc != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "--dump") == 0) {
+        return dump(argv[2]);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gat_gradient_matches_finite_differences),
         cmocka_unit_test(gat_gradient_matches_finite_differences_with_dropout),
