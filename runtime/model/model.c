@@ -286,6 +286,10 @@ int halo_model_create(const halo_model_config *cfg, halo_model **out)
             return halo_errorf(HALO_ECUDA, "model: GPU support was not compiled in");
         }
     }
+    if (cfg->kind == HALO_MODEL_GAT && ops->gat_aggregate == NULL) {
+        return halo_errorf(HALO_EUSAGE, "--model gat: the %s back end has no GAT kernels",
+                           ops->name);
+    }
     halo_model *m = HALO_NEW(halo_model, 1);
     m->cfg = *cfg;
     if (m->cfg.threads <= 0) {
