@@ -77,6 +77,11 @@ if grep -q '^halo\[0\]: train: .*model gat, hidden 8' "$T/err"; then
 else
     not_ok "the run says it trains gat with 8 per head by default"; grep 'train:' "$T/err"
 fi
+if grep -q '"type":"summary".*"model":"gat","heads":2,"hidden":8' "$T/a.jsonl"; then
+    ok "the metrics summary names the model and its heads"
+else
+    not_ok "the metrics summary names the model and its heads"; tail -1 "$T/a.jsonl"
+fi
 check "gat on 2 ranks again" run2 --model gat --heads 2
 if [ "$(grep -o 'params [0-9a-f]*' "$T/out")" = "$(grep -o 'params [0-9a-f]*' "$T/gat2.out")" ]
 then ok "the same gat run twice gives the same weights"
