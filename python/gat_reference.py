@@ -5,7 +5,8 @@ The layer is DGL's GATConv as halo computes it (docs/model.md): z = h W split in
 floats; per edge j -> i of a block e_ij = LeakyReLU(a_l . z_j + a_r . z_i, 0.2) per head;
 alpha = softmax of e over i's in-edges (per destination and head); out_i = concat_h
 sum_j alpha_ij z_j + b, zeros + b for a destination without in-edges (no self loop is added).
-Hidden layers concatenate their heads and apply ReLU and dropout; the output layer has one head.
+Hidden layers concatenate their heads and apply ReLU and dropout; the output layer averages its
+heads (one by default).
 
 Two commands:
 
@@ -16,7 +17,7 @@ Two commands:
       magnitude of each array); exit 1 when it is above --tol.
 
   gat_reference.py train GRAPH [--fanouts 5,5] [--epochs E] [--batch B] [--hidden 8]
-                     [--heads 4] [--lr 0.005] [--dropout 0.5] [--seed S[,S...]]
+                     [--heads 4] [--out-heads 1] [--lr 0.005] [--dropout 0.5] [--seed S[,S...]]
       Trains the same GAT (the same hyper-parameters and split, neighbours sampled uniformly
       without replacement with the same fanouts, Adam) on the halo graph directory GRAPH and
       prints ``test acc X`` of full-neighbour inference (halo's ``--eval full``); with several
@@ -41,9 +42,10 @@ SLOPE = 0.2  # LeakyReLU slope of the attention scores (DGL's GATConv default)
 warnings.filterwarnings("ignore", message="scatter_reduce")
 
 
-def gat_layer(h, indptr, indices, nd, w, al, ar, b, heads):
+def gat_layer(h, indptr, indices, nd, w, al, ar, b, heads, mean=False):
     """One GAT layer on a block of nd destinations (the first nd rows of h are the
-    destinations); indptr/indices: the block's in-edge CSR (LongTensors)."""
+    destinations); indptr/indices: the block's in-edge CSR (LongTensors). mean: the heads
+    averaged instead of concatenated."""
     hf = w.shape[1]
     f = hf // heads
     z = (h @ w).view(-1, heads, f)
@@ -58,11 +60,13 @@ def gat_layer(h, indptr, indices, nd, w, al, ar, b, heads):
     den = torch.zeros(nd, heads, dtype=e.dtype).index_add(0, dst, ex)
     alpha = ex / den[dst]
     out = torch.zeros(nd, heads, f, dtype=e.dtype).index_add(0, dst, alpha.unsqueeze(-1) * z[indices])
-    return out.reshape(nd, hf) + b
+    out = out + b.view(1, heads, f)
+    return out.mean(1) if mean else out.reshape(nd, hf)
 
 
 def split_params(flat, offsets, dims, heads_of):
-    """The per-layer (W, a_l, a_r, b) views of halo's flat parameter vector."""
+    """The per-layer (W, a_l, a_r, b, heads) views of halo's flat parameter vector; dims[l + 1]
+    is layer l's width before any mean over heads."""
     out = []
     for l, off in enumerate(offsets):
         i, o = dims[l], dims[l + 1]
@@ -78,8 +82,9 @@ def forward(h, blocks, layers, dropout=0.0, training=False):
     """The model on a mini-batch: blocks[l] = (indptr, indices, nd); ReLU (and dropout while
     training) between layers."""
     for l, ((indptr, indices, nd), (w, al, ar, b, heads)) in enumerate(zip(blocks, layers)):
-        h = gat_layer(h, indptr, indices, nd, w, al, ar, b, heads)
-        if l < len(layers) - 1:
+        last = l == len(layers) - 1
+        h = gat_layer(h, indptr, indices, nd, w, al, ar, b, heads, mean=last)
+        if not last:
             h = fn.dropout(fn.relu(h), dropout, training)
     return h
 
@@ -99,9 +104,9 @@ def cmd_op(args):
         a = np.fromfile(os.path.join(d, name), dtype=dtype)
         return a.reshape(shape) if shape is not None else a
 
-    L, heads = meta["layers"], meta["heads"]
+    L, heads, out_heads = meta["layers"], meta["heads"], meta.get("out_heads", 1)
     nodes = meta["nodes"]
-    dims = [meta["in"]] + [meta["hidden"] * heads] * (L - 1) + [meta["classes"]]
+    dims = [meta["in"]] + [meta["hidden"] * heads] * (L - 1) + [meta["classes"] * out_heads]
     blocks = []
     for l in range(L):
         ip = torch.from_numpy(raw(f"indptr{l}.i64", "<i8").astype(np.int64))
@@ -111,7 +116,7 @@ def cmd_op(args):
     feat = torch.tensor(raw("feat.f32", "<f4", (nodes[0], meta["in"])), dtype=torch.float64,
                         requires_grad=True)
     label = torch.from_numpy(raw("label.i32", "<i4").astype(np.int64))
-    layers = split_params(flat, meta["offsets"], dims, lambda l: heads if l < L - 1 else 1)
+    layers = split_params(flat, meta["offsets"], dims, lambda l: heads if l < L - 1 else out_heads)
     logits = forward(feat, blocks, layers)
     loss = fn.cross_entropy(logits, label)
     loss.backward()
@@ -123,7 +128,7 @@ def cmd_op(args):
         "input grads": max_err(raw("dfeat.f32", "<f4").reshape(feat.shape), feat.grad.numpy()),
     }
     worst = max(errs.values())
-    print("gat op check: " + ", ".join(f"{k} {v:.2e}" for k, v in errs.items()) +
+    print(f"gat op check ({heads} heads, {out_heads} on the output layer): " + ", ".join(f"{k} {v:.2e}" for k, v in errs.items()) +
           f"; max error {worst:.2e} (tolerance {args.tol:g})")
     return 0 if worst <= args.tol else 1
 
@@ -170,12 +175,12 @@ def xavier(shape, fan_in, fan_out):
     return torch.nn.Parameter(torch.empty(shape).uniform_(-a, a))
 
 
-def make_params(in_dim, hidden, heads, classes, layers):
+def make_params(in_dim, hidden, heads, out_heads, classes, layers):
     """Per layer W, a_l, a_r (Glorot, as halo's init) and a zero bias."""
     params = []
     for l in range(layers):
         i = in_dim if l == 0 else hidden * heads
-        h = heads if l < layers - 1 else 1
+        h = heads if l < layers - 1 else out_heads
         f = hidden if l < layers - 1 else classes
         params.append((xavier((i, h * f), i, h * f), xavier((h * f,), h * f, f),
                        xavier((h * f,), h * f, f), torch.nn.Parameter(torch.zeros(h * f)), h))
@@ -204,7 +209,8 @@ def train_one(args, g, seed):
     train = np.nonzero(split == 1)[0]
     test = np.nonzero(split == 3)[0]
     fanouts = [int(x) for x in args.fanouts.split(",")]
-    params = make_params(g.feat_dim, args.hidden, args.heads, g.classes, len(fanouts))
+    params = make_params(g.feat_dim, args.hidden, args.heads, args.out_heads, g.classes,
+                         len(fanouts))
     opt = torch.optim.Adam([p for layer in params for p in layer[:4]], lr=args.lr)
     for _ in range(args.epochs):
         order = rng.permutation(train)
@@ -239,6 +245,7 @@ def main(argv=None):
     tr.add_argument("--batch", type=int, default=2000)
     tr.add_argument("--hidden", type=int, default=8)
     tr.add_argument("--heads", type=int, default=4)
+    tr.add_argument("--out-heads", type=int, default=1)
     tr.add_argument("--lr", type=float, default=0.005)
     tr.add_argument("--dropout", type=float, default=0.5)
     tr.add_argument("--seed", default="1", help="a seed, or a list 1,2,3 (then their mean too)")

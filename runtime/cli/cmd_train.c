@@ -65,8 +65,9 @@ static void train_flags(train_cli *c, halo_opt opts[TRAIN_NOPTS])
          "GraphSAGE (mean), RGCN: a weight per relation, mean per relation (docs/rgcn.md), or "
          "GAT: attention over the sampled neighbours, as DGL's GATConv (docs/model.md)"},
         {"heads", 0, HALO_OPT_INT, &c->o.heads, "H",
-         "GAT: attention heads of each hidden layer, concatenated (default 4; the output layer "
-         "has 1)"},
+         "GAT: attention heads of each hidden layer, concatenated"},
+        {"out-heads", 0, HALO_OPT_INT, &c->o.out_heads, "H",
+         "GAT: attention heads of the output layer, averaged"},
         {"bases", 0, HALO_OPT_INT, &c->o.bases, "B",
          "RGCN: relations share B basis matrices (0: one weight per relation)"},
         {"embed-optimizer", 0, HALO_OPT_STRING, &c->embed_optim, "adam|adagrad",
@@ -214,8 +215,9 @@ int halo_cmd_train(int argc, char **argv)
         "step, so every rank holds the same weights. Rank 0 prints a row per epoch (loss, train\n"
         "and validation accuracy, time and stage breakdown) and the final test accuracy.\n"
         "Same configuration and ranks: the same losses, bit for bit on the CPU. --model rgcn\n"
-        "trains an RGCN (a weight per relation) instead, --model gat a GAT (--heads heads of\n"
-        "attention per hidden layer, concatenated, then ReLU; one head on the output layer).",
+        "trains an RGCN (a weight per relation) instead, --model gat a GAT (DGL's GATConv:\n"
+        "--heads heads of attention per hidden layer, concatenated, then ReLU; --out-heads\n"
+        "heads on the output layer, averaged; --hidden is per head).",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;

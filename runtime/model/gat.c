@@ -59,16 +59,28 @@ static int ws_floats(const halo_ops *ops, halo_ops_ctx *ctx, size_t n, float **o
     return 0;
 }
 
+void halo_gat_mean_csr(int64_t rows, int heads, int64_t *ptr, int32_t *idx)
+{
+    for (int64_t i = 0; i <= rows; i++) {
+        ptr[i] = i * heads;
+    }
+    for (int64_t e = 0; e < rows * heads; e++) {
+        idx[e] = (int32_t)e;
+    }
+}
+
 int halo_gat_forward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_gat_shape *s,
                      const float *w, const halo_block *b, const float *h, const int64_t *indptr,
                      const int32_t *indices, int relu, const halo_ops_dropout *drop,
-                     halo_gat_state *st)
+                     const int64_t *mptr, const int32_t *midx, halo_gat_state *st)
 {
     int H = s->heads, F = s->fdim, HF = H * F;
     int32_t nd = b->num_dst, ns = b->num_src;
     st->h = h;
     st->indptr = indptr;
     st->indices = indices;
+    st->mptr = mptr;
+    st->midx = midx;
     HALO_CHECK(ws_floats(ops, ctx, (size_t)ns * HF, &st->z));
     HALO_CHECK(ws_floats(ops, ctx, (size_t)ns * H, &st->el));
     HALO_CHECK(ws_floats(ops, ctx, (size_t)nd * H, &st->er));
@@ -79,7 +91,14 @@ int halo_gat_forward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_gat_shap
     HALO_CHECK(ops->gat_score(ctx, nd, H, F, st->z, w + halo_gat_ar_at(s), st->er));
     HALO_CHECK(ops->gat_aggregate(ctx, nd, indptr, indices, H, F, st->z, st->el, st->er,
                                   HALO_GAT_SLOPE, st->alpha, st->y));
-    return ops->bias_act(ctx, st->y, nd, HF, HF, w + halo_gat_bias_at(s), relu, drop);
+    HALO_CHECK(ops->bias_act(ctx, st->y, nd, HF, HF, w + halo_gat_bias_at(s), relu, drop));
+    if (mptr == NULL) {
+        return 0;
+    }
+    /* the heads' mean: one agg_mean over the [nd*H x F] rows of the heads */
+    float *heads = st->y;
+    HALO_CHECK(ws_floats(ops, ctx, (size_t)nd * F, &st->y));
+    return ops->agg_mean(ctx, nd, mptr, midx, F, heads, F, st->y, F, 0);
 }
 
 int halo_gat_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_gat_shape *s,
@@ -88,6 +107,14 @@ int halo_gat_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_gat_sha
 {
     int H = s->heads, F = s->fdim, HF = H * F;
     int32_t nd = b->num_dst, ns = b->num_src;
+    if (st->mptr != NULL) {
+        /* through the heads' mean: each head's rows get dy / H */
+        float *dheads;
+        HALO_CHECK(ws_floats(ops, ctx, (size_t)nd * HF, &dheads));
+        HALO_CHECK(ops->agg_mean_backward(ctx, nd, nd * H, (int64_t)nd * H, st->mptr, st->midx, F,
+                                          dy, F, dheads, F, 0, NULL));
+        dy = dheads;
+    }
     if (relu) {
         HALO_CHECK(ops->act_backward(ctx, dy, st->y, nd, HF, HF, drop_p, gw + halo_gat_bias_at(s)));
     } else {

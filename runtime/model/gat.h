@@ -15,7 +15,7 @@
 #define HALO_GAT_SLOPE 0.2f
 
 /* Shape of one GAT layer: in -> heads x fdim (hidden layers concatenate their heads; the output
- * layer has one head, so its output is fdim = classes wide). */
+ * layer averages its heads, so its output is fdim = classes wide). */
 typedef struct halo_gat_shape {
     int in;    /* input width */
     int heads; /* attention heads H */
@@ -43,18 +43,28 @@ typedef struct halo_gat_state {
     float *z;               /* h W [num_src x H*F] */
     float *el, *er;         /* scores [num_src x H] (a_l) and [num_dst x H] (a_r) */
     float *alpha;           /* attention [num_edges x H] */
-    float *y;               /* output after bias and activation [num_dst x H*F] */
+    float *y;               /* output after bias and activation [num_dst x H*F], or the heads'
+                               mean [num_dst x F] */
     const int64_t *indptr;  /* block CSR on the device */
     const int32_t *indices; /* its sources on the device */
+    const int64_t *mptr;    /* the heads' mean as a CSR (row i: rows i*H.. i*H+H-1 of the
+                               [num_dst*H x F] heads), or NULL: heads concatenated */
+    const int32_t *midx;    /* its sources 0..num_dst*H-1 */
 } halo_gat_state;
 
 /* y = act(concat_h sum_e alpha_eh z_j,h + b) on block b with input rows h and its CSR on the
- * device; w the layer's parameters on the device; relu: ReLU then drop (may be NULL).
- * Workspace buffers go into st. */
+ * device; w the layer's parameters on the device; relu: ReLU then drop (may be NULL). mptr/midx
+ * (device; NULL: none): y = the mean over heads of (sum_e alpha_eh z_j,h + b_h) instead, the
+ * CSR of halo_gat_mean_csr (no activation then). Workspace buffers go into st. */
 int halo_gat_forward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_gat_shape *s,
                      const float *w, const halo_block *b, const float *h, const int64_t *indptr,
                      const int32_t *indices, int relu, const halo_ops_dropout *drop,
-                     halo_gat_state *st);
+                     const int64_t *mptr, const int32_t *midx, halo_gat_state *st);
+
+/* The CSR that averages H heads with agg_mean: rows rows, row i over sources i*H..i*H+H-1 of a
+ * [rows*H x F] matrix; ptr holds rows + 1 entries, idx rows*H. A prefix of a longer one is the
+ * shorter one. */
+void halo_gat_mean_csr(int64_t rows, int heads, int64_t *ptr, int32_t *idx);
 
 /* Backward of halo_gat_forward: dy (device, [num_dst x H*F], gradient w.r.t. the output after
  * the activation; overwritten) gives the parameter gradients in gw (the layer's slice of the

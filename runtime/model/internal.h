@@ -48,6 +48,9 @@ struct halo_model {
     int32_t *vidx[HALO_MAX_LAYERS];  /* its sources */
     int64_t vptr_cap[HALO_MAX_LAYERS], vidx_cap[HALO_MAX_LAYERS]; /* their capacities */
     int64_t *rcnt;                 /* RGCN: [relations] scratch of the relation CSR */
+    int64_t *hmean_ptr;            /* GAT: CSR of the output heads' mean, row i = i*H (grows) */
+    int32_t *hmean_idx;            /* its sources 0, 1, ... */
+    int64_t hmean_cap;             /* rows (destinations x heads) the two cover */
 };
 
 /* What the forward pass keeps of a layer for the backward pass (device pointers). */
@@ -102,11 +105,14 @@ static inline halo_rgcn_shape halo_model_rgcn_shape(const halo_model *m, int l)
     return s;
 }
 
-/* Shape of GAT layer l: cfg.heads heads on a hidden layer, one on the output layer. */
+/* Shape of GAT layer l: cfg.heads heads of hidden floats on a hidden layer, cfg.out_heads of
+ * classes (averaged) on the output layer. */
 static inline halo_gat_shape halo_model_gat_shape(const halo_model *m, int l)
 {
-    int heads = l < m->cfg.layers - 1 ? m->cfg.heads : 1;
-    halo_gat_shape s = {.in = m->dims[l], .heads = heads, .fdim = m->dims[l + 1] / heads};
+    bool last = l == m->cfg.layers - 1;
+    int heads = last ? m->cfg.out_heads : m->cfg.heads;
+    halo_gat_shape s = {.in = m->dims[l], .heads = heads,
+                        .fdim = last ? m->dims[l + 1] : m->dims[l + 1] / heads};
     return s;
 }
 

@@ -47,6 +47,7 @@ void halo_model_config_default(halo_model_config *cfg)
     cfg->relations = 1;
     cfg->bases = 0;
     cfg->heads = 4;
+    cfg->out_heads = 1;
 }
 
 int halo_model_kind_parse(const char *name, int *kind)
@@ -215,6 +216,10 @@ static int check_config(const halo_model_config *c)
     if (c->kind == HALO_MODEL_GAT && (c->heads < 1 || c->heads > 256)) {
         return halo_errorf(HALO_EUSAGE, "model: gat heads must be in [1, 256], got %d", c->heads);
     }
+    if (c->kind == HALO_MODEL_GAT && (c->out_heads < 1 || c->out_heads > 256)) {
+        return halo_errorf(HALO_EUSAGE, "model: gat output heads must be in [1, 256], got %d",
+                           c->out_heads);
+    }
     /* Parameters, gradients and both Adam moments (4 float arrays), estimated in double before
      * any allocation so a huge --hidden is refused here, naming it, instead of aborting inside
      * the allocator. GraphSAGE: W_self, W_neigh and a bias per layer; RGCN: a self-loop weight
@@ -236,7 +241,8 @@ static int check_config(const halo_model_config *c)
         }
         if (c->kind == HALO_MODEL_GAT) {
             mats = 1;
-            count += 2 * dout; /* a_l and a_r */
+            dout *= l == c->layers - 1 ? c->out_heads : 1; /* before the heads' mean */
+            count += 2 * dout;                              /* a_l and a_r */
         }
         count += mats * din * dout + dout;
     }
@@ -382,6 +388,8 @@ void halo_model_free(halo_model *m)
         halo_free(m->vidx[l]);
     }
     halo_free(m->rcnt);
+    halo_free(m->hmean_ptr);
+    halo_free(m->hmean_idx);
     halo_free(m);
 }
 

@@ -52,8 +52,8 @@ typedef struct halo_model_config {
     int relations;       /* RGCN: number of relations R >= 1 (edge types; default 1) */
     int bases;           /* RGCN: basis matrices B in [1, R] shared by the relations, 0: one
                             weight per relation (default 0) */
-    int heads;           /* GAT: attention heads of each hidden layer (default 4); the output
-                            layer has one */
+    int heads;           /* GAT: attention heads of each hidden layer (default 4) */
+    int out_heads;       /* GAT: heads of the output layer, averaged (default 1) */
     int copy_stage;      /* CPU: 1 = halo_model_stage_upload really copies (into buffers of its
                             own, as on a GPU), to test the GPU data path's logic; 0 (default):
                             the CPU reads the host arrays, nothing is copied. GPU: always copies */
@@ -118,8 +118,9 @@ int halo_model_layer_out(const halo_model *m, int layer);
  * (R x B row-major, W_r = sum_b a[r][b] V_b), then b (out); halo_model_bias_offset says where.
  * So y = h_dst W_self + sum_r mean_{u in N_r(dst)} h_u W_r + b (a relation without sampled edges
  * of a destination adds nothing).
- * GAT (H heads of F floats; H = cfg.heads on hidden layers, 1 on the output layer): W (in x H*F),
- * a_l (H*F), a_r (H*F), then b (H*F) (model/gat.h). Offsets are multiples of 16
+ * GAT (H heads of F floats; H = cfg.heads and F = hidden on hidden layers, H = cfg.out_heads and
+ * F = classes on the output layer, whose heads are averaged): W (in x H*F), a_l (H*F), a_r (H*F),
+ * then b (H*F) (model/gat.h). Offsets are multiples of 16
  * floats; the padding between layers is zero and stays zero. On GPU, Adam steps leave the
  * parameters on the device: this call (and halo_model_param_checksum, halo_model_pull_state)
  * first copies them back when a step ran since, so the buffer returned is current until the next

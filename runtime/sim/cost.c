@@ -148,20 +148,21 @@ static double gat_layer_flops(const halo_sim_work *w, int l, double in, double h
     return 2.0 * (double)w->num_src[l] * in * hf * (2.0 + dx);
 }
 
-/* Layer l's (in, H, F): hidden layers heads x hidden wide, the output layer one head. */
-static void gat_dims(const halo_sim_work *w, int l, const int dims[3], int heads, double *in,
+/* Layer l's (in, H, F): hidden layers heads x hidden wide, the output layer out_heads of
+ * classes (dims[3]). */
+static void gat_dims(const halo_sim_work *w, int l, const int dims[4], int heads, double *in,
                      double *h, double *f)
 {
     *in = l == 0 ? dims[0] : (double)dims[1] * heads;
     bool last = l == w->layers - 1;
-    *h = last ? 1.0 : heads;
+    *h = last ? dims[3] : heads;
     *f = last ? dims[2] : dims[1];
 }
 
 double halo_sim_cost_flops_gat(const halo_sim_work *w, int in_dim, int hidden, int classes,
-                               int heads)
+                               int heads, int out_heads)
 {
-    const int dims[3] = {in_dim, hidden, classes};
+    const int dims[4] = {in_dim, hidden, classes, out_heads};
     double sum = 0;
     for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
         double in, h, f;
@@ -173,7 +174,7 @@ double halo_sim_cost_flops_gat(const halo_sim_work *w, int in_dim, int hidden, i
 
 /* GAT's seconds of block l (halo_sim_cost_fb_s_gat, without the fit factor). */
 static double gat_layer_time(const halo_sim_profile *p, const halo_sim_work *w, int l,
-                             const int dims[3], int heads)
+                             const int dims[4], int heads)
 {
     double in, h, f;
     gat_dims(w, l, dims, heads, &in, &h, &f);
@@ -184,9 +185,9 @@ static double gat_layer_time(const halo_sim_profile *p, const halo_sim_work *w, 
 }
 
 double halo_sim_cost_fb_s_gat(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
-                              int hidden, int classes, int heads)
+                              int hidden, int classes, int heads, int out_heads)
 {
-    const int dims[3] = {in_dim, hidden, classes};
+    const int dims[4] = {in_dim, hidden, classes, out_heads};
     double sum = 0;
     for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
         sum += gat_layer_time(p, w, l, dims, heads);
@@ -336,7 +337,7 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
         rw->adam = fc * params * ADAM_BYTES / p->adam_bw;
     }
     rw->fb = c->o.heads > 0 ? halo_sim_cost_fb_s_gat(p, a, c->o.in_dim, c->o.hidden,
-                                                     c->o.classes, c->o.heads)
+                                                     c->o.classes, c->o.heads, c->o.out_heads)
                             : halo_sim_cost_fb_s(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
                                                  c->o.relations, c->o.bases);
     /* sparse Adam over the rows it owns that the step touched (its own and the ones it

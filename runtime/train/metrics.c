@@ -4,7 +4,6 @@
 #include "core/err.h"
 #include "core/fs.h"
 #include "core/mem.h"
-#include "model/model.h"
 #include "part/part.h"
 #include "train/train.h"
 
@@ -271,10 +270,12 @@ void halo_metrics_summary_json(halo_sb *out, const halo_train_opts *o,
     }
     halo_jw_arr_end(&w);
     halo_jw_key(&w, "model");
-    halo_jw_str(&w, halo_model_kind_name(o->model));
-    if (o->model == HALO_MODEL_GAT) {
+    halo_jw_str(&w, run->model != NULL ? run->model : "sage");
+    if (run->heads > 0) {
         halo_jw_key(&w, "heads");
-        halo_jw_i64(&w, o->heads);
+        halo_jw_i64(&w, run->heads);
+        halo_jw_key(&w, "out_heads");
+        halo_jw_i64(&w, run->out_heads);
     }
     halo_jw_key(&w, "hidden");
     halo_jw_i64(&w, o->hidden);

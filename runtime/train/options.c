@@ -28,6 +28,7 @@ void halo_train_opts_default(halo_train_opts *o)
     o->embed_optim = HALO_EMBED_ADAM;
     o->embed_lr = 0.01;
     o->heads = 4;
+    o->out_heads = 1;
 }
 
 void halo_train_opts_for_model(halo_train_opts *o)
@@ -118,6 +119,9 @@ int halo_train_opts_check(const halo_train_opts *o)
     }
     if (o->heads < 1 || o->heads > 256) {
         return halo_errorf(HALO_EUSAGE, "--heads: must be in 1..256, got %d", o->heads);
+    }
+    if (o->out_heads < 1 || o->out_heads > 256) {
+        return halo_errorf(HALO_EUSAGE, "--out-heads: must be in 1..256, got %d", o->out_heads);
     }
     /* the per-relation form ("cites=10;*=5") needs the partition's relation names: checked in
      * the set-up */

@@ -41,6 +41,7 @@ typedef struct halo_train_opts {
     int hidden;               /* hidden width */
     int model;                /* HALO_MODEL_SAGE (default), _RGCN or _GAT (model/model.h) */
     int heads;                /* GAT: attention heads of each hidden layer (default 4) */
+    int out_heads;            /* GAT: heads of the output layer, averaged (default 1) */
     int relations;            /* RGCN relations, 0 = the graph's (1 on a homogeneous graph) */
     int bases;                /* RGCN basis matrices, 0 = one weight per relation */
     int embed_optim;          /* HALO_EMBED_* of the featureless types' embeddings (embed/) */

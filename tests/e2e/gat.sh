@@ -16,17 +16,22 @@ for c in ${PYTHON:-} python3 /usr/bin/python3; do
     if "$c" -c "import torch, numpy" >/dev/null 2>&1; then PY=$c; break; fi
 done
 
-# --- the op check: halo's logits, loss and gradients on a fixed 2-layer batch (4 heads) vs torch
-mkdir -p "$T/dump"
-check "halo's pass on a fixed batch dumped" "$BUILD/tests/unit/test_gat" --dump "$T/dump"
-if [ -z "$PY" ]; then
-    ok "forward and backward equal torch autograd's within 1e-4 # SKIP torch not installed"
-elif "$PY" "$ROOT/python/gat_reference.py" op "$T/dump" --tol 1e-4 >"$T/op" 2>&1; then
-    echo "# $(cat "$T/op")"
-    ok "forward and backward equal torch autograd's within 1e-4"
-else
-    not_ok "forward and backward equal torch autograd's within 1e-4"; sed 's/^/# /' "$T/op"
-fi
+# --- the op check: halo's logits, loss and gradients on a fixed 2-layer batch (4 heads on the
+# hidden layer; 1, then 2 averaged on the output layer) against torch autograd
+for oh in 1 2; do
+    mkdir -p "$T/dump$oh"
+    check "halo's pass on a fixed batch dumped ($oh output heads)" \
+        "$BUILD/tests/unit/test_gat" --dump "$T/dump$oh" $oh
+    name="forward and backward equal torch autograd's within 1e-4 ($oh output heads)"
+    if [ -z "$PY" ]; then
+        ok "$name # SKIP torch not installed"
+    elif "$PY" "$ROOT/python/gat_reference.py" op "$T/dump$oh" --tol 1e-4 >"$T/op" 2>&1; then
+        echo "# $(cat "$T/op")"
+        ok "$name"
+    else
+        not_ok "$name"; sed 's/^/# /' "$T/op"
+    fi
+done
 
 # --- accuracy: a homophilous sbm graph with weak features and 10% label noise (so that both
 # reach the same plateau), 10 epochs of batch 100 at lr 0.02, full-neighbour evaluation
@@ -70,28 +75,33 @@ fi
 # --- two ranks: deterministic, says which model, counted by the simulator
 run2() { $MPIRUN -np 2 "$HALO" train "$T/p2" --epochs 2 --batch 150 --fanouts 5,5 --threads 1 \
     --no-table "$@"; }
-check "gat on 2 ranks" run2 --model gat --heads 2 --metrics "$T/a.jsonl"
+check "gat on 2 ranks" run2 --model gat --num-heads 2 --out-heads 2 --metrics "$T/a.jsonl"
 cp "$T/out" "$T/gat2.out"
 if grep -q '^halo\[0\]: train: .*model gat, hidden 8' "$T/err"; then
     ok "the run says it trains gat with 8 per head by default"
 else
     not_ok "the run says it trains gat with 8 per head by default"; grep 'train:' "$T/err"
 fi
-if grep -q '"type":"summary".*"model":"gat","heads":2,"hidden":8' "$T/a.jsonl"; then
+if grep -q '"type":"summary".*"model":"gat","heads":2,"out_heads":2,"hidden":8' "$T/a.jsonl"
+then
     ok "the metrics summary names the model and its heads"
 else
     not_ok "the metrics summary names the model and its heads"; tail -1 "$T/a.jsonl"
 fi
-check "gat on 2 ranks again" run2 --model gat --heads 2
+check "gat on 2 ranks again" run2 --model gat --heads 2 --num-out-heads 2
 if [ "$(grep -o 'params [0-9a-f]*' "$T/out")" = "$(grep -o 'params [0-9a-f]*' "$T/gat2.out")" ]
 then ok "the same gat run twice gives the same weights"
 else not_ok "the same gat run twice gives the same weights"; fi
-check "gat with 3 heads" run2 --model gat --heads 3
+check "gat with 3 heads" run2 --model gat --heads 3 --out-heads 2
 if [ "$(grep -o 'params [0-9a-f]*' "$T/out")" != "$(grep -o 'params [0-9a-f]*' "$T/gat2.out")" ]
 then ok "--heads changes the model"
 else not_ok "--heads changes the model"; fi
+check "gat with 1 output head" run2 --model gat --heads 2
+if [ "$(grep -o 'params [0-9a-f]*' "$T/out")" != "$(grep -o 'params [0-9a-f]*' "$T/gat2.out")" ]
+then ok "--out-heads changes the model"
+else not_ok "--out-heads changes the model"; fi
 check_out "halo sim --model gat: counts equal the runtime's" "^counts: equal \(4 records" \
-    "$HALO" sim "$T/p2" -q --model gat --heads 2 --epochs 2 --batch 150 --fanouts 5,5 \
+    "$HALO" sim "$T/p2" -q --model gat --heads 2 --out-heads 2 --epochs 2 --batch 150 --fanouts 5,5 \
     --cluster "$ROOT/experiments/clusters/this-machine.lua" --machines 2 --metrics "$T/b.jsonl" \
     --against "$T/a.jsonl"
 
@@ -99,12 +109,16 @@ check_out "halo sim --model gat: counts equal the runtime's" "^counts: equal \(4
 check "gat checkpoint" run2 --model gat --heads 2 --checkpoint "$T/ck"
 check_fails "a run with other heads does not resume it" "another configuration" \
     run2 --model gat --heads 4 --epochs 3 --checkpoint "$T/ck" --resume
+check_fails "a run with other output heads does not resume it" "another configuration" \
+    run2 --model gat --heads 2 --out-heads 3 --epochs 3 --checkpoint "$T/ck" --resume
 check_fails "a sage run does not resume it" "another configuration" \
     run2 --model sage --epochs 3 --checkpoint "$T/ck" --resume
 check "the same gat resumes it" run2 --model gat --heads 2 --epochs 3 --checkpoint "$T/ck" --resume
 check_fails "--heads 0" "--heads: must be in 1..256, got 0" run2 --model gat --heads 0
 if [ "$(grep -c '^halo.*: error: ' "$T/err")" -eq 1 ]; then ok "... said once for both ranks"
 else not_ok "... said once for both ranks"; sed 's/^/# /' "$T/err" | head -5; fi
+check_fails "--out-heads 300" "--out-heads: must be in 1..256, got 300" \
+    run2 --model gat --out-heads 300
 check_fails "halo sim --heads 0" "--heads: must be in 1..256" \
     "$HALO" sim "$T/p2" -q --model gat --heads 0
 check_out "halo train --help lists gat and --heads" "^ +[-]-heads H .*GAT" "$HALO" train --help

@@ -3,7 +3,7 @@
  * independent double-precision implementation of DGL's GATConv (heads, LeakyReLU 0.2, softmax
  * per destination and head, destinations without sampled edges, dropout), inference and
  * layer-wise inference against it, bit-identical results across thread counts, init keyed by
- * seed, and bad configurations. `test_gat --dump DIR` writes a fixed 2-layer mini-batch, the
+ * seed, and bad configurations. `test_gat --dump DIR [OUT_HEADS]` writes a fixed 2-layer mini-batch, the
  * parameters and halo's loss, logits and gradients on it for python/gat_reference.py's op check
  * (tests/e2e/gat.sh). */
 #include <setjmp.h>
@@ -20,6 +20,7 @@
 #include "model/model.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +46,10 @@ static void batch_make(test_batch *t, int layers, const int32_t *nodes, int maxd
 
 /* ---------------------------------------------------------------- double reference */
 
-/* The model, restated from model.h: per layer W (in x H*F), a_l, a_r, bias (H*F each); H heads
- * on hidden layers, 1 on the output layer. */
+/* The model, restated from model.h: per layer W (in x H*F), a_l, a_r, bias (H*F each); H = heads
+ * on hidden layers, out_heads (averaged) on the output layer. */
 typedef struct ref_gat {
-    int layers, heads;
+    int layers, heads, out_heads;
     int dims[HALO_MAX_LAYERS + 1];
     size_t off[HALO_MAX_LAYERS + 1]; /* from halo_model_param_offset */
     double dropout;
@@ -56,12 +57,15 @@ typedef struct ref_gat {
 } ref_gat;
 
 /* One GAT layer in double: y_i = concat_h sum_{e: j->i} alpha_eh z_jh + b, alpha the softmax
- * over i's edges of LeakyReLU(a_l . z_j + a_r . z_i); y (nd x H*F, malloc'd) returned. */
+ * over i's edges of LeakyReLU(a_l . z_j + a_r . z_i); on the output layer the mean over heads
+ * instead; y (nd x H*F or nd x F, malloc'd) returned. */
 static double *ref_layer(const ref_gat *rm, const double *param, int l, const halo_block *b,
                          const double *h)
 {
-    int in = rm->dims[l], HF = rm->dims[l + 1];
-    int H = l < rm->layers - 1 ? rm->heads : 1, F = HF / H;
+    bool last = l == rm->layers - 1;
+    int in = rm->dims[l];
+    int H = last ? rm->out_heads : rm->heads;
+    int F = last ? rm->dims[l + 1] : rm->dims[l + 1] / H, HF = H * F;
     const double *w = param + rm->off[l];
     const double *al = w + (size_t)in * HF, *ar = al + HF, *bias = ar + HF;
     double *z = calloc((size_t)b->num_src * HF, sizeof(double));
@@ -110,6 +114,18 @@ static double *ref_layer(const ref_gat *rm, const double *param, int l, const ha
         }
     }
     free(z);
+    if (last) {
+        /* the heads' mean, in place: row i's F floats from its H x F */
+        for (int32_t i = 0; i < b->num_dst; i++) {
+            for (int f = 0; f < F; f++) {
+                double m = 0;
+                for (int hd = 0; hd < H; hd++) {
+                    m += y[(size_t)i * HF + (size_t)hd * F + f];
+                }
+                y[(size_t)i * F + f] = m / H;
+            }
+        }
+    }
     return y;
 }
 
@@ -139,6 +155,16 @@ static double ref_loss(const ref_gat *rm, const double *param, const halo_miniba
     return test_ref_output(h, mb->num_seeds, rm->dims[rm->layers], labels, logits);
 }
 
+static int g_out_heads = 1; /* the output heads make_gat gives a model */
+
+/* Every test starts with one output head (a failed test may have left another). */
+static int one_out_head(void **state)
+{
+    (void)state;
+    g_out_heads = 1;
+    return 0;
+}
+
 static halo_model *make_gat(int layers, int in, int hidden, int heads, int classes, float dropout,
                             int threads)
 {
@@ -146,6 +172,7 @@ static halo_model *make_gat(int layers, int in, int hidden, int heads, int class
     test_model_config(&cfg, layers, in, hidden, classes, dropout, threads, 5);
     cfg.kind = HALO_MODEL_GAT;
     cfg.heads = heads;
+    cfg.out_heads = g_out_heads;
     halo_model *m = NULL;
     assert_int_equal(halo_model_create(&cfg, &m), 0);
     return m;
@@ -177,6 +204,7 @@ static void ref_from_model(ref_gat *rm, halo_model *m, uint64_t step)
     const halo_model_config *c = halo_model_config_of(m);
     rm->layers = c->layers;
     rm->heads = c->heads;
+    rm->out_heads = c->out_heads;
     for (int l = 0; l < c->layers; l++) {
         rm->dims[l] = halo_model_layer_in(m, l);
         rm->off[l] = halo_model_param_offset(m, l);
@@ -218,7 +246,7 @@ static void check_gat_gradient(int layers, int heads, float dropout, const int32
     /* biases off zero, so no pre-activation sits on ReLU's kink; the attention vectors scaled
      * up so that the softmax is far from uniform (its gradient matters) */
     for (int l = 0; l < layers; l++) {
-        int out = halo_model_layer_out(m, l);
+        int out = halo_model_layer_out(m, l) * (l == layers - 1 ? g_out_heads : 1);
         size_t bo = halo_model_bias_offset(m, l);
         assert_int_equal(bo, rm.off[l] + (size_t)rm.dims[l] * out + 2 * (size_t)out);
         for (int j = 0; j < out; j++) {
@@ -254,7 +282,7 @@ static void check_gat_gradient(int layers, int heads, float dropout, const int32
     assert_true(errx < 2e-3);
     /* the check has teeth: the attention vectors' gradients of every layer are far from zero */
     for (int l = 0; l < layers; l++) {
-        int out = halo_model_layer_out(m, l);
+        int out = halo_model_layer_out(m, l) * (l == layers - 1 ? g_out_heads : 1);
         size_t al = halo_model_bias_offset(m, l) - 2 * (size_t)out;
         double amax = 0;
         for (size_t i = al; i < al + 2 * (size_t)out; i++) {
@@ -292,6 +320,19 @@ static void gat_one_layer_gradient_matches_finite_differences(void **state)
     (void)state;
     int32_t nodes[2] = {30, 11};
     check_gat_gradient(1, 4, 0.0f, nodes);
+}
+
+/* An output layer of 3 heads, averaged (DGL's GAT example with --num-out-heads 3). */
+static void gat_output_heads_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    int32_t nodes[3] = {40, 18, 7};
+    g_out_heads = 3;
+    check_gat_gradient(2, 2, 0.2f, nodes);
+    int32_t one[2] = {30, 11};
+    g_out_heads = 2;
+    check_gat_gradient(1, 2, 0.0f, one);
+    g_out_heads = 1;
 }
 
 /* ---------------------------------------------------------------- inference, determinism */
@@ -499,10 +540,11 @@ static int dump_file(const char *dir, const char *name, const void *p, size_t n)
     return fclose(f) == 0 && w == n ? 0 : -1;
 }
 
-/* A 2-layer GAT (4 heads of 8 on the hidden layer) on a random mini-batch with destinations
- * without edges: one training pass without dropout; the batch, parameters and results go to
- * DIR (dump.json says the shapes; the arrays are raw little-endian). */
-static int dump(const char *dir)
+/* A 2-layer GAT (4 heads of 8 on the hidden layer, out_heads on the output layer) on a random
+ * mini-batch with destinations without edges: one training pass without dropout; the batch,
+ * parameters and results go to DIR (dump.json says the shapes; the arrays are raw
+ * little-endian). */
+static int dump(const char *dir, int out_heads)
 {
     int32_t nodes[3] = {300, 120, 40};
     int in = 12, hidden = 8, heads = 4, classes = 5;
@@ -510,6 +552,7 @@ static int dump(const char *dir)
     test_model_config(&cfg, 2, in, hidden, classes, 0.0f, 2, 11);
     cfg.kind = HALO_MODEL_GAT;
     cfg.heads = heads;
+    cfg.out_heads = out_heads;
     halo_model *m = NULL;
     if (halo_model_create(&cfg, &m) < 0) {
         fprintf(stderr, "halo: error: %s\n", halo_errmsg());
@@ -522,7 +565,7 @@ static int dump(const char *dir)
     int32_t *lab = test_random_labels(78, nodes[2], classes, 97);
     float *p = halo_model_params(m, &n);
     for (int l = 0; l < 2; l++) { /* biases off zero, as trained ones are */
-        for (int j = 0; j < halo_model_layer_out(m, l); j++) {
+        for (int j = 0; j < halo_model_layer_out(m, l) * (l == 1 ? out_heads : 1); j++) {
             p[halo_model_bias_offset(m, l) + j] = 0.01f * (float)(j % 7) - 0.02f;
         }
     }
@@ -538,9 +581,9 @@ static int dump(const char *dir)
     char meta[1024];
     int len = snprintf(meta, sizeof meta,
                        "{\"layers\": 2, \"in\": %d, \"hidden\": %d, \"heads\": %d, "
-                       "\"classes\": %d, \"nodes\": [%d, %d, %d], \"edges\": [%lld, %lld], "
+                       "\"out_heads\": %d, \"classes\": %d, \"nodes\": [%d, %d, %d], \"edges\": [%lld, %lld], "
                        "\"offsets\": [%zu, %zu], \"params\": %zu, \"loss\": %.9g}\n",
-                       in, hidden, heads, classes, nodes[0], nodes[1], nodes[2],
+                       in, hidden, heads, out_heads, classes, nodes[0], nodes[1], nodes[2],
                        (long long)tb.mb.blocks[0].num_edges, (long long)tb.mb.blocks[1].num_edges,
                        halo_model_param_offset(m, 0), halo_model_param_offset(m, 1), n,
                        (double)st.loss);
@@ -577,18 +620,19 @@ static int dump(const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "--dump") == 0) {
-        return dump(argv[2]);
+    if ((argc == 3 || argc == 4) && strcmp(argv[1], "--dump") == 0) {
+        return dump(argv[2], argc == 4 ? atoi(argv[3]) : 1);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(gat_gradient_matches_finite_differences),
-        cmocka_unit_test(gat_gradient_matches_finite_differences_with_dropout),
-        cmocka_unit_test(gat_one_layer_gradient_matches_finite_differences),
-        cmocka_unit_test(gat_inference_matches_reference_and_layerwise),
-        cmocka_unit_test(gat_step_is_bitwise_identical_across_thread_counts),
-        cmocka_unit_test(gat_init_is_keyed_and_bounded),
-        cmocka_unit_test(gat_destination_without_edges_gets_bias),
-        cmocka_unit_test(gat_bad_configuration_is_refused),
+        cmocka_unit_test_setup(gat_gradient_matches_finite_differences, one_out_head),
+        cmocka_unit_test_setup(gat_gradient_matches_finite_differences_with_dropout, one_out_head),
+        cmocka_unit_test_setup(gat_one_layer_gradient_matches_finite_differences, one_out_head),
+        cmocka_unit_test_setup(gat_output_heads_gradient_matches_finite_differences, one_out_head),
+        cmocka_unit_test_setup(gat_inference_matches_reference_and_layerwise, one_out_head),
+        cmocka_unit_test_setup(gat_step_is_bitwise_identical_across_thread_counts, one_out_head),
+        cmocka_unit_test_setup(gat_init_is_keyed_and_bounded, one_out_head),
+        cmocka_unit_test_setup(gat_destination_without_edges_gets_bias, one_out_head),
+        cmocka_unit_test_setup(gat_bad_configuration_is_refused, one_out_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -250,7 +250,7 @@ static void rgcn_gpu_matches_cpu(void **state)
     }
 }
 
-/* GAT (4 heads of 12, dropout): loss, gradients, the input gradient and inference agree between
+/* GAT (4 heads of 12, 2 output heads, dropout): loss, gradients, the input gradient and inference agree between
  * the back ends on the fixture's blocks. */
 static void gat_gpu_matches_cpu(void **state)
 {
@@ -261,6 +261,7 @@ static void gat_gpu_matches_cpu(void **state)
         halo_model_config_default(&cfg);
         cfg.kind = HALO_MODEL_GAT;
         cfg.heads = 4;
+        cfg.out_heads = 2;
         cfg.in_dim = 32;
         cfg.hidden = 12;
         cfg.classes = 7;

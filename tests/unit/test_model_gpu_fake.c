@@ -80,6 +80,7 @@ static halo_model *model_on(int device)
     halo_model_config cfg;
     halo_model_config_default(&cfg);
     cfg.kind = g_kind;
+    cfg.out_heads = 2; /* GAT: the heads' mean goes through the device's workspace too */
     cfg.in_dim = 24;
     cfg.hidden = 20;
     cfg.classes = 6;
