@@ -72,28 +72,52 @@ static inline float lrelu(float x, float slope)
     return x > 0.0f ? x : slope * x;
 }
 
-/* Destination i's softmax over its edges [e0, e1) for head h, into alpha. */
-static void softmax_edges(const gat_args *a, int64_t i, int h, int64_t e0, int64_t e1)
+/* Most heads per layer (model.c checks it): the per-head scalars of a row fit on the stack. */
+#define GAT_MAX_HEADS 256
+
+/* Destination i's softmax over its edges [e0, e1), every head at once (edges outer, so each
+ * source's scores are read once), into alpha: per head, the maximum, the exponentials and
+ * their sum in edge order, then the normalisation. */
+static inline __attribute__((always_inline)) void softmax_edges(const gat_args *a, int64_t i,
+                                                                int64_t e0, int64_t e1)
 {
     int H = a->H;
-    float er = a->er[i * H + h], m = -INFINITY;
-    for (int64_t e = e0; e < e1; e++) {
-        float x = lrelu(a->el[(int64_t)a->idx[e] * H + h] + er, a->slope);
-        a->alpha[e * H + h] = x;
-        m = x > m ? x : m;
+    float m[GAT_MAX_HEADS], sum[GAT_MAX_HEADS];
+    const float *er = a->er + i * H;
+    for (int h = 0; h < H; h++) {
+        m[h] = -INFINITY;
+        sum[h] = 0.0f;
     }
-    float sum = 0.0f;
     for (int64_t e = e0; e < e1; e++) {
-        float v = expf(a->alpha[e * H + h] - m);
-        a->alpha[e * H + h] = v;
-        sum += v;
+        const float *el = a->el + (int64_t)a->idx[e] * H;
+        float *al = a->alpha + e * H;
+        for (int h = 0; h < H; h++) {
+            float x = lrelu(el[h] + er[h], a->slope);
+            al[h] = x;
+            m[h] = x > m[h] ? x : m[h];
+        }
     }
-    float inv = 1.0f / sum;
     for (int64_t e = e0; e < e1; e++) {
-        a->alpha[e * H + h] *= inv;
+        float *al = a->alpha + e * H;
+        for (int h = 0; h < H; h++) {
+            float v = expf(al[h] - m[h]);
+            al[h] = v;
+            sum[h] += v;
+        }
+    }
+    for (int h = 0; h < H; h++) {
+        sum[h] = 1.0f / sum[h];
+    }
+    for (int64_t e = e0; e < e1; e++) {
+        float *al = a->alpha + e * H;
+        for (int h = 0; h < H; h++) {
+            al[h] *= sum[h];
+        }
     }
 }
 
+/* Each destination's row: its softmax, then the weighted sum of its sources' rows, every head
+ * of a source row at once; each output element sums its edges in edge order. */
 CPU_HOT static void aggregate_task(void *arg, int64_t t)
 {
     const gat_args *a = arg;
@@ -104,14 +128,17 @@ CPU_HOT static void aggregate_task(void *arg, int64_t t)
         float *restrict o = a->out + i * HF;
         int64_t e0 = a->indptr[i], e1 = a->indptr[i + 1];
         memset(o, 0, (size_t)HF * sizeof(float));
-        for (int h = 0; h < H && e1 > e0; h++) {
-            softmax_edges(a, i, h, e0, e1);
-            float *restrict oh = o + h * F;
-            for (int64_t e = e0; e < e1; e++) {
-                float w = a->alpha[e * H + h];
-                const float *restrict zj = a->z + (int64_t)a->idx[e] * HF + h * F;
+        if (e1 == e0) {
+            continue;
+        }
+        softmax_edges(a, i, e0, e1);
+        for (int64_t e = e0; e < e1; e++) {
+            const float *restrict zj = a->z + (int64_t)a->idx[e] * HF;
+            const float *al = a->alpha + e * H;
+            for (int h = 0; h < H; h++) {
+                float w = al[h];
                 for (int f = 0; f < F; f++) {
-                    oh[f] += w * zj[f];
+                    o[h * F + f] += w * zj[h * F + f];
                 }
             }
         }
@@ -126,11 +153,22 @@ static int64_t edge_rows_per_task(int64_t rows, int64_t edges, int width)
     return r > 0 ? r : 1;
 }
 
+/* HALO_EUSAGE for more heads than the per-row scratch holds. */
+static int check_heads(int heads)
+{
+    if (heads < 1 || heads > GAT_MAX_HEADS) {
+        return halo_errorf(HALO_EUSAGE, "model: gat heads must be in [1, %d], got %d",
+                           GAT_MAX_HEADS, heads);
+    }
+    return 0;
+}
+
 int halo_ops_cpu_gat_aggregate(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
                                const int32_t *indices, int heads, int fdim, const float *z,
                                const float *el, const float *er, float slope, float *alpha,
                                float *out)
 {
+    HALO_CHECK(check_heads(heads));
     gat_args g = {.rows = num_dst, .H = heads, .F = fdim, .indptr = indptr, .idx = indices,
                   .z = z, .el = el, .er = er, .slope = slope, .alpha = alpha, .out = out};
     g.per = edge_rows_per_task(num_dst, indptr[num_dst], heads * fdim);
@@ -138,36 +176,46 @@ int halo_ops_cpu_gat_aggregate(halo_ops_ctx *ctx, int32_t num_dst, const int64_t
     return 0;
 }
 
+/* Each destination's edges, every head at once: g = dy_i . z_j per head (the gradient of
+ * alpha), then the softmax's and the LeakyReLU's backward; per head the sums run in edge order. */
 CPU_HOT static void edge_backward_task(void *arg, int64_t t)
 {
     const gat_args *a = arg;
     int64_t r0, r1;
     task_range(a, t, &r0, &r1);
     int H = a->H, F = a->F, HF = H * F;
+    float dot[GAT_MAX_HEADS], sum[GAT_MAX_HEADS];
     for (int64_t i = r0; i < r1; i++) {
         int64_t e0 = a->indptr[i], e1 = a->indptr[i + 1];
         const float *restrict dy = a->d_out + i * HF;
+        const float *er = a->er + i * H;
         for (int h = 0; h < H; h++) {
-            /* g_e = dy_i . z_j (the gradient of alpha), then the softmax's backward */
-            float dot = 0.0f;
-            for (int64_t e = e0; e < e1; e++) {
-                const float *restrict zj = a->z + (int64_t)a->idx[e] * HF + h * F;
+            dot[h] = 0.0f;
+            sum[h] = 0.0f;
+        }
+        for (int64_t e = e0; e < e1; e++) {
+            const float *restrict zj = a->z + (int64_t)a->idx[e] * HF;
+            for (int h = 0; h < H; h++) {
                 float g = 0.0f;
                 for (int f = 0; f < F; f++) {
-                    g += dy[h * F + f] * zj[f];
+                    g += dy[h * F + f] * zj[h * F + f];
                 }
                 a->d_raw[e * H + h] = g;
-                dot += a->alpha[e * H + h] * g;
+                dot[h] += a->alpha[e * H + h] * g;
             }
-            float er = a->er[i * H + h], sum = 0.0f;
-            for (int64_t e = e0; e < e1; e++) {
-                float raw = a->el[(int64_t)a->idx[e] * H + h] + er;
-                float d = a->alpha[e * H + h] * (a->d_raw[e * H + h] - dot);
+        }
+        for (int64_t e = e0; e < e1; e++) {
+            const float *el = a->el + (int64_t)a->idx[e] * H;
+            for (int h = 0; h < H; h++) {
+                float raw = el[h] + er[h];
+                float d = a->alpha[e * H + h] * (a->d_raw[e * H + h] - dot[h]);
                 d = raw > 0.0f ? d : a->slope * d;
                 a->d_raw[e * H + h] = d;
-                sum += d;
+                sum[h] += d;
             }
-            a->d_er[i * H + h] = sum;
+        }
+        for (int h = 0; h < H; h++) {
+            a->d_er[i * H + h] = sum[h];
         }
     }
 }
@@ -178,6 +226,7 @@ int halo_ops_cpu_gat_edge_backward(halo_ops_ctx *ctx, int32_t num_dst, const int
                                    const float *alpha, const float *d_out, float *d_raw,
                                    float *d_er)
 {
+    HALO_CHECK(check_heads(heads));
     gat_args g = {.rows = num_dst, .H = heads, .F = fdim, .indptr = indptr, .idx = indices,
                   .z = z, .el = el, .er = er, .slope = slope, .alpha = (float *)alpha,
                   .d_out = d_out, .d_raw = d_raw, .d_er = d_er};
@@ -187,38 +236,43 @@ int halo_ops_cpu_gat_edge_backward(halo_ops_ctx *ctx, int32_t num_dst, const int
     return 0;
 }
 
-/* Source u's gradient: its edges (transposed CSR, ascending destination) summed in that order. */
+/* Source u's gradient: its edges (transposed CSR, ascending edge number) summed in that order,
+ * every head of a destination's gradient row at once; then the scores' terms. */
 CPU_HOT static void src_backward_task(void *arg, int64_t t)
 {
     const gat_args *a = arg;
     int64_t r0, r1;
     task_range(a, t, &r0, &r1);
     int H = a->H, F = a->F, HF = H * F;
+    float del[GAT_MAX_HEADS];
     for (int64_t u = r0; u < r1; u++) {
         float *restrict dz = a->out + u * HF;
         memset(dz, 0, (size_t)HF * sizeof(float));
         for (int h = 0; h < H; h++) {
-            float del = 0.0f;
-            float *restrict dh = dz + h * F;
-            for (int64_t k = a->indptr[u]; k < a->indptr[u + 1]; k++) {
-                int64_t e = a->eid[k];
+            del[h] = 0.0f;
+        }
+        for (int64_t k = a->indptr[u]; k < a->indptr[u + 1]; k++) {
+            int64_t e = a->eid[k];
+            const float *restrict dy = a->d_out + (int64_t)a->idx[k] * HF;
+            for (int h = 0; h < H; h++) {
                 float w = a->alpha[e * H + h];
-                const float *restrict dy = a->d_out + (int64_t)a->idx[k] * HF + h * F;
-                del += a->d_raw[e * H + h];
+                del[h] += a->d_raw[e * H + h];
                 for (int f = 0; f < F; f++) {
-                    dh[f] += w * dy[f];
+                    dz[h * F + f] += w * dy[h * F + f];
                 }
             }
-            a->d_el[u * H + h] = del;
+        }
+        for (int h = 0; h < H; h++) {
+            a->d_el[u * H + h] = del[h];
             const float *restrict al = a->a_l + h * F;
             for (int f = 0; f < F; f++) {
-                dh[f] += del * al[f];
+                dz[h * F + f] += del[h] * al[f];
             }
             if (u < a->num_dst) {
                 float der = a->d_er[u * H + h];
                 const float *restrict ar = a->a_r + h * F;
                 for (int f = 0; f < F; f++) {
-                    dh[f] += der * ar[f];
+                    dz[h * F + f] += der * ar[f];
                 }
             }
         }
@@ -272,6 +326,7 @@ int halo_ops_cpu_gat_src_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t nu
                                   const float *d_out, const float *d_raw, const float *d_er,
                                   const float *a_l, const float *a_r, float *dz, float *d_el)
 {
+    HALO_CHECK(check_heads(heads));
     int64_t *tptr = NULL, *teid = NULL;
     int32_t *tdst = NULL;
     HALO_CHECK(transpose(ctx, num_dst, num_src, num_edges, indptr, indices, &tptr, &tdst, &teid));
