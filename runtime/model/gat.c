@@ -42,8 +42,8 @@ static void xavier(float *w, size_t n, double a, uint64_t seed, int layer, uint6
 void halo_gat_init(const halo_gat_shape *s, uint64_t seed, int layer, float *w)
 {
     size_t hf = (size_t)s->heads * s->fdim;
-    xavier(w, (size_t)s->in * hf, sqrt(2.0) * sqrt(6.0 / (double)(s->in + (double)hf)), seed,
-           layer, 0);
+    xavier(w, (size_t)s->in * hf, sqrt(2.0) * sqrt(6.0 / (double)(s->in + (double)hf)), seed, layer,
+           0);
     double aa = sqrt(2.0) * sqrt(6.0 / ((double)hf + s->fdim));
     xavier(w + halo_gat_al_at(s), hf, aa, seed, layer, 1);
     xavier(w + halo_gat_ar_at(s), hf, aa, seed, layer, 2);
@@ -125,8 +125,8 @@ int halo_gat_backward(const halo_ops *ops, halo_ops_ctx *ctx, const halo_gat_sha
     HALO_CHECK(ws_floats(ops, ctx, (size_t)nd * H, &d_er));
     HALO_CHECK(ws_floats(ops, ctx, (size_t)ns * H, &d_el));
     HALO_CHECK(ws_floats(ops, ctx, (size_t)ns * HF, &dz));
-    HALO_CHECK(ops->gat_edge_backward(ctx, nd, st->indptr, st->indices, H, F, st->z, st->el,
-                                      st->er, HALO_GAT_SLOPE, st->alpha, dy, d_raw, d_er));
+    HALO_CHECK(ops->gat_edge_backward(ctx, nd, st->indptr, st->indices, H, F, st->z, st->el, st->er,
+                                      HALO_GAT_SLOPE, st->alpha, dy, d_raw, d_er));
     HALO_CHECK(ops->gat_src_backward(ctx, nd, ns, b->num_edges, st->indptr, st->indices, H, F,
                                      st->alpha, dy, d_raw, d_er, w + halo_gat_al_at(s),
                                      w + halo_gat_ar_at(s), dz, d_el));

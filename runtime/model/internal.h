@@ -111,8 +111,8 @@ static inline halo_gat_shape halo_model_gat_shape(const halo_model *m, int l)
 {
     bool last = l == m->cfg.layers - 1;
     int heads = last ? m->cfg.out_heads : m->cfg.heads;
-    halo_gat_shape s = {.in = m->dims[l], .heads = heads,
-                        .fdim = last ? m->dims[l + 1] : m->dims[l + 1] / heads};
+    halo_gat_shape s = {
+        .in = m->dims[l], .heads = heads, .fdim = last ? m->dims[l + 1] : m->dims[l + 1] / heads};
     return s;
 }
 

@@ -242,7 +242,7 @@ static int check_config(const halo_model_config *c)
         if (c->kind == HALO_MODEL_GAT) {
             mats = 1;
             dout *= l == c->layers - 1 ? c->out_heads : 1; /* before the heads' mean */
-            count += 2 * dout;                              /* a_l and a_r */
+            count += 2 * dout;                             /* a_l and a_r */
         }
         count += mats * din * dout + dout;
     }

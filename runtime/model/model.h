@@ -1,6 +1,7 @@
 /* GraphSAGE (mean aggregator, as DGL's SAGEConv), RGCN (per-relation means, as DGL's
- * RelGraphConv) or GAT (multi-head attention, as DGL's GATConv) over sampled blocks: forward, softmax cross-entropy, backward, Adam; one model on a
- * CPU (OpenBLAS) or GPU (CUDA + cuBLAS) back end. */
+ * RelGraphConv) or GAT (multi-head attention, as DGL's GATConv) over sampled blocks: forward,
+ * softmax cross-entropy, backward, Adam; one model on a CPU (OpenBLAS) or GPU (CUDA + cuBLAS) back
+ * end. */
 #ifndef HALO_MODEL_H
 #define HALO_MODEL_H
 

@@ -1,6 +1,6 @@
 /* The model's passes over a mini-batch: the layers' forward and backward (GraphSAGE here, RGCN
- * in rgcn.c, GAT in gat.c), loss and predictions, a training pass (host arrays or a stage's device copies),
- * inference, one layer by itself. */
+ * in rgcn.c, GAT in gat.c), loss and predictions, a training pass (host arrays or a stage's device
+ * copies), inference, one layer by itself. */
 #include "model/model.h"
 #include "model/internal.h"
 
@@ -41,8 +41,8 @@ static int gat_mean_to_dev(halo_model *m, int l, const halo_block *b, const int6
     const void *p;
     HALO_CHECK(m->ops->to_dev(m->ctx, m->hmean_ptr, (size_t)(rows + 1) * sizeof(int64_t), &p));
     *ptr = p;
-    HALO_CHECK(m->ops->to_dev(m->ctx, m->hmean_idx, (size_t)(rows > 0 ? rows * H : 1) *
-                                                        sizeof(int32_t), &p));
+    HALO_CHECK(m->ops->to_dev(m->ctx, m->hmean_idx,
+                              (size_t)(rows > 0 ? rows * H : 1) * sizeof(int32_t), &p));
     *idx = p;
     return 0;
 }

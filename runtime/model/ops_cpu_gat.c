@@ -10,26 +10,26 @@
 
 /* The arguments of every GAT task (each operation reads the fields it needs). */
 typedef struct gat_args {
-    int64_t rows;          /* rows of the output the tasks split */
-    int64_t per;           /* rows per task */
-    int H, F;              /* heads and floats per head */
-    const int64_t *indptr; /* CSR over the rows (destinations, or sources when transposed) */
-    const int32_t *idx;    /* forward: the edges' sources; transposed: their destinations */
-    const int64_t *eid;    /* transposed: the edge number of each entry */
-    const float *z;        /* [num_src x H*F] transformed rows */
-    const float *el, *er;  /* [num_src x H], [num_dst x H] scores */
-    float slope;           /* LeakyReLU slope */
-    float *alpha;          /* [edges x H] attention */
-    const float *a;        /* score vector [H*F] (gat_score) */
-    float *s;              /* scores out [rows x H] (gat_score) */
-    float *out;            /* [rows x H*F] aggregated rows (forward) or dz (backward) */
-    const float *d_out;    /* [num_dst x H*F] gradient of the aggregated rows */
-    float *d_raw;          /* [edges x H] gradient of the raw scores */
-    float *d_er;           /* [num_dst x H] gradient of er */
-    float *d_el;           /* [num_src x H] gradient of el (written by the source pass) */
+    int64_t rows;           /* rows of the output the tasks split */
+    int64_t per;            /* rows per task */
+    int H, F;               /* heads and floats per head */
+    const int64_t *indptr;  /* CSR over the rows (destinations, or sources when transposed) */
+    const int32_t *idx;     /* forward: the edges' sources; transposed: their destinations */
+    const int64_t *eid;     /* transposed: the edge number of each entry */
+    const float *z;         /* [num_src x H*F] transformed rows */
+    const float *el, *er;   /* [num_src x H], [num_dst x H] scores */
+    float slope;            /* LeakyReLU slope */
+    float *alpha;           /* [edges x H] attention */
+    const float *a;         /* score vector [H*F] (gat_score) */
+    float *s;               /* scores out [rows x H] (gat_score) */
+    float *out;             /* [rows x H*F] aggregated rows (forward) or dz (backward) */
+    const float *d_out;     /* [num_dst x H*F] gradient of the aggregated rows */
+    float *d_raw;           /* [edges x H] gradient of the raw scores */
+    float *d_er;            /* [num_dst x H] gradient of er */
+    float *d_el;            /* [num_src x H] gradient of el (written by the source pass) */
     const float *a_l, *a_r; /* the layer's score vectors (source pass) */
-    int32_t num_dst;       /* destinations (source pass: rows below it also get the er term) */
-    float *partial;        /* score backward: [chunks x H*F] partial sums */
+    int32_t num_dst;        /* destinations (source pass: rows below it also get the er term) */
+    float *partial;         /* score backward: [chunks x H*F] partial sums */
 } gat_args;
 
 /* Task range [r0, r1) of task t. */
@@ -148,7 +148,8 @@ CPU_HOT static void aggregate_task(void *arg, int64_t t)
 /* Rows per task of a per-destination pass: about 32K floats touched per task. */
 static int64_t edge_rows_per_task(int64_t rows, int64_t edges, int width)
 {
-    double per_row = ((double)edges / (double)(rows > 0 ? rows : 1) + 1.0) * (width > 0 ? width : 1);
+    double per_row =
+        ((double)edges / (double)(rows > 0 ? rows : 1) + 1.0) * (width > 0 ? width : 1);
     int64_t r = (int64_t)(32768.0 / per_row);
     return r > 0 ? r : 1;
 }
@@ -169,8 +170,17 @@ int halo_ops_cpu_gat_aggregate(halo_ops_ctx *ctx, int32_t num_dst, const int64_t
                                float *out)
 {
     HALO_CHECK(check_heads(heads));
-    gat_args g = {.rows = num_dst, .H = heads, .F = fdim, .indptr = indptr, .idx = indices,
-                  .z = z, .el = el, .er = er, .slope = slope, .alpha = alpha, .out = out};
+    gat_args g = {.rows = num_dst,
+                  .H = heads,
+                  .F = fdim,
+                  .indptr = indptr,
+                  .idx = indices,
+                  .z = z,
+                  .el = el,
+                  .er = er,
+                  .slope = slope,
+                  .alpha = alpha,
+                  .out = out};
     g.per = edge_rows_per_task(num_dst, indptr[num_dst], heads * fdim);
     halo_ops_cpu_pool_run(&ctx->pool, halo_ops_cpu_ntasks(num_dst, g.per), aggregate_task, &g);
     return 0;
@@ -227,12 +237,21 @@ int halo_ops_cpu_gat_edge_backward(halo_ops_ctx *ctx, int32_t num_dst, const int
                                    float *d_er)
 {
     HALO_CHECK(check_heads(heads));
-    gat_args g = {.rows = num_dst, .H = heads, .F = fdim, .indptr = indptr, .idx = indices,
-                  .z = z, .el = el, .er = er, .slope = slope, .alpha = (float *)alpha,
-                  .d_out = d_out, .d_raw = d_raw, .d_er = d_er};
+    gat_args g = {.rows = num_dst,
+                  .H = heads,
+                  .F = fdim,
+                  .indptr = indptr,
+                  .idx = indices,
+                  .z = z,
+                  .el = el,
+                  .er = er,
+                  .slope = slope,
+                  .alpha = (float *)alpha,
+                  .d_out = d_out,
+                  .d_raw = d_raw,
+                  .d_er = d_er};
     g.per = edge_rows_per_task(num_dst, indptr[num_dst], heads * fdim);
-    halo_ops_cpu_pool_run(&ctx->pool, halo_ops_cpu_ntasks(num_dst, g.per), edge_backward_task,
-                          &g);
+    halo_ops_cpu_pool_run(&ctx->pool, halo_ops_cpu_ntasks(num_dst, g.per), edge_backward_task, &g);
     return 0;
 }
 
@@ -321,18 +340,29 @@ static int transpose(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src, int64_
 }
 
 int halo_ops_cpu_gat_src_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
-                                  int64_t num_edges, const int64_t *indptr,
-                                  const int32_t *indices, int heads, int fdim, const float *alpha,
-                                  const float *d_out, const float *d_raw, const float *d_er,
-                                  const float *a_l, const float *a_r, float *dz, float *d_el)
+                                  int64_t num_edges, const int64_t *indptr, const int32_t *indices,
+                                  int heads, int fdim, const float *alpha, const float *d_out,
+                                  const float *d_raw, const float *d_er, const float *a_l,
+                                  const float *a_r, float *dz, float *d_el)
 {
     HALO_CHECK(check_heads(heads));
     int64_t *tptr = NULL, *teid = NULL;
     int32_t *tdst = NULL;
     HALO_CHECK(transpose(ctx, num_dst, num_src, num_edges, indptr, indices, &tptr, &tdst, &teid));
-    gat_args g = {.rows = num_src, .H = heads, .F = fdim, .indptr = tptr, .idx = tdst,
-                  .eid = teid, .alpha = (float *)alpha, .d_out = d_out, .d_raw = (float *)d_raw,
-                  .d_er = (float *)d_er, .a_l = a_l, .a_r = a_r, .out = dz, .d_el = d_el,
+    gat_args g = {.rows = num_src,
+                  .H = heads,
+                  .F = fdim,
+                  .indptr = tptr,
+                  .idx = tdst,
+                  .eid = teid,
+                  .alpha = (float *)alpha,
+                  .d_out = d_out,
+                  .d_raw = (float *)d_raw,
+                  .d_er = (float *)d_er,
+                  .a_l = a_l,
+                  .a_r = a_r,
+                  .out = dz,
+                  .d_el = d_el,
                   .num_dst = num_dst};
     g.per = edge_rows_per_task(num_src, num_edges, heads * fdim);
     halo_ops_cpu_pool_run(&ctx->pool, halo_ops_cpu_ntasks(num_src, g.per), src_backward_task, &g);
@@ -369,8 +399,13 @@ int halo_ops_cpu_gat_score_backward(halo_ops_ctx *ctx, int64_t rows, int heads, 
         return 0;
     }
     float *partial = halo_ops_cpu_scratch(ctx, (size_t)chunks * HF * sizeof(float));
-    gat_args g = {.rows = rows, .per = CPU_SUM_ROWS, .H = heads, .F = fdim, .z = z,
-                  .s = (float *)d_s, .partial = partial};
+    gat_args g = {.rows = rows,
+                  .per = CPU_SUM_ROWS,
+                  .H = heads,
+                  .F = fdim,
+                  .z = z,
+                  .s = (float *)d_s,
+                  .partial = partial};
     halo_ops_cpu_pool_run(&ctx->pool, chunks, score_backward_task, &g);
     halo_ops_cpu_colsum_reduce(partial, chunks, HF, d_a);
     return 0;

@@ -336,8 +336,8 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
         rw->copy = 0;
         rw->adam = fc * params * ADAM_BYTES / p->adam_bw;
     }
-    rw->fb = c->o.heads > 0 ? halo_sim_cost_fb_s_gat(p, a, c->o.in_dim, c->o.hidden,
-                                                     c->o.classes, c->o.heads, c->o.out_heads)
+    rw->fb = c->o.heads > 0 ? halo_sim_cost_fb_s_gat(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
+                                                     c->o.heads, c->o.out_heads)
                             : halo_sim_cost_fb_s(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
                                                  c->o.relations, c->o.bases);
     /* sparse Adam over the rows it owns that the step touched (its own and the ones it

@@ -480,9 +480,9 @@ static int sim_epoch_begin(sim *S, int ep, int64_t step, halo_sim_result *res, i
             .in_dim = S->info->feat_dim,
             .hidden = o->hidden,
             .classes = S->info->classes,
-            .grad_floats = sim_grad_floats(S->r[0].fan.layers, S->info->feat_dim, o->hidden,
-                                           S->info->classes, S->relations, o->bases, o->heads,
-                                           o->out_heads),
+            .grad_floats =
+                sim_grad_floats(S->r[0].fan.layers, S->info->feat_dim, o->hidden, S->info->classes,
+                                S->relations, o->bases, o->heads, o->out_heads),
             .relations = S->relations,
             .bases = o->bases,
             .heads = o->heads,

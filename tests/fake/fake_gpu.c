@@ -343,8 +343,7 @@ static int f_gat_score(halo_ops_ctx *ctx, int64_t rows, int heads, int fdim, con
 
 static int f_gat_aggregate(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
                            const int32_t *indices, int heads, int fdim, const float *z,
-                           const float *el, const float *er, float slope, float *alpha,
-                           float *out)
+                           const float *el, const float *er, float slope, float *alpha, float *out)
 {
     HALO_CHECK(queue_op("gat_aggregate"));
     return CPU->gat_aggregate(INNER(ctx), num_dst, indptr, indices, heads, fdim, z, el, er, slope,

@@ -3,9 +3,9 @@
  * independent double-precision implementation of DGL's GATConv (heads, LeakyReLU 0.2, softmax
  * per destination and head, destinations without sampled edges, dropout), inference and
  * layer-wise inference against it, bit-identical results across thread counts, init keyed by
- * seed, and bad configurations. `test_gat --dump DIR [OUT_HEADS]` writes a fixed 2-layer mini-batch, the
- * parameters and halo's loss, logits and gradients on it for python/gat_reference.py's op check
- * (tests/e2e/gat.sh). */
+ * seed, and bad configurations. `test_gat --dump DIR [OUT_HEADS]` writes a fixed 2-layer
+ * mini-batch, the parameters and halo's loss, logits and gradients on it for
+ * python/gat_reference.py's op check (tests/e2e/gat.sh). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,9 +143,9 @@ static double ref_loss(const ref_gat *rm, const double *param, const halo_miniba
         if (l < rm->layers - 1) {
             for (int32_t i = 0; i < b->num_dst; i++) {
                 for (int j = 0; j < out; j++) {
-                    y[(size_t)i * out + j] = test_ref_relu_dropout(
-                        y[(size_t)i * out + j], rm->seed, rm->step, l, b->src_gid[i], j,
-                        rm->dropout);
+                    y[(size_t)i * out + j] =
+                        test_ref_relu_dropout(y[(size_t)i * out + j], rm->seed, rm->step, l,
+                                              b->src_gid[i], j, rm->dropout);
                 }
             }
         }
@@ -400,8 +400,7 @@ static void gat_step_is_bitwise_identical_across_thread_counts(void **state)
         halo_model_params(m, &n);
         float *dx = HALO_ALLOC(float, (size_t)nodes[0] * in);
         halo_model_stats st;
-        assert_int_equal(halo_model_train_forward_backward_dx(m, &tb.mb, feat, lab, 3, &st, dx),
-                         0);
+        assert_int_equal(halo_model_train_forward_backward_dx(m, &tb.mb, feat, lab, 3, &st, dx), 0);
         assert_int_equal(halo_model_adam_step(m, 1.0f), 0);
         float *g = halo_model_grads(m, NULL), *p = halo_model_params(m, NULL);
         if (threads == 1) {
@@ -579,14 +578,14 @@ static int dump(const char *dir, int out_heads)
         rc = halo_model_train_forward_backward_dx(m, &tb.mb, feat, lab, 1, &st, dx);
     }
     char meta[1024];
-    int len = snprintf(meta, sizeof meta,
-                       "{\"layers\": 2, \"in\": %d, \"hidden\": %d, \"heads\": %d, "
-                       "\"out_heads\": %d, \"classes\": %d, \"nodes\": [%d, %d, %d], \"edges\": [%lld, %lld], "
-                       "\"offsets\": [%zu, %zu], \"params\": %zu, \"loss\": %.9g}\n",
-                       in, hidden, heads, out_heads, classes, nodes[0], nodes[1], nodes[2],
-                       (long long)tb.mb.blocks[0].num_edges, (long long)tb.mb.blocks[1].num_edges,
-                       halo_model_param_offset(m, 0), halo_model_param_offset(m, 1), n,
-                       (double)st.loss);
+    int len = snprintf(
+        meta, sizeof meta,
+        "{\"layers\": 2, \"in\": %d, \"hidden\": %d, \"heads\": %d, "
+        "\"out_heads\": %d, \"classes\": %d, \"nodes\": [%d, %d, %d], \"edges\": [%lld, %lld], "
+        "\"offsets\": [%zu, %zu], \"params\": %zu, \"loss\": %.9g}\n",
+        in, hidden, heads, out_heads, classes, nodes[0], nodes[1], nodes[2],
+        (long long)tb.mb.blocks[0].num_edges, (long long)tb.mb.blocks[1].num_edges,
+        halo_model_param_offset(m, 0), halo_model_param_offset(m, 1), n, (double)st.loss);
     for (int l = 0; rc == 0 && l < 2; l++) {
         const halo_block *b = &tb.mb.blocks[l];
         char name[64];

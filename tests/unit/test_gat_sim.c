@@ -15,13 +15,13 @@
 #include <string.h>
 
 /* |got - want| within 1e-9 of want. */
-#define assert_close(got, want)                                                              \
-    do {                                                                                     \
-        double g_ = (got), w_ = (want);                                                      \
-        if (!(fabs(g_ - w_) <= 1e-9 * fabs(w_))) {                                           \
-            print_message("# %s = %.12g, expected %.12g\n", #got, g_, w_);                  \
-            fail();                                                                          \
-        }                                                                                    \
+#define assert_close(got, want)                                                                    \
+    do {                                                                                           \
+        double g_ = (got), w_ = (want);                                                            \
+        if (!(fabs(g_ - w_) <= 1e-9 * fabs(w_))) {                                                 \
+            print_message("# %s = %.12g, expected %.12g\n", #got, g_, w_);                         \
+            fail();                                                                                \
+        }                                                                                          \
     } while (0)
 
 /* A profile with round constants: 1 GFLOP/s for every GEMM shape, 1 GB/s aggregation, no
@@ -70,8 +70,7 @@ static void gat_output_layer_costs_by_hand(void **state)
     assert_close(halo_sim_cost_fb_s_gat(&p, &w, 8, 16, 4, 4, 2), 102.4e-6 + 96e-6 + 27.2e-6);
     /* the fit factor scales the whole */
     p.fit_compute = 2;
-    assert_close(halo_sim_cost_fb_s_gat(&p, &w, 8, 16, 4, 4, 2),
-                 2 * (102.4e-6 + 96e-6 + 27.2e-6));
+    assert_close(halo_sim_cost_fb_s_gat(&p, &w, 8, 16, 4, 4, 2), 2 * (102.4e-6 + 96e-6 + 27.2e-6));
 }
 
 /* Two layers: the hidden layer is heads x hidden wide and the layer above computes dX. */

@@ -250,8 +250,8 @@ static void rgcn_gpu_matches_cpu(void **state)
     }
 }
 
-/* GAT (4 heads of 12, 2 output heads, dropout): loss, gradients, the input gradient and inference agree between
- * the back ends on the fixture's blocks. */
+/* GAT (4 heads of 12, 2 output heads, dropout): loss, gradients, the input gradient and inference
+ * agree between the back ends on the fixture's blocks. */
 static void gat_gpu_matches_cpu(void **state)
 {
     fixture *f = *state;
