@@ -31,9 +31,14 @@ import math
 import os
 import sys
 
-import numpy as np
-import torch
-import torch.nn.functional as fn
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as fn
+except ImportError as _e:  # one line, not a traceback (Debian: apt-get install python3-torch)
+    print(f"halo: error: gat_reference.py: needs numpy and torch ({_e}); on Debian: "
+          "apt-get install python3-torch", file=sys.stderr)
+    sys.exit(2)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import halo_io  # noqa: E402
