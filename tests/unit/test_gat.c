@@ -572,7 +572,7 @@ static int dump(const char *dir, int out_heads)
     float *p0 = HALO_ALLOC(float, n), *dx = HALO_ALLOC(float, nfeat);
     memcpy(p0, p, n * sizeof(float));
     float *logits = HALO_ALLOC(float, (size_t)nodes[2] * classes);
-    halo_model_stats st;
+    halo_model_stats st = {0};
     int rc = halo_model_infer(m, &tb.mb, feat, NULL, logits, NULL, NULL);
     if (rc == 0) {
         rc = halo_model_train_forward_backward_dx(m, &tb.mb, feat, lab, 1, &st, dx);
