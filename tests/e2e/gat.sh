@@ -126,6 +126,11 @@ check_fails "a run with other output heads does not resume it" "another configur
 check_fails "a sage run does not resume it" "another configuration" \
     run2 --model sage --epochs 3 --checkpoint "$T/ck" --resume
 check "the same gat resumes it" run2 --model gat --heads 2 --epochs 3 --checkpoint "$T/ck" --resume
+cp "$T/out" "$T/resumed.out"
+check "gat for 3 epochs at once" run2 --model gat --heads 2 --epochs 3
+if [ "$(grep -o 'params [0-9a-f]*' "$T/out")" = "$(grep -o 'params [0-9a-f]*' "$T/resumed.out")" ]
+then ok "the resumed run ends with the uninterrupted run's weights"
+else not_ok "the resumed run ends with the uninterrupted run's weights"; fi
 check_fails "--heads 0" "--heads: must be in 1..256, got 0" run2 --model gat --heads 0
 if [ "$(grep -c '^halo.*: error: ' "$T/err")" -eq 1 ]; then ok "... said once for both ranks"
 else not_ok "... said once for both ranks"; sed 's/^/# /' "$T/err" | head -5; fi
