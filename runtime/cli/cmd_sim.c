@@ -236,7 +236,9 @@ typedef struct sim_cli {
     const char *netem;         /* --netem */
     const char *batching;      /* --batching local|global */
     const char *against;       /* --against measured metrics */
-    const char *model;         /* --model sage|rgcn */
+    const char *model;         /* --model sage|rgcn|gat */
+    int heads;                 /* --heads (GAT) */
+    int out_heads;             /* --out-heads (GAT) */
     const char *batch;         /* --batch, NULL: the model's default */
     const char *hidden;        /* --hidden, NULL: the model's default */
     int64_t seed;              /* --seed */
@@ -271,9 +273,14 @@ static void sim_flags(sim_cli *c, halo_opt opts[SIM_NOPTS])
         {"fanouts", 'f', HALO_OPT_STRING, &c->fanouts, "LIST",
          "fanouts, input layer first (overrides the policy's fanout hook)"},
         {"hidden", 0, HALO_OPT_STRING, &c->hidden, "H",
-         "hidden width (compute model; default 16, 64 with --model rgcn)"},
-        {"model", 0, HALO_OPT_STRING, &c->model, "sage|rgcn",
+         "hidden width (compute model; default 16, 64 with --model rgcn, 8 per head with --model "
+         "gat)"},
+        {"model", 0, HALO_OPT_STRING, &c->model, "sage|rgcn|gat",
          "the model of the compute model and of the defaults of --batch and --hidden"},
+        {"heads", 0, HALO_OPT_INT, &c->heads, "H",
+         "GAT: attention heads of each hidden layer (as halo train)"},
+        {"out-heads", 0, HALO_OPT_INT, &c->out_heads, "H",
+         "GAT: attention heads of the output layer (as halo train)"},
         {"bases", 0, HALO_OPT_INT, &c->o.bases, "B", "RGCN basis matrices (0: one per relation)"},
         {"seed", 's', HALO_OPT_I64, &c->seed, "S", "seed of every random choice"},
         {"depth", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &c->o.depth, "N",
@@ -300,9 +307,17 @@ static int sim_model(sim_cli *c)
 {
     int kind;
     if (halo_model_kind_parse(c->model, &kind) < 0) {
-        return halo_errorf(HALO_EUSAGE, "--model: \"%s\" (want sage or rgcn)", c->model);
+        return halo_errorf(HALO_EUSAGE, "--model: \"%s\" (want sage, rgcn or gat)", c->model);
     }
     c->o.rgcn = kind == HALO_MODEL_RGCN;
+    if (c->heads < 1 || c->heads > 256) {
+        return halo_errorf(HALO_EUSAGE, "--heads: must be in 1..256, got %d", c->heads);
+    }
+    if (c->out_heads < 1 || c->out_heads > 256) {
+        return halo_errorf(HALO_EUSAGE, "--out-heads: must be in 1..256, got %d", c->out_heads);
+    }
+    c->o.heads = kind == HALO_MODEL_GAT ? c->heads : 0;
+    c->o.out_heads = c->out_heads;
     halo_model_run_defaults(kind, &c->o.hidden, NULL, &c->o.batch);
     int64_t hidden = c->o.hidden;
     if ((c->batch != NULL && halo_parse_i64(c->batch, "--batch", &c->o.batch) < 0) ||
@@ -435,12 +450,14 @@ int halo_cmd_sim(int argc, char **argv)
     halo_sim_opts_default(&c.o);
     c.batching = "local";
     c.model = "sage";
+    c.heads = 4;
+    c.out_heads = 1;
     c.seed = (int64_t)c.o.seed;
     halo_opt opts[SIM_NOPTS];
     sim_flags(&c, opts);
     const halo_cmd_help help = {
         "halo sim PDIR [--cluster F] [--machines M] [--policy F] [--set k=v] [--epochs E] "
-        "[--batch B] [--fanouts L] [--model sage|rgcn] [--depth K] [--netem SPEC] "
+        "[--batch B] [--fanouts L] [--model sage|rgcn|gat] [--depth K] [--netem SPEC] "
         "[--metrics FILE.jsonl] [--timeline FILE] [--against measured.jsonl]",
         "Simulates `mpirun -np P halo train PDIR` (P = parts) in one process: every rank runs\n"
         "through the runtime's own epoch order, sampler, cache and policy hooks, so the counts\n"

@@ -27,7 +27,7 @@ typedef struct train_cli {
     const char *checkpoint;   /* --checkpoint */
     const char *netem;        /* --netem */
     const char *batching;     /* --batching local|global */
-    const char *model;        /* --model sage|rgcn */
+    const char *model;        /* --model sage|rgcn|gat */
     const char *embed_optim;  /* --embed-optimizer */
     const char *timeline;     /* --timeline */
     const char *batch;        /* --batch, NULL: the model's default */
@@ -61,17 +61,22 @@ static void train_flags(train_cli *c, halo_opt opts[TRAIN_NOPTS])
         {"fanouts", 'f', HALO_OPT_STRING, &c->fanouts, "LIST",
          "fanouts, input layer first (overrides the policy's fanout hook); on a typed partition "
          "also per relation, 'cites=10,*=5;*=10' (docs/hetero.md)"},
-        {"model", 0, HALO_OPT_STRING, &c->model, "sage|rgcn",
-         "GraphSAGE (mean), or RGCN: a weight per relation, mean per relation (docs/rgcn.md)"},
+        {"model", 0, HALO_OPT_STRING, &c->model, "sage|rgcn|gat",
+         "GraphSAGE (mean), RGCN: a weight per relation, mean per relation (docs/rgcn.md), or "
+         "GAT: attention over the sampled neighbours, as DGL's GATConv (docs/model.md)"},
+        {"heads", 0, HALO_OPT_INT, &c->o.heads, "H",
+         "GAT: attention heads of each hidden layer, concatenated"},
+        {"out-heads", 0, HALO_OPT_INT, &c->o.out_heads, "H",
+         "GAT: attention heads of the output layer, averaged"},
         {"bases", 0, HALO_OPT_INT, &c->o.bases, "B",
          "RGCN: relations share B basis matrices (0: one weight per relation)"},
         {"embed-optimizer", 0, HALO_OPT_STRING, &c->embed_optim, "adam|adagrad",
          "sparse optimiser of the learnable rows of featureless node types (docs/hetero.md)"},
         {"embed-lr", 0, HALO_OPT_DOUBLE, &c->o.embed_lr, "X", "their learning rate"},
         {"hidden", 0, HALO_OPT_STRING, &c->hidden, "H",
-         "hidden width (default 16; 64 with --model rgcn)"},
+         "hidden width (default 16; 64 with --model rgcn; with --model gat per head, default 8)"},
         {"lr", 0, HALO_OPT_STRING, &c->lr, "X",
-         "Adam learning rate (default 0.003; 0.01 with --model rgcn)"},
+         "Adam learning rate (default 0.003; 0.01 with --model rgcn, 0.005 with --model gat)"},
         {"dropout", 0, HALO_OPT_DOUBLE, &c->o.dropout, "P", "dropout probability"},
         {"weight-decay", 0, HALO_OPT_DOUBLE, &c->o.weight_decay, "X", "Adam L2 coefficient"},
         {"seed", 's', HALO_OPT_I64, &c->seed, "S", "seed of every random choice"},
@@ -210,7 +215,9 @@ int halo_cmd_train(int argc, char **argv)
         "step, so every rank holds the same weights. Rank 0 prints a row per epoch (loss, train\n"
         "and validation accuracy, time and stage breakdown) and the final test accuracy.\n"
         "Same configuration and ranks: the same losses, bit for bit on the CPU. --model rgcn\n"
-        "trains an RGCN (a weight per relation) instead.",
+        "trains an RGCN (a weight per relation) instead, --model gat a GAT (DGL's GATConv:\n"
+        "--heads heads of attention per hidden layer, concatenated, then ReLU; --out-heads\n"
+        "heads on the output layer, averaged; --hidden is per head).",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos;

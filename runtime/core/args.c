@@ -73,6 +73,7 @@ static const struct {
     {"num-bases", "bases"},     {"n-epochs", "epochs"},       {"n-hidden", "hidden"},
     {"max-batches", "batches"}, {"batches", "max-batches"},   {"trainers-per-part", "trainers"},
     {"trainers-per-machine", "trainers"},
+    {"num-heads", "heads"},     {"num-out-heads", "out-heads"}, /* DGL's GAT example */
     {NULL, NULL},
 };
 

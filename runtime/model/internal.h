@@ -5,6 +5,7 @@
 
 #include "model/model.h"
 #include "model/ops.h"
+#include "model/gat.h"
 #include "model/rgcn.h"
 
 #include <stdbool.h>
@@ -47,6 +48,9 @@ struct halo_model {
     int32_t *vidx[HALO_MAX_LAYERS];  /* its sources */
     int64_t vptr_cap[HALO_MAX_LAYERS], vidx_cap[HALO_MAX_LAYERS]; /* their capacities */
     int64_t *rcnt;                 /* RGCN: [relations] scratch of the relation CSR */
+    int64_t *hmean_ptr;            /* GAT: CSR of the output heads' mean, row i = i*H (grows) */
+    int32_t *hmean_idx;            /* its sources 0, 1, ... */
+    int64_t hmean_cap;             /* rows (destinations x heads) the two cover */
 };
 
 /* What the forward pass keeps of a layer for the backward pass (device pointers). */
@@ -58,6 +62,7 @@ typedef struct layer_state {
     const int64_t *indptr;  /* block CSR on the device */
     const int32_t *indices; /* block sources on the device */
     halo_rgcn_state rgcn;   /* RGCN layers: what the backward pass needs */
+    halo_gat_state gat;     /* GAT layers: what the backward pass needs */
 } layer_state;
 
 /* A mini-batch already on the device (a stage's copies): what model_forward and model_loss
@@ -97,6 +102,17 @@ static inline halo_rgcn_shape halo_model_rgcn_shape(const halo_model *m, int l)
 {
     halo_rgcn_shape s = {.in = m->dims[l], .out = m->dims[l + 1], .R = m->cfg.relations,
                          .B = m->cfg.bases};
+    return s;
+}
+
+/* Shape of GAT layer l: cfg.heads heads of hidden floats on a hidden layer, cfg.out_heads of
+ * classes (averaged) on the output layer. */
+static inline halo_gat_shape halo_model_gat_shape(const halo_model *m, int l)
+{
+    bool last = l == m->cfg.layers - 1;
+    int heads = last ? m->cfg.out_heads : m->cfg.heads;
+    halo_gat_shape s = {
+        .in = m->dims[l], .heads = heads, .fdim = last ? m->dims[l + 1] : m->dims[l + 1] / heads};
     return s;
 }
 

@@ -10,6 +10,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "model/ops.h"
+#include "model/gat.h"
 #include "model/rgcn.h"
 
 #include <math.h>
@@ -45,6 +46,8 @@ void halo_model_config_default(halo_model_config *cfg)
     cfg->kind = HALO_MODEL_SAGE;
     cfg->relations = 1;
     cfg->bases = 0;
+    cfg->heads = 4;
+    cfg->out_heads = 1;
 }
 
 int halo_model_kind_parse(const char *name, int *kind)
@@ -53,8 +56,10 @@ int halo_model_kind_parse(const char *name, int *kind)
         *kind = HALO_MODEL_SAGE;
     } else if (name != NULL && strcmp(name, "rgcn") == 0) {
         *kind = HALO_MODEL_RGCN;
+    } else if (name != NULL && strcmp(name, "gat") == 0) {
+        *kind = HALO_MODEL_GAT;
     } else {
-        return halo_errorf(HALO_EUSAGE, "--model: expected sage or rgcn, got '%s'",
+        return halo_errorf(HALO_EUSAGE, "--model: expected sage, rgcn or gat, got '%s'",
                            name != NULL ? name : "");
     }
     return 0;
@@ -62,12 +67,12 @@ int halo_model_kind_parse(const char *name, int *kind)
 
 void halo_model_run_defaults(int kind, int *hidden, double *lr, int64_t *batch)
 {
-    bool rgcn = kind == HALO_MODEL_RGCN;
+    bool rgcn = kind == HALO_MODEL_RGCN, gat = kind == HALO_MODEL_GAT;
     if (hidden != NULL) {
-        *hidden = rgcn ? 64 : 16;
+        *hidden = rgcn ? 64 : gat ? 8 : 16;
     }
     if (lr != NULL) {
-        *lr = rgcn ? 0.01 : 0.003;
+        *lr = rgcn ? 0.01 : gat ? 0.005 : 0.003;
     }
     if (batch != NULL) {
         *batch = rgcn ? 500 : 2000;
@@ -76,7 +81,10 @@ void halo_model_run_defaults(int kind, int *hidden, double *lr, int64_t *batch)
 
 const char *halo_model_kind_name(int kind)
 {
-    return kind == HALO_MODEL_SAGE ? "sage" : kind == HALO_MODEL_RGCN ? "rgcn" : "?";
+    return kind == HALO_MODEL_SAGE   ? "sage"
+           : kind == HALO_MODEL_RGCN ? "rgcn"
+           : kind == HALO_MODEL_GAT  ? "gat"
+                                     : "?";
 }
 
 /* ---------------------------------------------------------------- devices */
@@ -190,7 +198,7 @@ static int check_config(const halo_model_config *c)
     if (c->path < HALO_MODEL_PATH_AUTO || c->path > HALO_MODEL_PATH_LIN_FIRST) {
         return halo_errorf(HALO_EUSAGE, "model: unknown layer path %d", c->path);
     }
-    if (c->kind != HALO_MODEL_SAGE && c->kind != HALO_MODEL_RGCN) {
+    if (c->kind != HALO_MODEL_SAGE && c->kind != HALO_MODEL_RGCN && c->kind != HALO_MODEL_GAT) {
         return halo_errorf(HALO_EUSAGE, "model: unknown model kind %d", c->kind);
     }
     if (c->kind == HALO_MODEL_RGCN) {
@@ -205,18 +213,36 @@ static int check_config(const halo_model_config *c)
                                c->relations, c->bases);
         }
     }
+    if (c->kind == HALO_MODEL_GAT && (c->heads < 1 || c->heads > 256)) {
+        return halo_errorf(HALO_EUSAGE, "model: gat heads must be in [1, 256], got %d", c->heads);
+    }
+    if (c->kind == HALO_MODEL_GAT && (c->out_heads < 1 || c->out_heads > 256)) {
+        return halo_errorf(HALO_EUSAGE, "model: gat output heads must be in [1, 256], got %d",
+                           c->out_heads);
+    }
     /* Parameters, gradients and both Adam moments (4 float arrays), estimated in double before
      * any allocation so a huge --hidden is refused here, naming it, instead of aborting inside
      * the allocator. GraphSAGE: W_self, W_neigh and a bias per layer; RGCN: a self-loop weight
-     * and one weight per relation (or per basis, plus the coefficients). */
+     * and one weight per relation (or per basis, plus the coefficients); GAT: W, a_l, a_r and
+     * a bias, hidden layers heads x hidden wide. */
     double count = 0;
+    double width = c->kind == HALO_MODEL_GAT ? (double)c->hidden * c->heads : c->hidden;
+    if (c->kind == HALO_MODEL_GAT && c->layers > 1 && width > INT32_MAX / 4) {
+        return halo_errorf(HALO_EUSAGE, "model: gat hidden width %d x %d heads is too large",
+                           c->hidden, c->heads);
+    }
     for (int l = 0; l < c->layers; l++) {
-        double din = l == 0 ? c->in_dim : c->hidden;
-        double dout = l == c->layers - 1 ? c->classes : c->hidden;
+        double din = l == 0 ? c->in_dim : width;
+        double dout = l == c->layers - 1 ? c->classes : width;
         double mats = 2;
         if (c->kind == HALO_MODEL_RGCN) {
             mats = 1 + (c->bases > 0 ? c->bases : c->relations);
             count += c->bases > 0 ? (double)c->relations * c->bases : 0;
+        }
+        if (c->kind == HALO_MODEL_GAT) {
+            mats = 1;
+            dout *= l == c->layers - 1 ? c->out_heads : 1; /* before the heads' mean */
+            count += 2 * dout;                             /* a_l and a_r */
         }
         count += mats * din * dout + dout;
     }
@@ -235,6 +261,11 @@ static void init_params(halo_model *m)
         if (m->cfg.kind == HALO_MODEL_RGCN) {
             halo_rgcn_shape s = halo_model_rgcn_shape(m, l);
             halo_rgcn_init(&s, m->cfg.seed, l, m->h_param + m->off[l]);
+            continue;
+        }
+        if (m->cfg.kind == HALO_MODEL_GAT) {
+            halo_gat_shape s = halo_model_gat_shape(m, l);
+            halo_gat_init(&s, m->cfg.seed, l, m->h_param + m->off[l]);
             continue;
         }
         int in = m->dims[l], out = m->dims[l + 1];
@@ -261,6 +292,10 @@ int halo_model_create(const halo_model_config *cfg, halo_model **out)
             return halo_errorf(HALO_ECUDA, "model: GPU support was not compiled in");
         }
     }
+    if (cfg->kind == HALO_MODEL_GAT && ops->gat_aggregate == NULL) {
+        return halo_errorf(HALO_EUSAGE, "--model gat: the %s back end has no GAT kernels",
+                           ops->name);
+    }
     halo_model *m = HALO_NEW(halo_model, 1);
     m->cfg = *cfg;
     if (m->cfg.threads <= 0) {
@@ -272,7 +307,7 @@ int halo_model_create(const halo_model_config *cfg, halo_model **out)
     int L = cfg->layers;
     m->dims[0] = cfg->in_dim;
     for (int l = 1; l < L; l++) {
-        m->dims[l] = cfg->hidden;
+        m->dims[l] = cfg->kind == HALO_MODEL_GAT ? cfg->hidden * cfg->heads : cfg->hidden;
     }
     m->dims[L] = cfg->classes;
     size_t off = 0;
@@ -281,6 +316,9 @@ int halo_model_create(const halo_model_config *cfg, halo_model **out)
         if (cfg->kind == HALO_MODEL_RGCN) {
             halo_rgcn_shape s = halo_model_rgcn_shape(m, l);
             off += halo_rgcn_floats(&s);
+        } else if (cfg->kind == HALO_MODEL_GAT) {
+            halo_gat_shape s = halo_model_gat_shape(m, l);
+            off += halo_gat_floats(&s);
         } else {
             off += 2 * (size_t)m->dims[l] * m->dims[l + 1] + (size_t)m->dims[l + 1];
         }
@@ -350,6 +388,8 @@ void halo_model_free(halo_model *m)
         halo_free(m->vidx[l]);
     }
     halo_free(m->rcnt);
+    halo_free(m->hmean_ptr);
+    halo_free(m->hmean_idx);
     halo_free(m);
 }
 
@@ -409,6 +449,10 @@ size_t halo_model_bias_offset(const halo_model *m, int layer)
     if (m->cfg.kind == HALO_MODEL_RGCN) {
         halo_rgcn_shape s = halo_model_rgcn_shape(m, layer);
         return m->off[layer] + halo_rgcn_bias_at(&s);
+    }
+    if (m->cfg.kind == HALO_MODEL_GAT) {
+        halo_gat_shape s = halo_model_gat_shape(m, layer);
+        return m->off[layer] + halo_gat_bias_at(&s);
     }
     return m->off[layer] + 2 * (size_t)m->dims[layer] * m->dims[layer + 1];
 }
@@ -613,6 +657,11 @@ double halo_model_step_flops(const halo_model *m, const halo_minibatch *mb)
         if (m->cfg.kind == HALO_MODEL_RGCN) {
             halo_rgcn_shape s = halo_model_rgcn_shape(m, l);
             flops += halo_rgcn_flops(&s, b, l > 0);
+            continue;
+        }
+        if (m->cfg.kind == HALO_MODEL_GAT) {
+            halo_gat_shape s = halo_model_gat_shape(m, l);
+            flops += halo_gat_flops(&s, (double)b->num_edges, b->num_dst, b->num_src, l > 0);
             continue;
         }
         double in = m->dims[l], out = m->dims[l + 1], e = (double)b->num_edges;

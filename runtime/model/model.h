@@ -1,6 +1,7 @@
-/* GraphSAGE (mean aggregator, as DGL's SAGEConv) or RGCN (per-relation means, as DGL's
- * RelGraphConv) over sampled blocks: forward, softmax cross-entropy, backward, Adam; one model on a
- * CPU (OpenBLAS) or GPU (CUDA + cuBLAS) back end. */
+/* GraphSAGE (mean aggregator, as DGL's SAGEConv), RGCN (per-relation means, as DGL's
+ * RelGraphConv) or GAT (multi-head attention, as DGL's GATConv) over sampled blocks: forward,
+ * softmax cross-entropy, backward, Adam; one model on a CPU (OpenBLAS) or GPU (CUDA + cuBLAS) back
+ * end. */
 #ifndef HALO_MODEL_H
 #define HALO_MODEL_H
 
@@ -26,6 +27,7 @@ enum {
 enum {
     HALO_MODEL_SAGE = 0, /* GraphSAGE, mean aggregator */
     HALO_MODEL_RGCN = 1, /* RGCN: a weight per relation (or a basis mix), mean per relation */
+    HALO_MODEL_GAT = 2,  /* GAT: multi-head attention over the sampled in-edges (model/gat.h) */
 };
 
 /* Everything that defines a model and its optimiser. halo_model_config_default fills in the
@@ -33,7 +35,8 @@ enum {
 typedef struct halo_model_config {
     int layers;          /* L >= 1 (default 2) */
     int in_dim;          /* input feature width (required) */
-    int hidden;          /* width of every hidden layer (default 16) */
+    int hidden;          /* width of every hidden layer (default 16); GAT: per head, so a
+                            hidden layer is heads x hidden wide */
     int classes;         /* output width (required) */
     float dropout;       /* drop probability between layers, in [0, 1) (default 0.5) */
     float lr;            /* Adam learning rate (default 0.003) */
@@ -50,6 +53,8 @@ typedef struct halo_model_config {
     int relations;       /* RGCN: number of relations R >= 1 (edge types; default 1) */
     int bases;           /* RGCN: basis matrices B in [1, R] shared by the relations, 0: one
                             weight per relation (default 0) */
+    int heads;           /* GAT: attention heads of each hidden layer (default 4) */
+    int out_heads;       /* GAT: heads of the output layer, averaged (default 1) */
     int copy_stage;      /* CPU: 1 = halo_model_stage_upload really copies (into buffers of its
                             own, as on a GPU), to test the GPU data path's logic; 0 (default):
                             the CPU reads the host arrays, nothing is copied. GPU: always copies */
@@ -69,13 +74,14 @@ typedef struct halo_model halo_model;
  * eps 1e-8, no weight decay, seed 1, CPU, all cores); in_dim and classes are left 0. */
 void halo_model_config_default(halo_model_config *cfg);
 
-/* Parses "sage" or "rgcn" into HALO_MODEL_*; HALO_EUSAGE otherwise. */
+/* Parses "sage", "rgcn" or "gat" into HALO_MODEL_*; HALO_EUSAGE otherwise. */
 int halo_model_kind_parse(const char *name, int *kind);
-/* Name of a HALO_MODEL_* kind ("sage", "rgcn"). */
+/* Name of a HALO_MODEL_* kind ("sage", "rgcn", "gat"). */
 const char *halo_model_kind_name(int kind);
 /* The defaults of a run that depend on the model KIND (HALO_MODEL_*): hidden width, Adam learning
  * rate and seeds per batch. GraphSAGE: 16, 0.003, 2000 (the MassiveGNN / DistDGL examples); RGCN:
- * 64, 0.01, 500 (DGL's RGCN examples' width and rate; RGCN needs more steps). halo train and
+ * 64, 0.01, 500 (DGL's RGCN examples' width and rate; RGCN needs more steps); GAT: 8 per head,
+ * 0.005, 2000 (DGL's GAT example's width per head and rate). halo train and
  * halo sim both take them, so that a default simulated run replays a default trained one; a
  * value given on the command line wins in both. Any pointer may be NULL. */
 void halo_model_run_defaults(int kind, int *hidden, double *lr, int64_t *batch);
@@ -112,7 +118,10 @@ int halo_model_layer_out(const halo_model *m, int layer);
  * (1+r)*in*out), or with B bases V_1..V_B (B matrices in x out) followed by the coefficients
  * (R x B row-major, W_r = sum_b a[r][b] V_b), then b (out); halo_model_bias_offset says where.
  * So y = h_dst W_self + sum_r mean_{u in N_r(dst)} h_u W_r + b (a relation without sampled edges
- * of a destination adds nothing). Offsets are multiples of 16
+ * of a destination adds nothing).
+ * GAT (H heads of F floats; H = cfg.heads and F = hidden on hidden layers, H = cfg.out_heads and
+ * F = classes on the output layer, whose heads are averaged): W (in x H*F), a_l (H*F), a_r (H*F),
+ * then b (H*F) (model/gat.h). Offsets are multiples of 16
  * floats; the padding between layers is zero and stays zero. On GPU, Adam steps leave the
  * parameters on the device: this call (and halo_model_param_checksum, halo_model_pull_state)
  * first copies them back when a step ran since, so the buffer returned is current until the next

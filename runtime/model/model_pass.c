@@ -1,6 +1,6 @@
 /* The model's passes over a mini-batch: the layers' forward and backward (GraphSAGE here, RGCN
- * in rgcn.c), loss and predictions, a training pass (host arrays or a stage's device copies),
- * inference, one layer by itself. */
+ * in rgcn.c, GAT in gat.c), loss and predictions, a training pass (host arrays or a stage's device
+ * copies), inference, one layer by itself. */
 #include "model/model.h"
 #include "model/internal.h"
 
@@ -15,6 +15,37 @@
 #include <string.h>
 
 /* ---------------------------------------------------------------- forward / backward */
+
+/* GAT's output layer with several heads: the CSR of their mean on the device (*ptr NULL when
+ * there is one head). Built on the host into grow-only buffers of the model, whose prefixes serve
+ * smaller blocks; a buffer grows only between passes (each ends with the back end's sync). */
+static int gat_mean_to_dev(halo_model *m, int l, const halo_block *b, const int64_t **ptr,
+                           const int32_t **idx)
+{
+    *ptr = NULL;
+    *idx = NULL;
+    int H = m->cfg.out_heads;
+    if (l < m->cfg.layers - 1 || H <= 1) {
+        return 0;
+    }
+    int64_t rows = b->num_dst;
+    if ((rows + 1) * H > m->hmean_cap) {
+        halo_free(m->hmean_ptr);
+        halo_free(m->hmean_idx);
+        int64_t cap = rows + 1 + rows / 2;
+        m->hmean_ptr = HALO_ALLOC(int64_t, cap + 1);
+        m->hmean_idx = HALO_ALLOC(int32_t, cap * H);
+        halo_gat_mean_csr(cap, H, m->hmean_ptr, m->hmean_idx);
+        m->hmean_cap = cap * H;
+    }
+    const void *p;
+    HALO_CHECK(m->ops->to_dev(m->ctx, m->hmean_ptr, (size_t)(rows + 1) * sizeof(int64_t), &p));
+    *ptr = p;
+    HALO_CHECK(m->ops->to_dev(m->ctx, m->hmean_idx,
+                              (size_t)(rows > 0 ? rows * H : 1) * sizeof(int32_t), &p));
+    *idx = p;
+    return 0;
+}
 
 /* Applies layer l to block b with input rows h (device): fills st (the output in st->y, after
  * bias and, unless last, ReLU and the dropout drop). gid_dev: destination global ids for dropout
@@ -32,6 +63,16 @@ static int layer_forward(halo_model *m, int l, const halo_block *b, const float 
         HALO_CHECK(halo_rgcn_forward(ops, ctx, &s, m->d_param + m->off[l], b, h, indptr, indices,
                                      !last, drop, &st->rgcn));
         st->y = st->rgcn.y;
+        return 0;
+    }
+    if (m->cfg.kind == HALO_MODEL_GAT) {
+        halo_gat_shape s = halo_model_gat_shape(m, l);
+        const int64_t *mptr;
+        const int32_t *midx;
+        HALO_CHECK(gat_mean_to_dev(m, l, b, &mptr, &midx));
+        HALO_CHECK(halo_gat_forward(ops, ctx, &s, m->d_param + m->off[l], b, h, indptr, indices,
+                                    !last, drop, mptr, midx, &st->gat));
+        st->y = st->gat.y;
         return 0;
     }
     const float *w = m->d_param + m->off[l];
@@ -83,6 +124,11 @@ static int layer_backward(halo_model *m, int l, const halo_block *b, const layer
         halo_rgcn_shape s = halo_model_rgcn_shape(m, l);
         return halo_rgcn_backward(ops, ctx, &s, m->d_param + m->off[l], m->d_grad + m->off[l], b,
                                   &st->rgcn, dy, !last, drop_p, dh);
+    }
+    if (m->cfg.kind == HALO_MODEL_GAT) {
+        halo_gat_shape s = halo_model_gat_shape(m, l);
+        return halo_gat_backward(ops, ctx, &s, m->d_param + m->off[l], m->d_grad + m->off[l], b,
+                                 &st->gat, dy, !last, drop_p, dh);
     }
     const float *w = m->d_param + m->off[l];
     float *gw = m->d_grad + m->off[l];

@@ -148,6 +148,39 @@ typedef struct halo_ops {
     /* One Adam update of n parameters p with gradients g and moments m, v. */
     int (*adam)(halo_ops_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n,
                 const halo_ops_adam *hp);
+
+    /* ---- GAT attention (model/gat.c; DGL's GATConv). z holds rows of H heads x F floats,
+     * contiguous (row stride H*F); per-head scalars (scores, attention) are [rows x H]. The
+     * block's CSR starts at edge 0 (indptr[0] = 0); edge arrays are indexed by edge number. */
+    /* s[r, h] = sum_f z[r, h*F + f] a[h*F + f] for r < rows (a layer's a_l or a_r score). */
+    int (*gat_score)(halo_ops_ctx *ctx, int64_t rows, int heads, int fdim, const float *z,
+                     const float *a, float *s);
+    /* For each destination i < num_dst and head h, over its edges e (source j = indices[e]):
+     * alpha[e, h] = softmax_e LeakyReLU(el[j, h] + er[i, h], slope), and
+     * out[i, h*F + f] = sum_e alpha[e, h] z[j, h*F + f]; a row without edges is zero. */
+    int (*gat_aggregate)(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
+                         const int32_t *indices, int heads, int fdim, const float *z,
+                         const float *el, const float *er, float slope, float *alpha, float *out);
+    /* Backward of gat_aggregate through the softmax and the LeakyReLU, per destination: with
+     * g[e, h] = d_out[i, h*F..] . z[j, h*F..], d_raw[e, h] = alpha[e, h] (g[e, h] - sum_e'
+     * alpha[e', h] g[e', h]) * (raw > 0 ? 1 : slope) where raw = el[j, h] + er[i, h], and
+     * d_er[i, h] = sum_e d_raw[e, h] (0 without edges). */
+    int (*gat_edge_backward)(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
+                             const int32_t *indices, int heads, int fdim, const float *z,
+                             const float *el, const float *er, float slope, const float *alpha,
+                             const float *d_out, float *d_raw, float *d_er);
+    /* The gradient of z, per source u < num_src (written): d_el[u, h] = sum over edges e = (i,
+     * u) of d_raw[e, h]; dz[u, h*F + f] = sum_e alpha[e, h] d_out[i, h*F + f] + d_el[u, h]
+     * a_l[h*F + f] (+ d_er[u, h] a_r[h*F + f] when u < num_dst: destinations are the first
+     * sources). */
+    int (*gat_src_backward)(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src, int64_t num_edges,
+                            const int64_t *indptr, const int32_t *indices, int heads, int fdim,
+                            const float *alpha, const float *d_out, const float *d_raw,
+                            const float *d_er, const float *a_l, const float *a_r, float *dz,
+                            float *d_el);
+    /* Backward of gat_score for a: d_a[h*F + f] = sum_r d_s[r, h] z[r, h*F + f] (written). */
+    int (*gat_score_backward)(halo_ops_ctx *ctx, int64_t rows, int heads, int fdim, const float *z,
+                              const float *d_s, float *d_a);
 } halo_ops;
 
 /* The CPU back end (always built). */

@@ -213,6 +213,11 @@ const halo_ops halo_ops_cpu = {
     .col_sum = halo_ops_cpu_col_sum,
     .softmax_xent = halo_ops_cpu_softmax_xent,
     .adam = halo_ops_cpu_adam,
+    .gat_score = halo_ops_cpu_gat_score,
+    .gat_aggregate = halo_ops_cpu_gat_aggregate,
+    .gat_edge_backward = halo_ops_cpu_gat_edge_backward,
+    .gat_src_backward = halo_ops_cpu_gat_src_backward,
+    .gat_score_backward = halo_ops_cpu_gat_score_backward,
 };
 
 /* ---------------------------------------------------------------- BLAS kernels */

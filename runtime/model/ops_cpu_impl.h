@@ -1,6 +1,7 @@
 /* What the CPU back end's files share (ops_cpu_pool.c: the thread pool; ops_cpu.c: the context,
  * memory and the operations table; ops_cpu_gemm.c; ops_cpu_agg.c; ops_cpu_act.c): the context, the
- * pool and the helpers one file uses of another. Not a public header. */
+ * pool and the helpers one file uses of another; ops_cpu_gat.c: GAT's attention. Not a public
+ * header. */
 #ifndef HALO_MODEL_OPS_CPU_IMPL_H
 #define HALO_MODEL_OPS_CPU_IMPL_H
 
@@ -137,5 +138,24 @@ int halo_ops_cpu_softmax_xent(halo_ops_ctx *ctx, const float *x, int32_t rows, i
                               int32_t *pred);
 int halo_ops_cpu_adam(halo_ops_ctx *ctx, float *p, const float *g, float *m, float *v, size_t n,
                       const halo_ops_adam *hp);
+/* ops_cpu_gat.c */
+int halo_ops_cpu_gat_score(halo_ops_ctx *ctx, int64_t rows, int heads, int fdim, const float *z,
+                           const float *a, float *s);
+int halo_ops_cpu_gat_aggregate(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
+                               const int32_t *indices, int heads, int fdim, const float *z,
+                               const float *el, const float *er, float slope, float *alpha,
+                               float *out);
+int halo_ops_cpu_gat_edge_backward(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
+                                   const int32_t *indices, int heads, int fdim, const float *z,
+                                   const float *el, const float *er, float slope,
+                                   const float *alpha, const float *d_out, float *d_raw,
+                                   float *d_er);
+int halo_ops_cpu_gat_src_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
+                                  int64_t num_edges, const int64_t *indptr, const int32_t *indices,
+                                  int heads, int fdim, const float *alpha, const float *d_out,
+                                  const float *d_raw, const float *d_er, const float *a_l,
+                                  const float *a_r, float *dz, float *d_el);
+int halo_ops_cpu_gat_score_backward(halo_ops_ctx *ctx, int64_t rows, int heads, int fdim,
+                                    const float *z, const float *d_s, float *d_a);
 
 #endif

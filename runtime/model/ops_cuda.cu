@@ -1,5 +1,5 @@
 /* CUDA back end of the model's operations: cuBLAS GEMM, CUDA kernels (aggregation and its
- * backward, bias/ReLU/dropout, softmax cross-entropy, Adam), a device workspace pool, pinned host
+ * backward, bias/ReLU/dropout, softmax cross-entropy, Adam, GAT's attention), a device workspace pool, pinned host
  * buffers; every kernel and copy on the compute stream, the copy stage's host-to-device copies on
  * a copy stream of their own, the two ordered by events. The only model file that includes CUDA
  * headers. */
@@ -865,6 +865,258 @@ static int cuda_adam(halo_ops_ctx *ctx, float *p, const float *g, float *m, floa
     return 0;
 }
 
+/* ---------------------------------------------------------------- GAT attention */
+
+/* s[r, h] = z[r, h*F..] . a[h*F..]: one thread per (row, head). */
+__global__ void k_gat_score(int64_t rows, int heads, int fdim, const float *__restrict__ z,
+                            const float *__restrict__ a, float *__restrict__ s)
+{
+    int64_t n = rows * heads;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (int64_t)gridDim.x * blockDim.x) {
+        int64_t r = k / heads;
+        int h = (int)(k % heads);
+        const float *zr = z + r * heads * fdim + (int64_t)h * fdim;
+        const float *ah = a + (int64_t)h * fdim;
+        float acc = 0.0f;
+        for (int f = 0; f < fdim; f++) {
+            acc += zr[f] * ah[f];
+        }
+        s[k] = acc;
+    }
+}
+
+static int cuda_gat_score(halo_ops_ctx *ctx, int64_t rows, int heads, int fdim, const float *z,
+                          const float *a, float *s)
+{
+    if (rows <= 0) {
+        return 0;
+    }
+    k_gat_score<<<grid_for(rows * heads), CUDA_THREADS, 0, ctx->stream>>>(rows, heads, fdim, z, a,
+                                                                          s);
+    HALO_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+__device__ __forceinline__ float d_lrelu(float x, float slope)
+{
+    return x > 0.0f ? x : slope * x;
+}
+
+/* One thread per (destination, head): the softmax of its edges' scores into alpha, then the
+ * weighted sum of its sources' rows (the CPU's order of operations). */
+__global__ void k_gat_aggregate(int32_t num_dst, const int64_t *__restrict__ indptr,
+                                const int32_t *__restrict__ indices, int heads, int fdim,
+                                const float *__restrict__ z, const float *__restrict__ el,
+                                const float *__restrict__ er, float slope,
+                                float *__restrict__ alpha, float *__restrict__ out)
+{
+    int64_t n = (int64_t)num_dst * heads;
+    int64_t hf = (int64_t)heads * fdim;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (int64_t)gridDim.x * blockDim.x) {
+        int64_t i = k / heads;
+        int h = (int)(k % heads);
+        int64_t e0 = indptr[i], e1 = indptr[i + 1];
+        float *o = out + i * hf + (int64_t)h * fdim;
+        for (int f = 0; f < fdim; f++) {
+            o[f] = 0.0f;
+        }
+        if (e1 == e0) {
+            continue;
+        }
+        float eri = er[k], m = -INFINITY;
+        for (int64_t e = e0; e < e1; e++) {
+            float x = d_lrelu(el[(int64_t)indices[e] * heads + h] + eri, slope);
+            alpha[e * heads + h] = x;
+            m = x > m ? x : m;
+        }
+        float sum = 0.0f;
+        for (int64_t e = e0; e < e1; e++) {
+            float v = expf(alpha[e * heads + h] - m);
+            alpha[e * heads + h] = v;
+            sum += v;
+        }
+        float inv = 1.0f / sum;
+        for (int64_t e = e0; e < e1; e++) {
+            float w = alpha[e * heads + h] * inv;
+            alpha[e * heads + h] = w;
+            const float *zj = z + (int64_t)indices[e] * hf + (int64_t)h * fdim;
+            for (int f = 0; f < fdim; f++) {
+                o[f] += w * zj[f];
+            }
+        }
+    }
+}
+
+static int cuda_gat_aggregate(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
+                              const int32_t *indices, int heads, int fdim, const float *z,
+                              const float *el, const float *er, float slope, float *alpha,
+                              float *out)
+{
+    if (num_dst <= 0) {
+        return 0;
+    }
+    k_gat_aggregate<<<grid_for((int64_t)num_dst * heads), CUDA_THREADS, 0, ctx->stream>>>(
+        num_dst, indptr, indices, heads, fdim, z, el, er, slope, alpha, out);
+    HALO_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+/* One thread per (destination, head): the gradient of each edge's raw score through the
+ * softmax and the LeakyReLU, and their sum (the gradient of er). */
+__global__ void k_gat_edge_backward(int32_t num_dst, const int64_t *__restrict__ indptr,
+                                    const int32_t *__restrict__ indices, int heads, int fdim,
+                                    const float *__restrict__ z, const float *__restrict__ el,
+                                    const float *__restrict__ er, float slope,
+                                    const float *__restrict__ alpha,
+                                    const float *__restrict__ d_out, float *__restrict__ d_raw,
+                                    float *__restrict__ d_er)
+{
+    int64_t n = (int64_t)num_dst * heads;
+    int64_t hf = (int64_t)heads * fdim;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (int64_t)gridDim.x * blockDim.x) {
+        int64_t i = k / heads;
+        int h = (int)(k % heads);
+        int64_t e0 = indptr[i], e1 = indptr[i + 1];
+        const float *dy = d_out + i * hf + (int64_t)h * fdim;
+        float dot = 0.0f;
+        for (int64_t e = e0; e < e1; e++) {
+            const float *zj = z + (int64_t)indices[e] * hf + (int64_t)h * fdim;
+            float g = 0.0f;
+            for (int f = 0; f < fdim; f++) {
+                g += dy[f] * zj[f];
+            }
+            d_raw[e * heads + h] = g;
+            dot += alpha[e * heads + h] * g;
+        }
+        float eri = er[k], sum = 0.0f;
+        for (int64_t e = e0; e < e1; e++) {
+            float raw = el[(int64_t)indices[e] * heads + h] + eri;
+            float d = alpha[e * heads + h] * (d_raw[e * heads + h] - dot);
+            d = raw > 0.0f ? d : slope * d;
+            d_raw[e * heads + h] = d;
+            sum += d;
+        }
+        d_er[k] = sum;
+    }
+}
+
+static int cuda_gat_edge_backward(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
+                                  const int32_t *indices, int heads, int fdim, const float *z,
+                                  const float *el, const float *er, float slope,
+                                  const float *alpha, const float *d_out, float *d_raw,
+                                  float *d_er)
+{
+    if (num_dst <= 0) {
+        return 0;
+    }
+    k_gat_edge_backward<<<grid_for((int64_t)num_dst * heads), CUDA_THREADS, 0, ctx->stream>>>(
+        num_dst, indptr, indices, heads, fdim, z, el, er, slope, alpha, d_out, d_raw, d_er);
+    HALO_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+/* One thread per (destination, head): scatters alpha * d_out onto its sources' dz rows and the
+ * raw scores' gradients onto their d_el (atomics: the order of additions is not fixed). */
+__global__ void k_gat_src_scatter(int32_t num_dst, const int64_t *__restrict__ indptr,
+                                  const int32_t *__restrict__ indices, int heads, int fdim,
+                                  const float *__restrict__ alpha, const float *__restrict__ d_out,
+                                  const float *__restrict__ d_raw, float *__restrict__ dz,
+                                  float *__restrict__ d_el)
+{
+    int64_t n = (int64_t)num_dst * heads;
+    int64_t hf = (int64_t)heads * fdim;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (int64_t)gridDim.x * blockDim.x) {
+        int64_t i = k / heads;
+        int h = (int)(k % heads);
+        const float *dy = d_out + i * hf + (int64_t)h * fdim;
+        for (int64_t e = indptr[i]; e < indptr[i + 1]; e++) {
+            int64_t j = indices[e];
+            float w = alpha[e * heads + h];
+            atomicAdd(&d_el[j * heads + h], d_raw[e * heads + h]);
+            float *dj = dz + j * hf + (int64_t)h * fdim;
+            for (int f = 0; f < fdim; f++) {
+                atomicAdd(&dj[f], w * dy[f]);
+            }
+        }
+    }
+}
+
+/* dz[u, h*F + f] += d_el[u, h] a_l[h*F + f] (+ d_er[u, h] a_r[h*F + f] for u < num_dst). */
+__global__ void k_gat_src_terms(int32_t num_dst, int64_t num_src, int heads, int fdim,
+                                const float *__restrict__ d_el, const float *__restrict__ d_er,
+                                const float *__restrict__ a_l, const float *__restrict__ a_r,
+                                float *__restrict__ dz)
+{
+    int64_t hf = (int64_t)heads * fdim, n = num_src * hf;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (int64_t)gridDim.x * blockDim.x) {
+        int64_t u = k / hf;
+        int c = (int)(k % hf), h = c / fdim;
+        float v = dz[k] + d_el[u * heads + h] * a_l[c];
+        if (u < num_dst) {
+            v += d_er[u * heads + h] * a_r[c];
+        }
+        dz[k] = v;
+    }
+}
+
+static int cuda_gat_src_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
+                                 int64_t num_edges, const int64_t *indptr, const int32_t *indices,
+                                 int heads, int fdim, const float *alpha, const float *d_out,
+                                 const float *d_raw, const float *d_er, const float *a_l,
+                                 const float *a_r, float *dz, float *d_el)
+{
+    (void)num_edges;
+    if (num_src <= 0) {
+        return 0;
+    }
+    HALO_CHECK(cuda_zero(ctx, dz, num_src, heads * fdim, heads * fdim));
+    HALO_CHECK(cuda_zero(ctx, d_el, num_src, heads, heads));
+    if (num_dst > 0) {
+        k_gat_src_scatter<<<grid_for((int64_t)num_dst * heads), CUDA_THREADS, 0, ctx->stream>>>(
+            num_dst, indptr, indices, heads, fdim, alpha, d_out, d_raw, dz, d_el);
+        HALO_CUDA_CHECK(cudaGetLastError());
+    }
+    int64_t n = (int64_t)num_src * heads * fdim;
+    k_gat_src_terms<<<grid_for(n), CUDA_THREADS, 0, ctx->stream>>>(num_dst, num_src, heads, fdim,
+                                                                    d_el, d_er, a_l, a_r, dz);
+    HALO_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+/* t[r, c] = d_s[r, c / F] z[r, c]: the terms whose column sums are d_a. */
+__global__ void k_gat_score_terms(int64_t rows, int heads, int fdim, const float *__restrict__ z,
+                                  const float *__restrict__ d_s, float *__restrict__ t)
+{
+    int64_t hf = (int64_t)heads * fdim, n = rows * hf;
+    for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < n;
+         k += (int64_t)gridDim.x * blockDim.x) {
+        int64_t r = k / hf;
+        int c = (int)(k % hf);
+        t[k] = d_s[r * heads + c / fdim] * z[k];
+    }
+}
+
+static int cuda_gat_score_backward(halo_ops_ctx *ctx, int64_t rows, int heads, int fdim,
+                                   const float *z, const float *d_s, float *d_a)
+{
+    int hf = heads * fdim;
+    if (rows <= 0) {
+        return cuda_zero(ctx, d_a, 1, hf, hf);
+    }
+    void *p = NULL;
+    HALO_CHECK(cuda_ws_alloc(ctx, (size_t)rows * hf * sizeof(float), &p));
+    float *t = (float *)p;
+    k_gat_score_terms<<<grid_for(rows * hf), CUDA_THREADS, 0, ctx->stream>>>(rows, heads, fdim, z,
+                                                                            d_s, t);
+    HALO_CUDA_CHECK(cudaGetLastError());
+    return cuda_col_sum(ctx, t, rows, hf, hf, d_a);
+}
+
 /* ---------------------------------------------------------------- table */
 
 static halo_ops make_table(void)
@@ -902,6 +1154,11 @@ static halo_ops make_table(void)
     t.col_sum = cuda_col_sum;
     t.softmax_xent = cuda_softmax_xent;
     t.adam = cuda_adam;
+    t.gat_score = cuda_gat_score;
+    t.gat_aggregate = cuda_gat_aggregate;
+    t.gat_edge_backward = cuda_gat_edge_backward;
+    t.gat_src_backward = cuda_gat_src_backward;
+    t.gat_score_backward = cuda_gat_score_backward;
     return t;
 }
 

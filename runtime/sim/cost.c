@@ -140,6 +140,61 @@ double halo_sim_cost_fb_s(const halo_sim_profile *p, const halo_sim_work *w, int
     return fitf(p->fit_compute) * sum;
 }
 
+/* GAT's GEMM flops of block l, heads H of F floats out of `in`: z = h W over the ns sources
+ * forward, for dW and (above layer 0, or wherever embeddings need it) for dX. */
+static double gat_layer_flops(const halo_sim_work *w, int l, double in, double hf)
+{
+    double dx = l > 0 || w->embed_rows != NULL ? 1.0 : 0.0;
+    return 2.0 * (double)w->num_src[l] * in * hf * (2.0 + dx);
+}
+
+/* Layer l's (in, H, F): hidden layers heads x hidden wide, the output layer out_heads of
+ * classes (dims[3]). */
+static void gat_dims(const halo_sim_work *w, int l, const int dims[4], int heads, double *in,
+                     double *h, double *f)
+{
+    *in = l == 0 ? dims[0] : (double)dims[1] * heads;
+    bool last = l == w->layers - 1;
+    *h = last ? dims[3] : heads;
+    *f = last ? dims[2] : dims[1];
+}
+
+double halo_sim_cost_flops_gat(const halo_sim_work *w, int in_dim, int hidden, int classes,
+                               int heads, int out_heads)
+{
+    const int dims[4] = {in_dim, hidden, classes, out_heads};
+    double sum = 0;
+    for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
+        double in, h, f;
+        gat_dims(w, l, dims, heads, &in, &h, &f);
+        sum += gat_layer_flops(w, l, in, h * f);
+    }
+    return sum;
+}
+
+/* GAT's seconds of block l (halo_sim_cost_fb_s_gat, without the fit factor). */
+static double gat_layer_time(const halo_sim_profile *p, const halo_sim_work *w, int l,
+                             const int dims[4], int heads)
+{
+    double in, h, f;
+    gat_dims(w, l, dims, heads, &in, &h, &f);
+    double nd = (double)w->num_dst[l], ns = (double)w->num_src[l], e = (double)w->num_edges[l];
+    double gemm = gat_layer_flops(w, l, in, h * f) / halo_sim_profile_gemm_rate(p, ns, in, h * f);
+    double attention = halo_sim_cost_agg_s(p, 3.0 * e * h, f);
+    return gemm + attention + p->elem_s * h * f * (3.0 * (ns + nd) + 2.0 * nd);
+}
+
+double halo_sim_cost_fb_s_gat(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
+                              int hidden, int classes, int heads, int out_heads)
+{
+    const int dims[4] = {in_dim, hidden, classes, out_heads};
+    double sum = 0;
+    for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
+        sum += gat_layer_time(p, w, l, dims, heads);
+    }
+    return fitf(p->fit_compute) * sum;
+}
+
 double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double edges)
 {
     return fitf(p->fit_sample) * (nodes * p->sample_node_s + edges * p->sample_edge_s);
@@ -288,8 +343,10 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
         rw->copy = 0;
         rw->adam = fc * params * ADAM_BYTES / p->adam_bw;
     }
-    rw->fb = halo_sim_cost_fb_s(p, a, c->o.in_dim, c->o.hidden, c->o.classes, c->o.relations,
-                                c->o.bases);
+    rw->fb = c->o.heads > 0 ? halo_sim_cost_fb_s_gat(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
+                                                     c->o.heads, c->o.out_heads)
+                            : halo_sim_cost_fb_s(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
+                                                 c->o.relations, c->o.bases);
     /* sparse Adam over the rows it owns that the step touched (its own and the ones it
        served): it reads row, gradient and two moments and writes three, on the host */
     double own_rows = a->embed_rows != NULL ? at(a->embed_rows, (size_t)q) : 0;

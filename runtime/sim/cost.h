@@ -88,6 +88,9 @@ typedef struct halo_sim_cost_opts {
     int64_t grad_floats;             /* floats in the gradient allreduce */
     int relations;                   /* RGCN's relations (0: the model is GraphSAGE) */
     int bases;                       /* RGCN's basis matrices (0: one weight per relation) */
+    int heads;                       /* GAT's heads of a hidden layer (0: the model is not GAT;
+                                        hidden is then per head) */
+    int out_heads;                   /* GAT's heads of the output layer */
     halo_timeline *timeline;         /* if not NULL, every stage interval is appended */
     double t_start;                  /* seconds from the run's start at which the first epoch
                                         begins (0; a model made mid-run, e.g. for a new depth,
@@ -147,5 +150,17 @@ double halo_sim_cost_elems(const halo_sim_work *w, int l, int in_dim, int hidden
  * elementwise passes; RGCN (relations > 0) likewise. */
 double halo_sim_cost_fb_s(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
                           int hidden, int classes, int relations, int bases);
+/* GAT's forward + backward of one step (hidden per head, `heads` heads on hidden layers,
+ * out_heads on the output layer, averaged): per layer z = h W over all ns sources (forward, dW, and
+ * dX above layer 0 or with embeddings) at the table's rate for (ns, in, heads x F), the attention
+ * as aggregation work of 3 passes (the weighted sum, the gradient's dot products, the scattered
+ * sum) over every edge and head of F floats, and elem_s per element of its per-row passes (scores
+ * forward and backward and their terms in dz over the ns + nd rows, bias and activation and their
+ * backward over the nd output rows). */
+double halo_sim_cost_fb_s_gat(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
+                              int hidden, int classes, int heads, int out_heads);
+/* GAT's GEMM flops of one step (z = h W forward, dW, dX where computed). */
+double halo_sim_cost_flops_gat(const halo_sim_work *w, int in_dim, int hidden, int classes,
+                               int heads, int out_heads);
 
 #endif

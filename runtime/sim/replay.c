@@ -295,14 +295,19 @@ static int sim_pipeline(sim *S, int *depth, int *threads)
 
 /* Floats of the gradient allreduce, plus the failure flag the trainer appends. GraphSAGE:
  * W = [W_self; W_neigh] and b per layer. RGCN (relations R > 0, bases B): the self-loop matrix,
- * R relation matrices (or B bases and R x B coefficients) and b per layer (model/rgcn.c). */
+ * R relation matrices (or B bases and R x B coefficients) and b per layer (model/rgcn.c). GAT
+ * (heads > 0): W, a_l, a_r and b per layer, hidden layers heads x hidden wide. */
 static int64_t sim_grad_floats(int layers, int in_dim, int hidden, int classes, int relations,
-                               int bases)
+                               int bases, int heads, int out_heads)
 {
     int64_t n = 1;
+    int64_t width = heads > 0 ? (int64_t)hidden * heads : hidden;
     for (int l = 0; l < layers; l++) {
-        int64_t in = l == 0 ? in_dim : hidden, out = l == layers - 1 ? classes : hidden;
-        if (relations > 0) {
+        int64_t in = l == 0 ? in_dim : width, out = l == layers - 1 ? classes : width;
+        if (heads > 0) {
+            out *= l == layers - 1 ? out_heads : 1; /* the output layer's heads, averaged */
+            n += in * out + 3 * out;                /* GAT: W, a_l, a_r, b (model/gat.h) */
+        } else if (relations > 0) {
             int64_t mats = 1 + (bases > 0 ? bases : relations);
             n += mats * in * out + (bases > 0 ? (int64_t)relations * bases : 0) + out;
         } else {
@@ -478,10 +483,13 @@ static int sim_epoch_begin(sim *S, int ep, int64_t step, halo_sim_result *res, i
             .in_dim = S->info->feat_dim,
             .hidden = o->hidden,
             .classes = S->info->classes,
-            .grad_floats = sim_grad_floats(S->r[0].fan.layers, S->info->feat_dim, o->hidden,
-                                           S->info->classes, S->relations, o->bases),
+            .grad_floats =
+                sim_grad_floats(S->r[0].fan.layers, S->info->feat_dim, o->hidden, S->info->classes,
+                                S->relations, o->bases, o->heads, o->out_heads),
             .relations = S->relations,
             .bases = o->bases,
+            .heads = o->heads,
+            .out_heads = o->out_heads,
             .timeline = o->timeline != NULL ? &S->tl : NULL,
             .t_start = res->total.time_s,
         };

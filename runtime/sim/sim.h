@@ -29,6 +29,9 @@ typedef struct halo_sim_opts {
                                   not depend on the model) */
     int relations;             /* RGCN relations, 0 = the partition's (1 on a homogeneous one) */
     int bases;                 /* RGCN basis matrices, 0 = one weight per relation */
+    int heads;                 /* --model gat: attention heads of a hidden layer (0: not GAT;
+                                  compute model and gradient size) */
+    int out_heads;             /* --model gat: heads of the output layer */
     uint64_t seed;             /* seed of every random choice */
     int depth;                 /* pipeline depth, -1 = the policy's pipeline hook */
     int sampler_threads;       /* sampling threads, 0 = the policy's */

@@ -271,6 +271,14 @@ void halo_metrics_summary_json(halo_sb *out, const halo_train_opts *o,
         halo_jw_i64(&w, run->fanouts[l]);
     }
     halo_jw_arr_end(&w);
+    halo_jw_key(&w, "model");
+    halo_jw_str(&w, run->model != NULL ? run->model : "sage");
+    if (run->heads > 0) {
+        halo_jw_key(&w, "heads");
+        halo_jw_i64(&w, run->heads);
+        halo_jw_key(&w, "out_heads");
+        halo_jw_i64(&w, run->out_heads);
+    }
     halo_jw_key(&w, "hidden");
     halo_jw_i64(&w, o->hidden);
     halo_jw_key(&w, "lr");

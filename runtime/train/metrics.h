@@ -101,6 +101,8 @@ typedef struct halo_metrics_run {
     const char *policy;   /* policy name */
     const char *batching; /* "local" or "global" */
     const char *eval;     /* "sampled", "full" or "none" */
+    const char *model;    /* "sage", "rgcn" or "gat" */
+    int heads, out_heads; /* GAT's heads (hidden, output layer); 0: not GAT */
     int ranks;            /* ranks of the run */
     int layers;           /* model layers */
     const int *fanouts;   /* [layers] training fanouts, input layer first */

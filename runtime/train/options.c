@@ -27,6 +27,8 @@ void halo_train_opts_default(halo_train_opts *o)
     o->depth = -1;
     o->embed_optim = HALO_EMBED_ADAM;
     o->embed_lr = 0.01;
+    o->heads = 4;
+    o->out_heads = 1;
 }
 
 void halo_train_opts_for_model(halo_train_opts *o)
@@ -114,6 +116,12 @@ int halo_train_opts_check(const halo_train_opts *o)
     }
     if (o->threads < 0) {
         return halo_errorf(HALO_EUSAGE, "--threads: must be >= 0, got %d", o->threads);
+    }
+    if (o->heads < 1 || o->heads > 256) {
+        return halo_errorf(HALO_EUSAGE, "--heads: must be in 1..256, got %d", o->heads);
+    }
+    if (o->out_heads < 1 || o->out_heads > 256) {
+        return halo_errorf(HALO_EUSAGE, "--out-heads: must be in 1..256, got %d", o->out_heads);
     }
     /* the per-relation form ("cites=10;*=5") needs the partition's relation names: checked in
      * the set-up */

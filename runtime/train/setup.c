@@ -35,9 +35,12 @@ static uint64_t config_hash(const train_ctx *t, const char *policy_name, char *c
     for (int i = 0; i < o->nsets; i++) {
         halo_sb_printf(&sb, " set=%s", o->sets[i]);
     }
-    if (o->model != HALO_MODEL_SAGE) {
+    if (o->model == HALO_MODEL_RGCN) {
         halo_sb_printf(&sb, " model=%s relations=%d bases=%d", halo_model_kind_name(o->model),
                        o->relations, o->bases);
+    } else if (o->model == HALO_MODEL_GAT) {
+        halo_sb_printf(&sb, " model=%s heads=%d out_heads=%d", halo_model_kind_name(o->model),
+                       o->heads, o->out_heads);
     }
     if (t->emb != NULL) {
         halo_sb_printf(&sb, " embed=%s embed_lr=%.9g", halo_embed_optim_name(o->embed_optim),
@@ -187,6 +190,8 @@ static int setup_model(train_ctx *t, bool *gpu_notice)
     /* GraphSAGE ignores the blocks' relations */
     mc.relations = halo_plan_relations(o->relations, t->nrels);
     mc.bases = o->bases;
+    mc.heads = o->heads;
+    mc.out_heads = o->out_heads;
     mc.classes = halo_store_info(t->st)->classes;
     mc.dropout = (float)o->dropout;
     mc.lr = (float)o->lr;

@@ -39,7 +39,9 @@ typedef struct halo_train_opts {
     int batching;             /* HALO_TRAIN_BATCH_* */
     const char *fanouts;      /* "10,25" overriding the policy, NULL = the policy's */
     int hidden;               /* hidden width */
-    int model;                /* HALO_MODEL_SAGE (default) or HALO_MODEL_RGCN (model/model.h) */
+    int model;                /* HALO_MODEL_SAGE (default), _RGCN or _GAT (model/model.h) */
+    int heads;                /* GAT: attention heads of each hidden layer (default 4) */
+    int out_heads;            /* GAT: heads of the output layer, averaged (default 1) */
     int relations;            /* RGCN relations, 0 = the graph's (1 on a homogeneous graph) */
     int bases;                /* RGCN basis matrices, 0 = one weight per relation */
     int embed_optim;          /* HALO_EMBED_* of the featureless types' embeddings (embed/) */

@@ -58,6 +58,6 @@ if [ "$(grep -c '^halo: error: .*model: rgcn bases' "$T/err")" -eq 1 ]; then
 else
     not_ok "... said once for both ranks"; sed 's/^/# /' "$T/err" | head -5
 fi
-check_fails "an unknown model" "--model: expected sage or rgcn, got 'gat'" \
-    run2 --model gat
+check_fails "an unknown model" "--model: expected sage, rgcn or gat, got 'gcn'" \
+    run2 --model gcn
 done_testing

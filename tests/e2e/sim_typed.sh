@@ -114,7 +114,7 @@ check_fails "--fanouts naming no relation" "--fanouts: no relation 'wrote'" \
 sed 's/cites = 5/wrote = 5/' "$T/tables.lua" >"$T/badrel.lua"
 check_fails "the hook naming no relation" "hook fanout \(epoch 0\) returned .*no relation 'wrote'" \
     "$HALO" sim "$T/p4" -q --policy "$T/badrel.lua"
-check_fails "--model neither sage nor rgcn" "--model" "$HALO" sim "$T/p4" -q --model gat
+check_fails "--model neither sage, rgcn nor gat" "--model" "$HALO" sim "$T/p4" -q --model gcn
 
 # with a profile the embedding exchange is timed (the run ends, the epoch has a time)
 check_out "a typed simulation with a profile is timed" "mean epoch [0-9.]+ s" \

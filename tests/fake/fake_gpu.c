@@ -334,6 +334,50 @@ static int f_adam(halo_ops_ctx *ctx, float *p, const float *g, float *m, float *
     return CPU->adam(INNER(ctx), p, g, m, v, n, hp);
 }
 
+static int f_gat_score(halo_ops_ctx *ctx, int64_t rows, int heads, int fdim, const float *z,
+                       const float *a, float *s)
+{
+    HALO_CHECK(queue_op("gat_score"));
+    return CPU->gat_score(INNER(ctx), rows, heads, fdim, z, a, s);
+}
+
+static int f_gat_aggregate(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
+                           const int32_t *indices, int heads, int fdim, const float *z,
+                           const float *el, const float *er, float slope, float *alpha, float *out)
+{
+    HALO_CHECK(queue_op("gat_aggregate"));
+    return CPU->gat_aggregate(INNER(ctx), num_dst, indptr, indices, heads, fdim, z, el, er, slope,
+                              alpha, out);
+}
+
+static int f_gat_edge_backward(halo_ops_ctx *ctx, int32_t num_dst, const int64_t *indptr,
+                               const int32_t *indices, int heads, int fdim, const float *z,
+                               const float *el, const float *er, float slope, const float *alpha,
+                               const float *d_out, float *d_raw, float *d_er)
+{
+    HALO_CHECK(queue_op("gat_edge_backward"));
+    return CPU->gat_edge_backward(INNER(ctx), num_dst, indptr, indices, heads, fdim, z, el, er,
+                                  slope, alpha, d_out, d_raw, d_er);
+}
+
+static int f_gat_src_backward(halo_ops_ctx *ctx, int32_t num_dst, int32_t num_src,
+                              int64_t num_edges, const int64_t *indptr, const int32_t *indices,
+                              int heads, int fdim, const float *alpha, const float *d_out,
+                              const float *d_raw, const float *d_er, const float *a_l,
+                              const float *a_r, float *dz, float *d_el)
+{
+    HALO_CHECK(queue_op("gat_src_backward"));
+    return CPU->gat_src_backward(INNER(ctx), num_dst, num_src, num_edges, indptr, indices, heads,
+                                 fdim, alpha, d_out, d_raw, d_er, a_l, a_r, dz, d_el);
+}
+
+static int f_gat_score_backward(halo_ops_ctx *ctx, int64_t rows, int heads, int fdim,
+                                const float *z, const float *d_s, float *d_a)
+{
+    HALO_CHECK(queue_op("gat_score_backward"));
+    return CPU->gat_score_backward(INNER(ctx), rows, heads, fdim, z, d_s, d_a);
+}
+
 static const halo_ops fake_table = {
     .name = "cuda",
     .open = f_open,
@@ -366,6 +410,11 @@ static const halo_ops fake_table = {
     .col_sum = f_col_sum,
     .softmax_xent = f_softmax_xent,
     .adam = f_adam,
+    .gat_score = f_gat_score,
+    .gat_aggregate = f_gat_aggregate,
+    .gat_edge_backward = f_gat_edge_backward,
+    .gat_src_backward = f_gat_src_backward,
+    .gat_score_backward = f_gat_score_backward,
 };
 
 static int f_device_count(const char **why)

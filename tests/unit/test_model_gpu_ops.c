@@ -4,8 +4,9 @@
  * accumulate on and off, every keep_rows variant, rows with no neighbours, repeated sources and
  * sources past one workspace chunk (16 MiB); bias/ReLU/dropout (zero patterns compared exactly),
  * the fused GEMM, the activation's backward, column sums, softmax cross-entropy at 47 and 100
- * classes, Adam. Tolerances: GEMM and sums 2e-5 relative (error / (|cpu| + 1e-2 max |cpu|));
- * the aggregation backward 1e-5 (atomics: order of additions); predictions and dropout patterns
+ * classes, Adam, GAT's attention operations (heads 1-4, rows without edges). Tolerances: GEMM
+ * and sums 2e-5 relative (error / (|cpu| + 1e-2 max |cpu|)); the aggregation backward 1e-5, GAT's
+ * scattered backward 1e-4 (atomics: order of additions); predictions and dropout patterns
  * exact. Reports SKIP where no GPU is (tests/run.sh counts it as skipped, never passed;
  * HALO_TEST_GPU=1 makes it a failure). */
 #include <setjmp.h>
@@ -437,6 +438,87 @@ static void softmax_matches(void **state)
 }
 
 /* Three Adam steps with weight decay and a gradient scale. */
+/* GAT's attention operations on one CSR (rows without edges, repeated sources): the scores,
+ * the softmax and weighted sum, the edge backward, the scattered source backward (atomics on
+ * the GPU: TOL_ATOMIC) and the scores' backward, each from the same inputs on both. */
+static void gat_case(int heads, int fdim, int32_t num_dst, int32_t num_src)
+{
+    int64_t *ptr, edges;
+    int32_t *idx;
+    make_csr(num_dst, num_src, 9, &ptr, &idx, &edges);
+    int hf = heads * fdim;
+    float *z = rand_floats((size_t)num_src * hf, 21), *al = rand_floats((size_t)hf, 22);
+    float *ar = rand_floats((size_t)hf, 23), *dy = rand_floats((size_t)num_dst * hf, 24);
+    float *res[2][9];
+    size_t rows[9] = {(size_t)num_src * heads, (size_t)num_dst * heads, (size_t)edges * heads,
+                      (size_t)num_dst * hf,    (size_t)edges * heads,   (size_t)num_dst * heads,
+                      (size_t)num_src * hf,    (size_t)num_src * heads, (size_t)hf};
+    for (int e = 0; e < 2; e++) {
+        be *b = &g_be[e];
+        b->o->ws_reset(b->c);
+        const void *dp, *dx;
+        assert_int_equal(b->o->to_dev(b->c, ptr, (size_t)(num_dst + 1) * 8, &dp), 0);
+        assert_int_equal(b->o->to_dev(b->c, idx, (size_t)(edges > 0 ? edges : 1) * 4, &dx), 0);
+        float *dz = up(b, z, (size_t)num_src * hf * 4), *dal = up(b, al, (size_t)hf * 4);
+        float *dar = up(b, ar, (size_t)hf * 4), *ddy = up(b, dy, (size_t)num_dst * hf * 4);
+        float *buf[9];
+        for (int k = 0; k < 9; k++) {
+            void *p = NULL;
+            assert_int_equal(b->o->dev_alloc(b->c, rows[k] * 4 + 4, &p), 0);
+            buf[k] = p;
+        }
+        /* el, er, alpha, out, d_raw, d_er, dz, d_el, d_al */
+        assert_int_equal(b->o->gat_score(b->c, num_src, heads, fdim, dz, dal, buf[0]), 0);
+        assert_int_equal(b->o->gat_score(b->c, num_dst, heads, fdim, dz, dar, buf[1]), 0);
+        assert_int_equal(b->o->gat_aggregate(b->c, num_dst, dp, dx, heads, fdim, dz, buf[0],
+                                             buf[1], 0.2f, buf[2], buf[3]),
+                         0);
+        assert_int_equal(b->o->gat_edge_backward(b->c, num_dst, dp, dx, heads, fdim, dz, buf[0],
+                                                 buf[1], 0.2f, buf[2], ddy, buf[4], buf[5]),
+                         0);
+        assert_int_equal(b->o->gat_src_backward(b->c, num_dst, num_src, edges, dp, dx, heads,
+                                                fdim, buf[2], ddy, buf[4], buf[5], dal, dar,
+                                                buf[6], buf[7]),
+                         0);
+        assert_int_equal(
+            b->o->gat_score_backward(b->c, num_src, heads, fdim, dz, buf[7], buf[8]), 0);
+        for (int k = 0; k < 9; k++) {
+            res[e][k] = down(b, buf[k], rows[k] * 4);
+            b->o->dev_free(b->c, buf[k]);
+        }
+        b->o->dev_free(b->c, dz);
+        b->o->dev_free(b->c, dal);
+        b->o->dev_free(b->c, dar);
+        b->o->dev_free(b->c, ddy);
+    }
+    static const char *const names[9] = {"el", "er", "alpha", "out", "d_raw",
+                                         "d_er", "dz", "d_el", "d_a"};
+    for (int k = 0; k < 9; k++) {
+        double tol = k >= 6 ? TOL_ATOMIC * 10 : TOL;
+        double err = rel_err(res[1][k], res[0][k], (int64_t)rows[k], 1, 1);
+        if (err > tol) {
+            fprintf(stderr, "# gat heads %d F %d: %s %.3g\n", heads, fdim, names[k], err);
+        }
+        assert_true(err <= tol);
+        halo_free(res[0][k]);
+        halo_free(res[1][k]);
+    }
+    halo_free(z);
+    halo_free(al);
+    halo_free(ar);
+    halo_free(dy);
+    halo_free(ptr);
+    halo_free(idx);
+}
+
+static void gat_matches(void **state)
+{
+    (void)state;
+    gat_case(4, 8, 300, 1200);
+    gat_case(1, 33, 97, 400);
+    gat_case(3, 5, 2000, 9000);
+}
+
 static void adam_matches(void **state)
 {
     (void)state;
@@ -487,6 +569,7 @@ int main(void)
         cmocka_unit_test(gemm_matches),        cmocka_unit_test(aggregation_matches),
         cmocka_unit_test(activations_match),   cmocka_unit_test(fused_and_sums_match),
         cmocka_unit_test(softmax_matches),     cmocka_unit_test(adam_matches),
+        cmocka_unit_test(gat_matches),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     g_be[1].o->close(g_be[1].c);

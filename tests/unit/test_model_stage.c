@@ -106,6 +106,8 @@ static halo_model *make_model(int kind, int copy_stage)
     cfg.kind = kind;
     cfg.relations = kind == HALO_MODEL_RGCN ? RELS : 1;
     cfg.bases = kind == HALO_MODEL_RGCN ? 2 : 0;
+    cfg.heads = 3;     /* GAT */
+    cfg.out_heads = 2; /* GAT: the heads' mean's CSR goes to the device too */
     cfg.copy_stage = copy_stage;
     halo_model *m = NULL;
     int rc = halo_model_create(&cfg, &m);
@@ -295,6 +297,12 @@ static void staged_rgcn_equals_direct(void **state)
     staged_equals_direct(HALO_MODEL_RGCN);
 }
 
+static void staged_gat_equals_direct(void **state)
+{
+    (void)state;
+    staged_equals_direct(HALO_MODEL_GAT);
+}
+
 /* A stage trained for another batch than it holds, or twice, is refused with one message. */
 static void wrong_batch_is_refused(void **state)
 {
@@ -388,6 +396,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(staged_sage_equals_direct),
         cmocka_unit_test(staged_rgcn_equals_direct),
+        cmocka_unit_test(staged_gat_equals_direct),
         cmocka_unit_test(wrong_batch_is_refused),
         cmocka_unit_test(loss_read_later_equals_at_once),
         cmocka_unit_test(nan_row_predicts_a_class),

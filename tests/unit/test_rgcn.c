@@ -560,7 +560,7 @@ static void rgcn_bad_input_is_reported(void **state)
     int kind = -1;
     assert_int_equal(halo_model_kind_parse("rgcn", &kind), 0);
     assert_int_equal(kind, HALO_MODEL_RGCN);
-    assert_int_equal(halo_model_kind_parse("gat", &kind), HALO_EUSAGE);
+    assert_int_equal(halo_model_kind_parse("gcn", &kind), HALO_EUSAGE);
     assert_string_equal(halo_model_kind_name(HALO_MODEL_SAGE), "sage");
     halo_free(feat);
     halo_free(lab);
