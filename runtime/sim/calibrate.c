@@ -17,7 +17,9 @@
 
 #include <pthread.h>
 #include <limits.h>
+#include <errno.h>
 #include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,6 +403,31 @@ int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s)
     return rc;
 }
 
+/* ---- emulated delays ---- */
+
+double halo_sim_calib_sleep_over(const halo_sim_calib_opts *o)
+{
+    int n = o->quick ? 40 : 200;
+    double *late = HALO_ALLOC(double, n);
+    for (int i = 0; i < n; i++) {
+        double until = halo_now() + 1e-3;
+        struct timespec ts = {(time_t)until, (long)((until - floor(until)) * 1e9)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+        }
+        late[i] = halo_now() - until;
+    }
+    for (int i = 1; i < n; i++) { /* insertion sort: the median */
+        for (int j = i; j > 0 && late[j] < late[j - 1]; j--) {
+            double s = late[j];
+            late[j] = late[j - 1];
+            late[j - 1] = s;
+        }
+    }
+    double m = late[n / 2] > 0 ? late[n / 2] : 0;
+    halo_free(late);
+    return halo_sim_calib_sig4(m);
+}
+
 /* ---- the user's graph ---- */
 
 /* A frontier of up to `want` distinct owned nodes of part pt: training nodes and the local
@@ -586,6 +613,11 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
     if (o->progress) {
         halo_info("calibrate: policy hook %.4g us per call (%.1f s)", p->hook_s * 1e6,
                   halo_now() - t0);
+    }
+    p->netem_over_s = halo_sim_calib_sleep_over(o);
+    if (o->progress) {
+        halo_info("calibrate: a 1 ms sleep to a deadline (an emulated delay) wakes %.3g us late",
+                  p->netem_over_s * 1e6);
     }
     HALO_CHECK(halo_sim_calib_compute(o, &p->gemm_flops, &p->agg_bw, &p->agg_edge_s));
     if (o->progress) {

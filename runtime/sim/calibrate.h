@@ -52,6 +52,10 @@ int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p)
  * long adjacency lists), block building, and the gather of its own feature rows (its row
  * bytes and working set); sets p->graph to pdir. */
 int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_sim_profile *p);
+/* Seconds a sleep to a deadline 1 ms ahead (clock_nanosleep TIMER_ABSTIME, as comm/'s netem
+ * delay) wakes up late: the median of 200 (40 with quick). */
+double halo_sim_calib_sleep_over(const halo_sim_calib_opts *o);
+
 /* A unit of a training step's work for the oversubscription probe (halo calibrate runs it
  * alone and in 2 x cores ranks at once, and compares their CPU time): a gather of 8192 random
  * 512-byte rows from a 64 MiB table, then a 2048 x 128 x 128 sgemm on them; about a

@@ -290,7 +290,8 @@ static double netem_floor(const halo_sim_cost *c, double bytes)
     if (!c->netem || bytes <= 0) {
         return 0;
     }
-    return c->pf.netem_lat_s + (c->pf.netem_bw > 0 ? bytes / c->pf.netem_bw : 0);
+    return c->pf.netem_lat_s + (c->pf.netem_bw > 0 ? bytes / c->pf.netem_bw : 0) +
+           c->pf.netem_over_s;
 }
 
 /* Stores the summed flows into exchange xi's per-rank parts; message costs go to own CPU. */
@@ -565,6 +566,6 @@ void halo_sim_cost_setup(halo_sim_cost *c)
     if (c->netem && P > 1) {
         double steps = 2.0 * (P - 1);
         c->ar_netem = steps * p->netem_lat_s +
-                      (p->netem_bw > 0 ? B * steps / P / p->netem_bw : 0);
+                      (p->netem_bw > 0 ? B * steps / P / p->netem_bw : 0) + p->netem_over_s;
     }
 }

@@ -117,6 +117,8 @@ static const pfield fields[] = {
      "emulated latency per exchange (halo train --netem lat=), 0 = off"},
     {"netem", "Gbit", "Bps", K_NUM, U_GBIT, R_NONNEG, N_NEVER, OFF(netem_bw),
      "emulated bandwidth in Gbit/s (halo train --netem bw=), 0 = infinite"},
+    {"netem", "over_us", "over_s", K_NUM, U_US, R_NONNEG, N_NEVER, OFF(netem_over_s),
+     "how late the sleep of an emulated delay wakes up on this machine, added to each delay"},
     {"pcie", "pinned_GBps", "pinned_Bps", K_NUM, U_GBPS, R_POS, N_GPU, OFF(pcie_bw_pinned),
      "host-to-device copies from pinned memory"},
     {"pcie", "pageable_GBps", "pageable_Bps", K_NUM, U_GBPS, R_POS, N_GPU, OFF(pcie_bw_pageable),

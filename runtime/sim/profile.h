@@ -70,6 +70,8 @@ typedef struct halo_sim_profile {
        lat + max(bytes sent, bytes received) / bw from its start, as the runtime enforces */
     double netem_lat_s;        /* 0: off */
     double netem_bw;           /* bytes/s, 0: infinite */
+    double netem_over_s;       /* how late the runtime's sleep for an emulated delay wakes up
+                                  (timer slack, wake-up), added to each delay; 0: not measured */
     /* host-to-device copies (device GPU only) */
     double pcie_bw_pinned;     /* bytes/s from pinned host memory */
     double pcie_bw_pageable;   /* bytes/s from pageable host memory */
