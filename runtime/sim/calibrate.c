@@ -200,6 +200,74 @@ int halo_sim_calib_share(const halo_sim_calib_opts *o, int cores, double *eff, i
     return rc;
 }
 
+/* ---- time slices ---- */
+
+/* Most runs a slice thread records. */
+#define SLICE_RUNS 4096
+
+/* A thread that reads the clock for `seconds` and records how long it ran between two
+ * descheduled gaps (a gap: two readings more than 50 us apart). */
+typedef struct slice_arg {
+    double seconds;          /* how long it spins */
+    double run[SLICE_RUNS];  /* its runs, in seconds */
+    int n;                   /* runs recorded */
+} slice_arg;
+
+static void *slice_thread(void *p)
+{
+    slice_arg *a = p;
+    double t0 = halo_now(), last = t0, start = t0;
+    while (last - t0 < a->seconds) {
+        double t = halo_now();
+        if (t - last > 50e-6) {
+            if (a->n < SLICE_RUNS && start > t0) { /* the first run began before the clock */
+                a->run[a->n++] = last - start;
+            }
+            start = t;
+        }
+        last = t;
+    }
+    return NULL;
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+double halo_sim_calib_slice(const halo_sim_calib_opts *o, int cores)
+{
+    int k = 2 * cores < 16 ? 2 * cores : 16;
+    slice_arg *a = HALO_NEW(slice_arg, (size_t)k);
+    pthread_t th[16];
+    int started = 0;
+    for (int i = 0; i < k; i++) {
+        a[i].seconds = o->quick ? 0.3 : 1.0;
+        started += pthread_create(&th[i], NULL, slice_thread, &a[i]) == 0;
+    }
+    for (int i = 0; i < started; i++) {
+        pthread_join(th[i], NULL);
+    }
+    int n = 0;
+    for (int i = 0; i < started; i++) {
+        n += a[i].n;
+    }
+    double *all = HALO_ALLOC(double, n > 0 ? n : 1), s = 0;
+    n = 0;
+    for (int i = 0; i < started; i++) {
+        memcpy(all + n, a[i].run, (size_t)a[i].n * sizeof(double));
+        n += a[i].n;
+    }
+    if (n > 0) {
+        qsort(all, (size_t)n, sizeof *all, cmp_dbl);
+        s = all[n / 2];
+    }
+    halo_free(all);
+    halo_free(a);
+    return halo_sim_calib_sig4(s);
+}
+
 /* ---- gathers and copies ---- */
 
 /* A gather or a copy. */
@@ -613,6 +681,11 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
     if (o->progress) {
         halo_info("calibrate: policy hook %.4g us per call (%.1f s)", p->hook_s * 1e6,
                   halo_now() - t0);
+    }
+    p->slice_s = halo_sim_calib_slice(o, p->cores);
+    if (o->progress) {
+        halo_info("calibrate: with 2 x cores busy threads a thread runs %.4g ms at a time",
+                  p->slice_s * 1e3);
     }
     p->netem_over_s = halo_sim_calib_sleep_over(o);
     if (o->progress) {

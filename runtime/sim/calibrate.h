@@ -52,6 +52,10 @@ int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p)
  * long adjacency lists), block building, and the gather of its own feature rows (its row
  * bytes and working set); sets p->graph to pdir. */
 int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_sim_profile *p);
+/* The kernel's time slice: 2 x cores threads (at most 16) spin on the clock for a second; the
+ * median length of their uninterrupted runs (cpu.slice_us). */
+double halo_sim_calib_slice(const halo_sim_calib_opts *o, int cores);
+
 /* Seconds a sleep to a deadline 1 ms ahead (clock_nanosleep TIMER_ABSTIME, as comm/'s netem
  * delay) wakes up late: the median of 200 (40 with quick). */
 double halo_sim_calib_sleep_over(const halo_sim_calib_opts *o);

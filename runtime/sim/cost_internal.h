@@ -139,6 +139,9 @@ typedef struct cpu_task {
     int held;    /* cores it holds now (0: queued for them) */
     double since;/* when it was started (queued from then until it holds its cores) */
     int thread;  /* global number of the simulated thread that waits for it */
+    double got;  /* when it got its cores (its time slice runs from then) */
+    int resumed; /* it was preempted at the end of a time slice: getting its cores back goes
+                    on with its step (no stage starts) */
 } cpu_task;
 
 /* A machine's cores, served in arrival order: a task that gets its cores keeps them to its
@@ -232,6 +235,8 @@ struct halo_sim_cost {
     int stalled;             /* a thread waits for a batch not added: stop at stall_t */
     double stall_t;          /* time of the stall */
     int *done;               /* [P * NT] scratch: threads whose CPU task ended */
+    cpu_task *preempted;     /* [npreempted_cap] scratch: tasks at the end of their slice */
+    int npreempted_cap;      /* its capacity */
     double *s_out, *s_in;    /* [P] scratch: inter-machine bytes out / in of an exchange */
     double *s_intra;         /* [P] its largest shm flow */
     double *s_tot_out;       /* [P] all bytes out */
@@ -256,5 +261,18 @@ void halo_sim_ev_push(halo_sim_cost *c, double t, int kind, int id, int64_t batc
 sim_event halo_sim_ev_pop(halo_sim_cost *c);
 /* engine_heap.c: sets resource i's next end to t (INFINITY: none) and restores its heap */
 void halo_sim_res_set(halo_sim_cost *c, int i, double t);
+
+/* ---- engine_cpu.c: the cores of the timeline (docs/sim-model.md "Contention for cores") */
+
+/* Brings m's running tasks' remaining seconds up to now. */
+void halo_sim_cpu_advance(halo_sim_cost *c, sim_machine *m);
+/* Gives m's free cores to its queued tasks in arrival order. */
+void halo_sim_cpu_assign(halo_sim_cost *c, sim_machine *m);
+/* Sets the time of machine mi's next event (a task's end, or a time slice's). */
+void halo_sim_cpu_resched(halo_sim_cost *c, int mi);
+/* At the end of time slices: running tasks that had theirs while others queue queue again. */
+void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m);
+/* Starts `work` core-seconds on `threads` threads for simulated thread tid. */
+void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads);
 
 #endif

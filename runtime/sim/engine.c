@@ -72,134 +72,6 @@ static void rec_free(brec *r)
     halo_free(r);
 }
 
-/* ---------------------------------------------------------------- cores */
-
-/* Speed of a running task, at most one. More trainer processes than cores cost more than
- * their share (switches between address spaces, caches refilled): the profile's
- * oversub_penalty per process beyond the cores, relative to the cores; while tasks queue for
- * the cores, the running ones get share_eff of their speed (what halo calibrate measured
- * for more busy threads than cores; 0: not measured, full speed). */
-static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
-{
-    double excess = c->pf.trainers > c->pf.cores
-                        ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
-                        : 0.0;
-    int queued = 0;
-    for (int i = 0; i < m->n && !queued; i++) {
-        queued = m->task[i].held == 0;
-    }
-    double eff = queued && c->pf.share_eff > 0 ? c->pf.share_eff : 1.0;
-    /* threads waiting in exchanges poll (a spin that yields, then short sleeps): with more
-       busy threads than cores and every core taken, each takes poll_frac of a core from the
-       running tasks, at most a fair share of the cores between pollers and tasks */
-    if (c->oversub_threads && m->spinning > 0 && (queued || m->held >= c->pf.cores)) {
-        double s = m->spinning, fair = s / (s + m->n);
-        double lost = s * c->pf.poll_frac / c->pf.cores;
-        eff *= 1.0 - (lost < fair ? lost : fair);
-    }
-    return eff / (1.0 + c->pf.oversub_penalty * excess);
-}
-
-/* Brings the running tasks' remaining seconds up to now. */
-static void cpu_advance(halo_sim_cost *c, sim_machine *m)
-{
-    double done = (c->now - m->t) * cpu_rate(c, m);
-    for (int i = 0; i < m->n && done > 0; i++) {
-        m->task[i].rem -= m->task[i].held > 0 ? done : 0;
-    }
-    m->t = c->now;
-}
-
-/* Gives the free cores to the queued tasks in arrival order (the first that does not fit
- * waits, and the ones behind it). A thread whose task gets its cores now after queueing at
- * the start of its stage starts that stage now (the runtime's stage timers start when the
- * thread runs; the trainer's wait for a core is pipeline wait); Adam after the allreduce
- * likewise ends the allreduce when it gets its core (the thread waited in the collective). */
-static void cpu_assign(halo_sim_cost *c, sim_machine *m)
-{
-    for (int i = 0; i < m->n; i++) {
-        cpu_task *k = &m->task[i];
-        if (k->held > 0) {
-            continue;
-        }
-        if (m->held + k->threads > c->pf.cores) {
-            return;
-        }
-        k->held = k->threads;
-        m->held += k->threads;
-        sim_thread *t = &c->th[k->thread];
-        if (k->since >= c->now || t->steps[t->pc].kind != STEP_CPU) {
-            continue; /* did not queue, or CPU work of an exchange (its stage's time) */
-        }
-        if (t->pc == 0) {
-            if (t->idx == TH_TRAINER && (t->stage == STAGE_COMPUTE || t->stage == STAGE_COPY)) {
-                c->rk[t->rank].wait_s += c->now - t->start;
-            }
-            t->start = c->now;
-            t->ar_end = c->now;
-        } else if (t->stage == STAGE_ALLREDUCE) {
-            t->ar_end = c->now;
-        }
-    }
-}
-
-/* Sets the time of the machine's next task end. */
-static void cpu_resched(halo_sim_cost *c, int mi)
-{
-    sim_machine *m = &c->mc[mi];
-    double fmin = INFINITY;
-    for (int i = 0; i < m->n; i++) {
-        fmin = m->task[i].held > 0 && m->task[i].rem < fmin ? m->task[i].rem : fmin;
-    }
-    if (fmin == INFINITY) {
-        halo_sim_res_set(c, mi, INFINITY);
-        return;
-    }
-    double dt = fmin / cpu_rate(c, m);
-    halo_sim_res_set(c, mi, c->now + (dt > 0 ? dt : 0));
-}
-
-/* Starts `work` core-seconds on `threads` threads for simulated thread tid. */
-static void cpu_start(halo_sim_cost *c, int tid, double work, int threads)
-{
-    int mi = c->rk[c->th[tid].rank].machine;
-    sim_machine *m = &c->mc[mi];
-    cpu_advance(c, m);
-    if (m->n == m->cap) {
-        m->cap = m->cap > 0 ? 2 * m->cap : 16;
-        m->task = halo_realloc(m->task, (size_t)m->cap * sizeof *m->task);
-    }
-    int k = threads < c->pf.cores ? threads : c->pf.cores;
-    cpu_task nt = {work / threads, k, 0, c->now, tid};
-    /* the work on the thread's own clock (a compute on k threads: its share; more trainer
-       processes than cores: the oversubscription penalty's caches refilled too), by stage as
-       the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
-    int st = c->th[tid].stage;
-    if (st != STAGE_COPY) {
-        double excess = c->pf.trainers > c->pf.cores
-                            ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
-                            : 0.0;
-        c->rk[c->th[tid].rank].cpu_s[st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2] +=
-            work / threads * (1.0 + c->pf.oversub_penalty * excess);
-    }
-    if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */
-        c->th[tid].keep = 0;
-        if (m->held + k <= c->pf.cores) {
-            nt.held = k;
-            m->held += k;
-        }
-        memmove(m->task + 1, m->task, (size_t)m->n * sizeof *m->task);
-        m->task[0] = nt;
-        m->n++;
-    } else {
-        m->task[m->n++] = nt;
-    }
-    if (!m->handoff) {
-        cpu_assign(c, m);
-    }
-    cpu_resched(c, mi);
-}
-
 /* ---------------------------------------------------------------- NICs */
 
 /* Brings the NIC resource's virtual bytes up to now. */
@@ -281,11 +153,11 @@ static void xchg_start(halo_sim_cost *c, brec *r, int xi)
         xr->own_end = -1;
         if (xr->crit > 0) {
             t->phase = 0;
-            cpu_start(c, xr->thread, xr->crit, 1);
+            halo_sim_cpu_start(c, xr->thread, xr->crit, 1);
             x->outstanding++;
         } else if (xr->own > 0) {
             t->phase = 1;
-            cpu_start(c, xr->thread, xr->own, 1);
+            halo_sim_cpu_start(c, xr->thread, xr->own, 1);
         } else {
             xr->own_end = c->now;
         }
@@ -387,10 +259,10 @@ static void spin(halo_sim_cost *c, int tid, int on)
     }
     int mi = c->rk[t->rank].machine;
     sim_machine *m = &c->mc[mi];
-    cpu_advance(c, m);
+    halo_sim_cpu_advance(c, m);
     t->spinning = on;
     m->spinning += on ? 1 : -1;
-    cpu_resched(c, mi);
+    halo_sim_cpu_resched(c, mi);
 }
 
 /* Thread tid reaches exchange xi of its batch (now). */
@@ -433,7 +305,7 @@ static void cpu_done(halo_sim_cost *c, int tid)
     if (t->phase == 0) {
         if (xr->own > 0) {
             t->phase = 1;
-            cpu_start(c, tid, xr->own, 1);
+            halo_sim_cpu_start(c, tid, xr->own, 1);
         } else {
             xr->own_end = c->now;
         }
@@ -536,7 +408,7 @@ static void thread_run(halo_sim_cost *c, int tid)
         }
         if (s->work > 0) {
             if (s->kind == STEP_CPU) {
-                cpu_start(c, tid, s->work, s->threads);
+                halo_sim_cpu_start(c, tid, s->work, s->threads);
             } else {
                 resume_at(c, tid, c->now + s->work);
             }
@@ -665,12 +537,13 @@ static void try_rank(halo_sim_cost *c, int rank)
 static void cpu_event(halo_sim_cost *c, int mi)
 {
     sim_machine *m = &c->mc[mi];
-    cpu_advance(c, m);
+    halo_sim_cpu_advance(c, m);
     double fmin = INFINITY;
     for (int i = 0; i < m->n; i++) {
         fmin = m->task[i].held > 0 && m->task[i].rem < fmin ? m->task[i].rem : fmin;
     }
-    double lim = fmin + 1e-12;
+    /* a task ended, or (time slices) none did: then nothing leaves */
+    double lim = c->pf.slice_s > 0 && fmin > 1e-9 ? -1.0 : fmin + 1e-12;
     int nd = 0, kept = 0;
     for (int i = 0; i < m->n; i++) { /* removes in place, keeping the arrival order */
         if (m->task[i].held > 0 && m->task[i].rem <= lim) {
@@ -692,9 +565,10 @@ static void cpu_event(halo_sim_cost *c, int mi)
         c->th[c->done[i]].keep = 0;
     }
     m->handoff = 0;
-    cpu_advance(c, m);
-    cpu_assign(c, m);
-    cpu_resched(c, mi);
+    halo_sim_cpu_advance(c, m);
+    halo_sim_cpu_preempt(c, m);
+    halo_sim_cpu_assign(c, m);
+    halo_sim_cpu_resched(c, mi);
 }
 
 /* The NIC resource's earliest transfers ended (now): they leave, then their exchanges are told
@@ -853,6 +727,7 @@ void halo_sim_cost_free(halo_sim_cost *c)
     halo_free(c->mc);
     halo_free(c->nic);
     halo_free(c->done);
+    halo_free(c->preempted);
     halo_free(c->rkey);
     halo_free(c->rheap);
     halo_free(c->rpos);

@@ -89,6 +89,9 @@ static const pfield fields[] = {
      "per policy hook call (cache_batch), fixed part"},
     {"cpu", "oversub_penalty", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_penalty),
      "slow-down per trainer process beyond the cores, relative to the cores (0 = none)"},
+    {"cpu", "slice_us", "slice_s", K_NUM, U_US, R_NONNEG, N_NEVER, OFF(slice_s),
+     "time slice of a busy core: a task that ran this long while others wait gives it up (0: "
+     "a task keeps its core to its end)"},
     {"cpu", "poll_frac", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(poll_frac),
      "with more busy threads than cores, the share of a core a thread waiting in an exchange "
      "takes by polling (0 = none)"},

@@ -51,6 +51,9 @@ typedef struct halo_sim_profile {
     double oversub_penalty;    /* with t trainers (processes) on c < t cores, CPU work runs
                                   1 + oversub_penalty * (t - c) / c times slower than its share
                                   (switches between processes, caches refilled); 0 = none */
+    double slice_s;            /* the kernel's time slice of a busy core: a task that ran this
+                                  long while others wait for a core gives it up and queues
+                                  again (0: a task keeps its core to its end) */
     double poll_frac;          /* with more busy threads than cores, the share of a core each
                                   thread waiting in an exchange takes from the running tasks
                                   by polling (comm/'s spin and short sleeps); 0 = none */

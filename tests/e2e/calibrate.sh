@@ -23,6 +23,9 @@ check "... into cpu.fetch_GBps, a positive rate, and cpu.fetch_node_ns >= 0 (abs
     /^ *fetch_GBps = / { v = $3; sub(/,$/, "", v); r = (v + 0 > 0) }
     /^ *fetch_node_ns = / { v = $3; sub(/,$/, "", v); n = (v + 0 >= 0) }
     END { exit !(r && n) }' "$T/here.lua"
+check "it measures the kernel's time slice, into cpu.slice_us" bash -c "
+    grep -qE 'with 2 x cores busy threads a thread runs [0-9.e+-]+ ms at a time' '$T/progress' &&
+    grep -qE '^ *slice_us = [0-9.e+-]+,' '$T/here.lua'"
 check "it measures how late the sleep of an emulated delay wakes up, into netem.over_us" bash -c "
     grep -qE 'a 1 ms sleep to a deadline .* wakes [0-9.e+-]+ us late' '$T/progress' &&
     grep -qE '^ *over_us = [0-9.e+-]+,' '$T/here.lua'"

@@ -674,10 +674,11 @@ static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
 /* ---------------------------------------------------------------- CPU contention */
 
 /* Stats of rank 0 when 4 symmetric trainers (CPU device) share one machine of `cores`. */
-static halo_epoch_stats contended_pen(int cores, int trainers, double penalty)
+static halo_epoch_stats contended_full(int cores, int trainers, double penalty, double slice)
 {
     halo_sim_profile p = fast_profile(1, trainers, cores);
     p.oversub_penalty = penalty;
+    p.slice_s = slice;
     p.device = HALO_SIM_DEVICE_CPU;
     p.sample_node_s = 1e-6;
     p.sample_edge_s = 1e-7;
@@ -705,9 +706,34 @@ static halo_epoch_stats contended_pen(int cores, int trainers, double penalty)
     return s[0];
 }
 
+static halo_epoch_stats contended_pen(int cores, int trainers, double penalty)
+{
+    return contended_full(cores, trainers, penalty, 0);
+}
+
 static halo_epoch_stats contended(int cores, int trainers)
 {
     return contended_pen(cores, trainers, 0);
+}
+
+/* Time slices: 4 trainers on 2 cores whose tasks give their core up after 10 us while others
+ * wait. A compute no longer runs to its end on the core it got: the queued ranks' work runs
+ * inside it, so each compute takes longer (up to twice: two tasks per core) while the cores do
+ * the same work (the epoch within the order of one slice per step); with every task shorter
+ * than the slice, or the cores enough for everyone, nothing changes. */
+static void tasks_give_their_core_up_at_the_end_of_a_slice(void **state)
+{
+    (void)state;
+    halo_epoch_stats a = contended_full(2, 4, 0, 0), b = contended_full(2, 4, 0, 10e-6);
+    assert_true(b.compute_s > 1.3 * a.compute_s && b.compute_s < 2.01 * a.compute_s);
+    assert_close(b.time_s, a.time_s, 0.05);
+    assert_close(b.compute_cpu_s, a.compute_cpu_s, 1e-9); /* the same work */
+    halo_epoch_stats c = contended_full(2, 4, 0, 1.0);
+    assert_close(c.compute_s, a.compute_s, 1e-12);
+    assert_close(c.time_s, a.time_s, 1e-12);
+    halo_epoch_stats d = contended_full(4, 4, 0, 0), e = contended_full(4, 4, 0, 10e-6);
+    assert_close(e.time_s, d.time_s, 1e-12);
+    assert_close(e.compute_s, d.compute_s, 1e-12);
 }
 
 /* The oversubscription penalty: 4 processes on 2 cores with penalty 0.5 run their CPU work
@@ -1045,6 +1071,7 @@ int main(void)
         cmocka_unit_test(allreduce_is_a_ring_hierarchical_across_machines),
         cmocka_unit_test(trainers_of_a_machine_share_its_cores),
         cmocka_unit_test(oversubscribed_machines_pay_the_penalty),
+        cmocka_unit_test(tasks_give_their_core_up_at_the_end_of_a_slice),
         cmocka_unit_test(timeline_holds_every_stage_on_its_thread),
         cmocka_unit_test(flops_are_the_models_gemms),
         cmocka_unit_test(embedding_exchanges_are_charged_to_the_compute),

@@ -1,0 +1,188 @@
+/* The simulator's cores: CPU tasks served in arrival order, each keeping its cores to its end
+ * or (cpu.slice_us) to the end of its time slice while others wait, at a speed that more
+ * processes than cores, polling threads and shared caches lower (docs/sim-model.md,
+ * "Contention for cores"). sim/engine.c runs the rest of the timeline. */
+#include "sim/cost_internal.h"
+
+#include "core/mem.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Speed of a running task, at most one. More trainer processes than cores cost more than
+ * their share (switches between address spaces, caches refilled): the profile's
+ * oversub_penalty per process beyond the cores, relative to the cores; while tasks queue for
+ * the cores, the running ones get share_eff of their speed (what halo calibrate measured
+ * for more busy threads than cores; 0: not measured, full speed). */
+static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
+{
+    double excess = c->pf.trainers > c->pf.cores
+                        ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
+                        : 0.0;
+    int queued = 0;
+    for (int i = 0; i < m->n && !queued; i++) {
+        queued = m->task[i].held == 0;
+    }
+    double eff = queued && c->pf.share_eff > 0 ? c->pf.share_eff : 1.0;
+    /* threads waiting in exchanges poll (a spin that yields, then short sleeps): with more
+       busy threads than cores and every core taken, each takes poll_frac of a core from the
+       running tasks, at most a fair share of the cores between pollers and tasks */
+    if (c->oversub_threads && m->spinning > 0 && (queued || m->held >= c->pf.cores)) {
+        double s = m->spinning, fair = s / (s + m->n);
+        double lost = s * c->pf.poll_frac / c->pf.cores;
+        eff *= 1.0 - (lost < fair ? lost : fair);
+    }
+    return eff / (1.0 + c->pf.oversub_penalty * excess);
+}
+
+/* Brings the running tasks' remaining seconds up to now. */
+void halo_sim_cpu_advance(halo_sim_cost *c, sim_machine *m)
+{
+    double done = (c->now - m->t) * cpu_rate(c, m);
+    for (int i = 0; i < m->n && done > 0; i++) {
+        m->task[i].rem -= m->task[i].held > 0 ? done : 0;
+    }
+    m->t = c->now;
+}
+
+/* Gives the free cores to the queued tasks in arrival order (the first that does not fit
+ * waits, and the ones behind it). A thread whose task gets its cores now after queueing at
+ * the start of its stage starts that stage now (the runtime's stage timers start when the
+ * thread runs; the trainer's wait for a core is pipeline wait); Adam after the allreduce
+ * likewise ends the allreduce when it gets its core (the thread waited in the collective). */
+void halo_sim_cpu_assign(halo_sim_cost *c, sim_machine *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        cpu_task *k = &m->task[i];
+        if (k->held > 0) {
+            continue;
+        }
+        if (m->held + k->threads > c->pf.cores) {
+            return;
+        }
+        k->held = k->threads;
+        m->held += k->threads;
+        k->got = c->now;
+        sim_thread *t = &c->th[k->thread];
+        if (k->resumed || k->since >= c->now || t->steps[t->pc].kind != STEP_CPU) {
+            continue; /* did not queue, or CPU work of an exchange (its stage's time) */
+        }
+        if (t->pc == 0) {
+            if (t->idx == TH_TRAINER && (t->stage == STAGE_COMPUTE || t->stage == STAGE_COPY)) {
+                c->rk[t->rank].wait_s += c->now - t->start;
+            }
+            t->start = c->now;
+            t->ar_end = c->now;
+        } else if (t->stage == STAGE_ALLREDUCE) {
+            t->ar_end = c->now;
+        }
+    }
+}
+
+/* Whether a task of m waits for cores. */
+static bool any_queued(const sim_machine *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        if (m->task[i].held == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Sets the time of the machine's next event: a task's end, or (cpu.slice_us, while tasks
+ * queue) the end of a running task's time slice. */
+void halo_sim_cpu_resched(halo_sim_cost *c, int mi)
+{
+    sim_machine *m = &c->mc[mi];
+    double fmin = INFINITY, qmin = INFINITY;
+    bool slicing = c->pf.slice_s > 0 && any_queued(m);
+    for (int i = 0; i < m->n; i++) {
+        const cpu_task *k = &m->task[i];
+        if (k->held > 0) {
+            fmin = k->rem < fmin ? k->rem : fmin;
+            if (slicing && k->got + c->pf.slice_s < qmin) {
+                qmin = k->got + c->pf.slice_s;
+            }
+        }
+    }
+    if (fmin == INFINITY) {
+        halo_sim_res_set(c, mi, INFINITY);
+        return;
+    }
+    double dt = fmin / cpu_rate(c, m);
+    double t = c->now + (dt > 0 ? dt : 0);
+    halo_sim_res_set(c, mi, qmin < t ? (qmin > c->now ? qmin : c->now) : t);
+}
+
+/* The end of time slices (now): running tasks that had their slice while others queue give
+ * their cores up and queue behind them (Linux shares a core between runnable threads in
+ * slices of a few milliseconds; a task does not keep it to its end). */
+void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m)
+{
+    if (!(c->pf.slice_s > 0) || !any_queued(m)) {
+        return;
+    }
+    int n = m->n, kept = 0, np = 0;
+    if (c->npreempted_cap < n) {
+        c->npreempted_cap = 2 * n;
+        c->preempted = halo_realloc(c->preempted, (size_t)c->npreempted_cap * sizeof(cpu_task));
+    }
+    cpu_task *moved = c->preempted;
+    for (int i = 0; i < n; i++) {
+        cpu_task *k = &m->task[i];
+        if (k->held > 0 && c->now - k->got >= c->pf.slice_s - 1e-12) {
+            m->held -= k->held;
+            k->held = 0;
+            k->resumed = 1;
+            moved[np++] = *k;
+        } else {
+            m->task[kept++] = *k;
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        m->task[kept++] = moved[i];
+    }
+}
+
+/* Starts `work` core-seconds on `threads` threads for simulated thread tid. */
+void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads)
+{
+    int mi = c->rk[c->th[tid].rank].machine;
+    sim_machine *m = &c->mc[mi];
+    halo_sim_cpu_advance(c, m);
+    if (m->n == m->cap) {
+        m->cap = m->cap > 0 ? 2 * m->cap : 16;
+        m->task = halo_realloc(m->task, (size_t)m->cap * sizeof *m->task);
+    }
+    int k = threads < c->pf.cores ? threads : c->pf.cores;
+    cpu_task nt = {work / threads, k, 0, c->now, tid, c->now, 0};
+    /* the work on the thread's own clock (a compute on k threads: its share; more trainer
+       processes than cores: the oversubscription penalty's caches refilled too), by stage as
+       the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
+    int st = c->th[tid].stage;
+    if (st != STAGE_COPY) {
+        double excess = c->pf.trainers > c->pf.cores
+                            ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
+                            : 0.0;
+        c->rk[c->th[tid].rank].cpu_s[st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2] +=
+            work / threads * (1.0 + c->pf.oversub_penalty * excess);
+    }
+    if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */
+        c->th[tid].keep = 0;
+        if (m->held + k <= c->pf.cores) {
+            nt.held = k;
+            m->held += k;
+        }
+        memmove(m->task + 1, m->task, (size_t)m->n * sizeof *m->task);
+        m->task[0] = nt;
+        m->n++;
+    } else {
+        m->task[m->n++] = nt;
+    }
+    if (!m->handoff) {
+        halo_sim_cpu_assign(c, m);
+    }
+    halo_sim_cpu_resched(c, mi);
+}
+
