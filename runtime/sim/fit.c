@@ -131,6 +131,11 @@ enum { FIT_SAMPLE, FIT_FETCH, FIT_COMPUTE, FIT_ALLREDUCE, FIT_N };
 static const int fit_stage[FIT_N] = {HALO_SIM_T_SAMPLE, HALO_SIM_T_FETCH, HALO_SIM_T_COMPUTE,
                                      HALO_SIM_T_ALLREDUCE};
 static const char *const fit_name[FIT_N] = {"sample", "fetch", "compute", "allreduce"};
+/* ... and the CPU work of the stage where the measured run records it (the thread's CPU,
+ * polling left out): the factors then correct the cost of the work, and the schedule (cores,
+ * exchanges, the pipeline) stays the engine's; -1: the allreduce is fitted on its time. */
+static const int fit_cpu[FIT_N] = {HALO_SIM_T_SAMPLE_CPU, HALO_SIM_T_FETCH_CPU,
+                                   HALO_SIM_T_COMPUTE_CPU, -1};
 
 /* A stage is identified by the runs when it is at least this share of every run's measured
  * epoch and the runs' measured / simulated ratios agree within FIT_AGREE (max / min). */
@@ -199,6 +204,7 @@ typedef struct fit_round {
     double hi[FIT_N];      /* largest ratio */
     double share[FIT_N];   /* smallest share of the epoch */
     double err;            /* worst |epoch error| */
+    int on_cpu;            /* stages fitted on their CPU work (the runs record it) */
 } fit_round;
 
 /* Simulates every run with over[i] == want and gathers their per-stage ratios into fr. */
@@ -217,11 +223,13 @@ static int fit_observe(halo_sim_recorded *rec, const char **files, const int *ov
         double ratio[HALO_SIM_T_N], share[HALO_SIM_T_N], m = 0, sd = 0;
         HALO_CHECK(fit_ratios(&rec[i], files[i], p, ratio, share, &m, &sd));
         for (int k = 0; k < FIT_N; k++) {
-            double r = ratio[fit_stage[k]];
+            int t = fit_cpu[k] >= 0 && share[fit_cpu[k]] > 0 ? fit_cpu[k] : fit_stage[k];
+            fr->on_cpu += t != fit_stage[k] && fr->n == 0;
+            double r = ratio[t];
             fr->lr[k] += log(r);
             fr->lo[k] = r < fr->lo[k] ? r : fr->lo[k];
             fr->hi[k] = r > fr->hi[k] ? r : fr->hi[k];
-            double sh = share[fit_stage[k]];
+            double sh = share[t];
             fr->share[k] = sh < fr->share[k] ? sh : fr->share[k];
         }
         double e = m > 0 ? fabs(sd - m) / m : 0;
@@ -236,8 +244,9 @@ static int fit_observe(halo_sim_recorded *rec, const char **files, const int *ov
 static void fit_apply(const fit_round *fr, int round, bool last, halo_sim_profile *p, FILE *out)
 {
     if (out != NULL) {
-        fprintf(out, "fit round %d over %d run%s: worst epoch error %.1f%%; ratios", round, fr->n,
-                fr->n == 1 ? "" : "s", 100.0 * fr->err);
+        fprintf(out, "fit round %d over %d run%s: worst epoch error %.1f%%; ratios%s", round, fr->n,
+                fr->n == 1 ? "" : "s", 100.0 * fr->err,
+                fr->on_cpu > 0 ? " (sample, fetch, compute: of their CPU work)" : "");
         for (int k = 0; k < FIT_N; k++) {
             fprintf(out, " %s %.3f", fit_name[k], exp(fr->lr[k] / (fr->n > 0 ? fr->n : 1)));
         }

@@ -107,6 +107,8 @@ check "calibrate --from-metrics fits the profile to it" \
     "$HALO" calibrate --from-metrics "$T/run.jsonl" --base "$T/graph.lua" --rounds 2 -o "$T/fit.lua"
 cp "$T/err" "$T/fit.err"
 check "... and logs its rounds" grep -q "^fit round 2 over 1 run" "$T/fit.err"
+check "... fitting the stages' cost on their CPU work, which the run records" \
+    grep -q "^fit round 1 over 1 run: .*ratios (sample, fetch, compute: of their CPU work)" "$T/fit.err"
 check "... keeps the measured constants" bash -c "
     [ \"\$(grep -E '^ *(sample_edge_ns|gather_GBps|gemm_TFLOPs|agg_GBps) = ' '$T/graph.lua')\" = \
       \"\$(grep -E '^ *(sample_edge_ns|gather_GBps|gemm_TFLOPs|agg_GBps) = ' '$T/fit.lua')\" ]"
