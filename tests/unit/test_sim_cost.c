@@ -614,8 +614,17 @@ static void netem_sets_a_floor_on_every_exchange(void **state)
         assert_true(s[r].sample_s < 1e-6);
         assert_close(s[r].allreduce_s, 4 * ar, 1e-6);
     }
+    /* the sleep's lateness (netem.over_us) once more per delay: 2 fetch exchanges and the
+       allreduce a batch */
+    p.netem_over_s = 50e-6;
+    run_epoch(&o, &tw, 4, s);
+    for (int r = 0; r < 2; r++) {
+        assert_close(s[r].fetch_s, 4 * (fetch + 2 * 50e-6), 1e-6);
+        assert_close(s[r].allreduce_s, 4 * (ar + 50e-6), 1e-6);
+    }
     tw_free(&tw);
 }
+
 
 /* ---------------------------------------------------------------- allreduce */
 
@@ -674,11 +683,13 @@ static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
 /* ---------------------------------------------------------------- CPU contention */
 
 /* Stats of rank 0 when 4 symmetric trainers (CPU device) share one machine of `cores`. */
-static halo_epoch_stats contended_full(int cores, int trainers, double penalty, double slice)
+static halo_epoch_stats contended_with(int cores, int trainers, double penalty, double slice,
+                                       double poll)
 {
     halo_sim_profile p = fast_profile(1, trainers, cores);
     p.oversub_penalty = penalty;
     p.slice_s = slice;
+    p.poll_frac = poll;
     p.device = HALO_SIM_DEVICE_CPU;
     p.sample_node_s = 1e-6;
     p.sample_edge_s = 1e-7;
@@ -704,6 +715,16 @@ static halo_epoch_stats contended_full(int cores, int trainers, double penalty, 
     run_epoch(&o, &tw, 10, s);
     tw_free(&tw);
     return s[0];
+}
+
+static halo_epoch_stats contended_full(int cores, int trainers, double penalty, double slice)
+{
+    return contended_with(cores, trainers, penalty, slice, 0);
+}
+
+static halo_epoch_stats contended_poll(int cores, int trainers, double poll)
+{
+    return contended_with(cores, trainers, 0, 0, poll);
 }
 
 static halo_epoch_stats contended_pen(int cores, int trainers, double penalty)
@@ -734,6 +755,20 @@ static void tasks_give_their_core_up_at_the_end_of_a_slice(void **state)
     halo_epoch_stats d = contended_full(4, 4, 0, 0), e = contended_full(4, 4, 0, 10e-6);
     assert_close(e.time_s, d.time_s, 1e-12);
     assert_close(e.compute_s, d.compute_s, 1e-12);
+}
+
+/* Pollers: with more busy threads than cores and every core taken, each thread waiting in an
+ * exchange takes poll_frac of a core from the running tasks; with a core per thread, nothing. */
+static void waiting_threads_poll_on_an_oversubscribed_machine(void **state)
+{
+    (void)state;
+    halo_epoch_stats a = contended_full(2, 4, 0, 0);
+    halo_epoch_stats b = contended_poll(2, 4, 0.2), c = contended_poll(4, 4, 0.2),
+                     d = contended_full(4, 4, 0, 0);
+    assert_true(b.time_s > 1.05 * a.time_s);
+    assert_true(b.compute_s > a.compute_s);
+    assert_close(b.compute_cpu_s, a.compute_cpu_s, 1e-9); /* the same work, slower */
+    assert_close(c.time_s, d.time_s, 1e-12);
 }
 
 /* The oversubscription penalty: 4 processes on 2 cores with penalty 0.5 run their CPU work
@@ -1072,6 +1107,7 @@ int main(void)
         cmocka_unit_test(trainers_of_a_machine_share_its_cores),
         cmocka_unit_test(oversubscribed_machines_pay_the_penalty),
         cmocka_unit_test(tasks_give_their_core_up_at_the_end_of_a_slice),
+        cmocka_unit_test(waiting_threads_poll_on_an_oversubscribed_machine),
         cmocka_unit_test(timeline_holds_every_stage_on_its_thread),
         cmocka_unit_test(flops_are_the_models_gemms),
         cmocka_unit_test(embedding_exchanges_are_charged_to_the_compute),
