@@ -92,8 +92,8 @@ return {
                     { 2, 4, 8, 16 }),
     quick = {
         title = "At scale (quick): MassiveGNN vs DistDGL, arxiv-like x1 and products-like " ..
-            "x0.05, batch 2000, 8 and 32 GPUs (simulated, Perlmutter)",
-        points = points({ { name = "arxiv", scale = 1 }, { name = "products", scale = 0.05 } },
+            "x0.1, batch 2000, 8 and 32 GPUs (simulated, Perlmutter)",
+        points = points({ { name = "arxiv", scale = 1 }, { name = "products", scale = 0.1 } },
                         { 2, 8 }),
         run = { epochs = 2 },
     },

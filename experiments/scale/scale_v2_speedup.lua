@@ -51,10 +51,10 @@ return {
     run = { cluster = "perlmutter", trainers = trainers, epochs = 3, batch = 1000, hidden = 256 },
     points = points({ 2, 4, 8, 16 }),
     quick = {
-        title = "At scale (quick): DistDGLv2 vs DistDGL, products-like x0.05, batch 1000, " ..
-            "8 and 32 GPUs (simulated, Perlmutter)",
-        graph = { scale = 0.05 },
-        points = points({ 2, 8 }),
+        title = "At scale (quick): DistDGLv2 vs DistDGL, products-like x0.1, batch 1000, " ..
+            "8 and 16 GPUs (simulated, Perlmutter)",
+        graph = { scale = 0.1 },
+        points = points({ 2, 4 }),
         run = { epochs = 2 },
     },
     measures = { "epoch_s", "sample_s", "fetch_s", "copy_s", "compute_s", "allreduce_s",

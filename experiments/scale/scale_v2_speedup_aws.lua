@@ -19,7 +19,7 @@ return {
         "instance.",
     run = { cluster = "aws-p3dn" },
     quick = {
-        title = "At scale (quick): DistDGLv2 vs DistDGL, products-like x0.05, batch 1000, " ..
-            "8 and 32 GPUs (simulated, AWS p3dn)",
+        title = "At scale (quick): DistDGLv2 vs DistDGL, products-like x0.1, batch 1000, " ..
+            "8 and 16 GPUs (simulated, AWS p3dn)",
     },
 }
