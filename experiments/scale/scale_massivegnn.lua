@@ -78,7 +78,7 @@ return {
         "initial fill, look-ahead of one batch. The paper reports 15-40% over DistDGL on 2 to " ..
         "64 Perlmutter nodes, and a 41-45% hit rate on products at 16 GPUs with f = 0.25 and " ..
         "no eviction. The (default) series is DistDGL itself (0 by definition). Bars below 0 " ..
-        "are not drawn: at 64 GPUs on arxiv-like MassiveGNN is 12% slower than DistDGL (one " ..
+        "are not drawn: at 64 GPUs on arxiv-like MassiveGNN is 12-13% slower than DistDGL (one " ..
         "mini-batch of 2000 per GPU and epoch: nothing to look ahead to; see the CSV). Where " ..
         "halo departs from the paper: 64 nodes (256 GPUs) are not " ..
         "simulated; the network and GPU costs are the profile's estimates, not Perlmutter " ..
