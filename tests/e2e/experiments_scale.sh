@@ -20,25 +20,30 @@ parts_of() {
         sort -n -u | tr '\n' ' '
 }
 
-# DistDGLv2 vs DistDGL: products-like x1, two-level METIS, batch 1000, 8-64 GPUs, both profiles
-for n in scale_v2_speedup scale_v2_speedup_aws; do
+# DistDGLv2 vs DistDGL: products-like x1 (both profiles) and papers100M-like x0.02, two-level
+# METIS, batch 1000, 8-64 GPUs
+for n in scale_v2_speedup:products:1 scale_v2_speedup_aws:products:1 \
+    scale_v2_papers:papers100M:0.02; do
+    IFS=: read -r n g x <<<"$n"
     dry=$("$HALO" sweep $S/$n.lua --out "$T/r" --dry-run 2>/dev/null)
     run=$(echo "$dry" | grep -E '^  \S*halo sim ')
-    if echo "$dry" | grep -q -- 'gen --no-features --preset products --scale 1 ' &&
-        ! echo "$dry" | grep -E 'halo gen ' | grep -vq -- '--preset products --scale 1 ' &&
+    if echo "$dry" | grep -q -- "gen --no-features --preset $g --scale $x " &&
+        ! echo "$dry" | grep -E 'halo gen ' | grep -vq -- "--preset $g --scale $x " &&
         [ "$(echo "$dry" | grep -E 'halo partition ' | grep -c -- '--method multilevel')" = 8 ] &&
         [ "$(echo "$run" | grep -c -- '--batch 1000 ')" = 8 ] &&
         [ "$(echo "$run" | parts_of)" = "8 16 32 64 " ] &&
         [ "$(echo "$run" | grep -c 'policy policies/distdgl.lua')" = 4 ] &&
         [ "$(echo "$run" | grep -c 'policy policies/distdglv2.lua')" = 4 ]; then
-        ok "$n: products x1, two-level METIS, batch 1000, 8-64 GPUs, both policies"
+        ok "$n: $g x$x, two-level METIS, batch 1000, 8-64 GPUs, both policies"
     else
-        not_ok "$n: products x1, two-level METIS, batch 1000, 8-64 GPUs, both policies"
+        not_ok "$n: $g x$x, two-level METIS, batch 1000, 8-64 GPUs, both policies"
         echo "$dry" | sed 's/^/# /' | head -n 12
     fi
 done
-check "scale_v2_speedup runs on the Perlmutter profile" \
-    bash -c "[ \$(\"$HALO\" sweep $S/scale_v2_speedup.lua --out $T/r --dry-run | grep -c 'cluster experiments/clusters/perlmutter.lua') = 8 ]"
+for n in scale_v2_speedup scale_v2_papers; do
+    check "$n runs on the Perlmutter profile" \
+        bash -c "[ \$(\"$HALO\" sweep $S/$n.lua --out $T/r --dry-run | grep -c 'cluster experiments/clusters/perlmutter.lua') = 8 ]"
+done
 check "scale_v2_speedup_aws runs on the AWS profile" \
     bash -c "[ \$(\"$HALO\" sweep $S/scale_v2_speedup_aws.lua --out $T/r --dry-run | grep -c 'cluster experiments/clusters/aws-p3dn.lua') = 8 ]"
 
@@ -61,7 +66,7 @@ else
 fi
 
 # the figures committed in reports/ are the full variants (no --quick), every point ok
-for n in scale_v2_speedup:8 scale_v2_speedup_aws:8 scale_massivegnn:32; do
+for n in scale_v2_speedup:8 scale_v2_speedup_aws:8 scale_v2_papers:8 scale_massivegnn:32; do
     m=reports/${n%:*}.meta.json k=${n#*:}
     if grep -q '"command": "halo sweep experiments/scale/'"${n%:*}"'.lua"' "$m" &&
         tr -d ' \n' <"$m" | grep -q '"points":{"total":'"$k"',"ok":'"$k"',"failed":0,'; then
