@@ -204,7 +204,7 @@ experiments: deps
 
 # The at-scale set (docs/experiments.md, "At the papers' scale"): experiments/scale/*.lua, the
 # graphs at full size (products-like x1, 2.45 M nodes) and the papers' batch sizes and GPU
-# counts, simulated; full set under an hour on 2 cores, QUICK=1 a few minutes. Graphs and
+# counts, simulated; full set about 32 minutes on 2 cores, QUICK=1 about one. Graphs and
 # partitions go to the same content-keyed cache as make experiments (reports/.cache).
 .PHONY: experiments-scale
 experiments-scale: deps
