@@ -34,6 +34,7 @@ typedef struct mpi_figs {
     double bw;          /* bytes/s of a 4 MiB ping-pong (both directions counted) */
     double overhead_s;  /* seconds per 8-byte message streamed one way */
     double allreduce_s; /* seconds per allreduce of one float */
+    double unit_cpu;    /* CPU seconds of a unit of step work with a core per rank (units) */
     double fetch[2][4]; /* the fetch probe's sums at its narrow and wide rows
                            (calibrate_fetch.h): CPU seconds, input nodes, rows, messages; 0
                            when it did not run */
@@ -235,10 +236,17 @@ static int probe_text(halo_comm *c, bool quick, const char *fetch_dir, char *tex
                       int *len)
 {
     if (halo_comm_size(c) == 2) {
-        mpi_figs f = {0, 0, 0, 0, {{0}}};
+        mpi_figs f = {0, 0, 0, 0, 0, {{0}}};
+        double poll = 0;
         HALO_CHECK(probe_measure(c, quick, &f));
+        if (fetch_dir != NULL) { /* the units with a core per rank: the oversubscription's base */
+            HALO_CHECK(units(c, quick ? 16 : 48, &f.unit_cpu, &poll));
+        }
         *len = snprintf(text, size, "lat_s %.9g\nbw_Bps %.9g\noverhead_s %.9g\nallreduce_s %.9g\n",
                         f.lat_s, f.bw, f.overhead_s, f.allreduce_s);
+        if (fetch_dir != NULL) {
+            *len += snprintf(text + *len, size - (size_t)*len, "unit_cpu_s %.9g\n", f.unit_cpu);
+        }
         return fetch_dir != NULL ? halo_calib_fetch_probe(c, fetch_dir, quick, text, size, len)
                                  : 0;
     }
@@ -396,7 +404,7 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
                       : strcmp(key, "overhead_s") == 0  ? &f->overhead_s
                       : strcmp(key, "allreduce_s") == 0 ? &f->allreduce_s
                       : strcmp(key, "xchg_s") == 0      ? xchg
-                      : strcmp(key, "unit_cpu_s") == 0  ? unit
+                      : strcmp(key, "unit_cpu_s") == 0  ? (f != NULL ? &f->unit_cpu : unit)
                       : strcmp(key, "poll_frac") == 0   ? poll
                                                         : NULL;
         for (int i = 0; i < 8 && f != NULL && dst == NULL; i++) {
@@ -412,7 +420,7 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
     if (in != NULL) {
         fclose(in);
     }
-    if (got < (np == 2 ? 4 + (fetch ? 8 : 0) : 2)) { /* poll_frac: 0 when nobody waited */
+    if (got < (np == 2 ? 4 + (fetch ? 9 : 0) : 2)) { /* poll_frac: 0 when nobody waited */
         return halo_errorf(HALO_EMPI, "calibrate: the MPI probe over %s wrote no figures", what);
     }
     return 0;
@@ -537,7 +545,7 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
                            strerror(errno));
     }
     double t0 = halo_now();
-    mpi_figs shm = {0, 0, 0, 0, {{0}}}, tcp = {0, 0, 0, 0, {{0}}};
+    mpi_figs shm = {0, 0, 0, 0, 0, {{0}}}, tcp = {0, 0, 0, 0, 0, {{0}}};
     double xchg = 0, unit_over = 0, poll = 0, unit_alone = unit_cpu_alone(quick ? 16 : 48);
     int over = 2 * p->cores > 2 ? 2 * p->cores : 4;
     int rc = run_probe(mpirun, exe, dir, false, quick, true, 2, &shm, NULL, NULL, NULL);
@@ -556,9 +564,10 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     }
     if (rc == 0) {
         halo_info("calibrate: MPI with %d ranks on %d cores: %.3g us per exchange; a unit of "
-                  "step work %.4g ms of CPU against %.4g ms alone; a rank waiting for the others "
-                  "polls %.3g of a core (%.1f s)", over, p->cores, xchg * 1e6, unit_over * 1e3,
-                  unit_alone * 1e3, poll, halo_now() - t0);
+                  "step work %.4g ms of CPU against %.4g ms with 2 ranks and %.4g ms alone; a rank "
+                  "waiting for the others polls %.3g of a core (%.1f s)", over, p->cores,
+                  xchg * 1e6, unit_over * 1e3, shm.unit_cpu * 1e3, unit_alone * 1e3, poll,
+                  halo_now() - t0);
     }
     halo_rmtree(dir);
     HALO_CHECK(rc);
@@ -575,8 +584,12 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
      * all-to-all's rounds, then the payloads): the latency that reproduces the measured one */
     p->oversub_lat_s = sig4(xchg / (ceil(log2((double)over)) + 1));
     fetch_constants(&shm, p);
-    /* 2 x cores ranks: one process beyond the cores per core (excess 1, cpu_rate's form) */
-    double pen = unit_alone > 0 ? unit_over / unit_alone - 1 : 0;
+    /* 2 x cores ranks against a core per rank (2 ranks: on this probe's 2-core machines, the
+       cores; elsewhere the nearest it runs): what the processes beyond the cores cost the
+       work itself, apart from what sharing the memory with a busy neighbour costs; one
+       process beyond the cores per core is cpu_rate's excess 1 */
+    double base = shm.unit_cpu > 0 ? shm.unit_cpu : unit_alone;
+    double pen = base > 0 ? unit_over / base - 1 : 0;
     p->oversub_penalty = pen > 0 ? sig4(pen) : 0;
     p->poll_frac = sig4(poll);
     return 0;

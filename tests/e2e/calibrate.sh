@@ -30,7 +30,7 @@ check "it measures how late the sleep of an emulated delay wakes up, into netem.
     grep -qE 'a 1 ms sleep to a deadline .* wakes [0-9.e+-]+ us late' '$T/progress' &&
     grep -qE '^ *over_us = [0-9.e+-]+,' '$T/here.lua'"
 check "it measures a unit of step work with 2 x cores ranks against alone" \
-    grep -qE "a unit of step work [0-9.e+-]+ ms of CPU against [0-9.e+-]+ ms alone" "$T/progress"
+    grep -qE "a unit of step work [0-9.e+-]+ ms of CPU against [0-9.e+-]+ ms with 2 ranks and [0-9.e+-]+ ms alone" "$T/progress"
 fields="machines trainers cores sample_edge_ns sample_node_ns block_node_ns gather_GBps memcpy_GBps
 lookup_node_ns hook_us shm_lat_us oversub_lat_us shm_GBps net_lat_us nics nic_GBps msg_overhead_us
 allreduce_lat_us lat_us Gbit pinned_GBps pageable_GBps pinned kind gemm_TFLOPs agg_GBps
