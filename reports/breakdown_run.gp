@@ -19,6 +19,14 @@ p1x(s) = (s eq "policies/distdglv2.lua") ? 0 : (s eq "policies/massivegnn.lua") 
 set table $p1s0
 plot data using (p1x(strcol("run.policy"))):(column("epoch_s")) with table
 unset table
+$p1band0 << EOD
+-0.6 0.119814417 0.1797216255
+2.6 0.119814417 0.1797216255
+EOD
+$p1band1 << EOD
+-0.6 0.215235479640719 0.304612924576271
+2.6 0.215235479640719 0.304612924576271
+EOD
 
 set datafile separator whitespace
 set datafile nocolumnheaders
@@ -41,19 +49,21 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "stage times per rank"
     set xlabel "system (policy)"
     set ylabel "seconds per rank and epoch"
     set xtics ("distdglv2" 0, "massivegnn" 1, "distdgl" 2)
     set xrange [-0.6:2.6]
-    set offsets 0, 0, graph 0.25, 0
+    set offsets 0, 0, graph 0.42, 0
     set yrange [0:*]
-    plot $p0s0 using ($1+0.0000):($2+$3+$4+$5+$6+$7):(0.7600) with boxes fs solid 0.85 border lc "black" lc 6 title "wait_s", \
-        $p0s0 using ($1+0.0000):($2+$3+$4+$5+$6):(0.7600) with boxes fs solid 0.85 border lc "black" lc 5 title "allreduce_s", \
-        $p0s0 using ($1+0.0000):($2+$3+$4+$5):(0.7600) with boxes fs solid 0.85 border lc "black" lc 4 title "compute_s", \
-        $p0s0 using ($1+0.0000):($2+$3+$4):(0.7600) with boxes fs solid 0.85 border lc "black" lc 3 title "copy_s", \
-        $p0s0 using ($1+0.0000):($2+$3):(0.7600) with boxes fs solid 0.85 border lc "black" lc 2 title "fetch_s", \
-        $p0s0 using ($1+0.0000):($2):(0.7600) with boxes fs solid 0.85 border lc "black" lc 1 title "sample_s"
+    plot $p0s0 using ($1+0.0000):($2+$3+$4+$5+$6+$7):(0.7600) with boxes fs solid 0.85 border lc "black" lc 6 title "wait for the pipeline", \
+        $p0s0 using ($1+0.0000):($2+$3+$4+$5+$6):(0.7600) with boxes fs solid 0.85 border lc "black" lc 5 title "allreduce", \
+        $p0s0 using ($1+0.0000):($2+$3+$4+$5):(0.7600) with boxes fs solid 0.85 border lc "black" lc 4 title "compute", \
+        $p0s0 using ($1+0.0000):($2+$3+$4):(0.7600) with boxes fs solid 0.85 border lc "black" lc 3 title "copy to device", \
+        $p0s0 using ($1+0.0000):($2+$3):(0.7600) with boxes fs solid 0.85 border lc "black" lc 2 title "fetch", \
+        $p0s0 using ($1+0.0000):($2):(0.7600) with boxes fs solid 0.85 border lc "black" lc 1 title "sample"
     # panel 2
     set autoscale
     unset logscale
@@ -63,15 +73,18 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "epoch time"
     set xlabel "system (policy)"
     set ylabel "epoch time, slowest rank (s)"
     set xtics ("distdglv2" 0, "massivegnn" 1, "distdgl" 2)
     set xrange [-0.6:2.6]
-    unset key
-    set offsets 0, 0, 0, 0
+    set offsets 0, 0, graph 0.25, 0
     set yrange [0:*]
-    plot $p1s0 using ($1+0.0000):($2):(0.7600) with boxes fs solid 0.85 border lc "black" lc 1 title ""
+    plot $p1band0 using 1:2:3 with filledcurves fs transparent solid 0.22 noborder fc rgb "#7f7f7f" title "paper: 2-3x over distdgl (DistDGLv2)", \
+        $p1band1 using 1:2:3 with filledcurves fs transparent solid 0.22 noborder fc rgb "#4a90d9" title "paper: 1.18-1.67x over distdgl (MassiveGNN)", \
+        $p1s0 using ($1+0.0000):($2):(0.7600) with boxes fs solid 0.85 border lc "black" lc 1 title ""
     unset multiplot
     unset output
 }

@@ -28,6 +28,10 @@ unset table
 set table $p0s5
 plot data using (p0x(strcol("trace.policy"))):(column("hit_rate")) with table if (strcol("trace.capacity") eq "0.5")
 unset table
+$p0band0 << EOD
+-0.6 0.41 0.45
+6.6 0.41 0.45
+EOD
 
 # panel 2: line of trace.capacity vs remote_mb
 set table $p1s0
@@ -94,16 +98,19 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "hit rate, by capacity (fraction of the halo set)"
     set xlabel "policy"
     set ylabel "hit rate (halo nodes)"
-    set key title "trace.capacity"
+    set key title "cache capacity"
     set xtics ("belady" 0, "pagraph" 1, "vip" 2, "fifo" 3, "lru" 4, "lfu" 5, "massivegnn" 6)
     set xrange [-0.6:6.6]
     set xtics rotate by -30
-    set offsets 0, 0, graph 0.25, 0
+    set offsets 0, 0, graph 0.56, 0
     set yrange [0:*]
-    plot $p0s0 using ($1-0.3333):($2):(0.1267) with boxes fs solid 0.85 border lc "black" lc 1 title "0.05", \
+    plot $p0band0 using 1:2:3 with filledcurves fs transparent solid 0.22 noborder fc rgb "#7f7f7f" title "paper: 0.41-0.45 (MassiveGNN, f 0.25)", \
+        $p0s0 using ($1-0.3333):($2):(0.1267) with boxes fs solid 0.85 border lc "black" lc 1 title "0.05", \
         $p0s1 using ($1-0.2000):($2):(0.1267) with boxes fs solid 0.85 border lc "black" lc 2 title "0.1", \
         $p0s2 using ($1-0.0667):($2):(0.1267) with boxes fs solid 0.85 border lc "black" lc 3 title "0.2", \
         $p0s3 using ($1+0.0667):($2):(0.1267) with boxes fs solid 0.85 border lc "black" lc 4 title "0.3", \
@@ -118,11 +125,13 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "remote feature traffic"
     set xlabel "capacity (fraction of the halo set)"
     set ylabel "remote feature MB, whole trace (all ranks)"
-    set key title "trace.policy"
-    set offsets 0, 0, graph 0.25, 0
+    set key title "cache policy"
+    set offsets 0, 0, graph 0.56, 0
     plot $p1s0 using 1:2 smooth unique with linespoints lw 2 pt 7 title "belady", \
         $p1s1 using 1:2 smooth unique with linespoints lw 2 pt 7 title "pagraph", \
         $p1s2 using 1:2 smooth unique with linespoints lw 2 pt 7 title "vip", \
@@ -139,14 +148,16 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "hit rate / Belady's, by capacity"
     set xlabel "policy"
     set ylabel "fraction of Belady's hit rate"
-    set key title "trace.capacity"
+    set key title "cache capacity"
     set xtics ("belady" 0, "pagraph" 1, "vip" 2, "fifo" 3, "lru" 4, "lfu" 5, "massivegnn" 6)
     set xrange [-0.6:6.6]
     set xtics rotate by -30
-    set offsets 0, 0, graph 0.25, 0
+    set offsets 0, 0, graph 0.49, 0
     set yrange [0:*]
     plot $p2s0 using ($1-0.3333):($2):(0.1267) with boxes fs solid 0.85 border lc "black" lc 1 title "0.05", \
         $p2s1 using ($1-0.2000):($2):(0.1267) with boxes fs solid 0.85 border lc "black" lc 2 title "0.1", \

@@ -43,19 +43,24 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "improvement over DistDGL (%)"
     set xlabel "prefetch fraction f"
     set ylabel "eviction period delta (mini-batches)"
     set xtics ("(default)" 0, "0.05" 1, "0.1" 2, "0.25" 3, "0.5" 4, "1" 5)
     set xrange [-0.6:5.6]
-    unset key
-    set offsets 0, 0, 0, 0
+    set key below left reverse Left samplen 2
+    set bmargin 5.5
     set ytics ("(default)" 0, "2" 1, "8" 2, "32" 3, "64" 4)
     set yrange [-0.5:4.5]
     unset grid
-    set cblabel "improvement"
+    set cblabel "improvement (%)" offset char 2,0
+    set rmargin 12
     plot $p0s0 using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 noborder lc palette notitle, \
-        $p0s0 using 1:2:(sprintf("%.3g", $3)) with labels notitle
+        $p0s0 using 1:2:(sprintf("%.3g", $3)) with labels notitle, \
+        $p0s0 using (($3 >= 15 && $3 <= 40) ? $1 : NaN):2:(0.47):(0.47) with boxxyerror fs empty lc rgb "black" lw 2.5 notitle, \
+        keyentry with boxes fs empty lc rgb "black" lw 2.5 title "paper's range: 15-40% (MassiveGNN)"
     # panel 2
     set autoscale
     unset logscale
@@ -65,19 +70,24 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "hit rate (halo nodes)"
     set xlabel "prefetch fraction f"
     set ylabel "eviction period delta (mini-batches)"
     set xtics ("(default)" 0, "0.05" 1, "0.1" 2, "0.25" 3, "0.5" 4, "1" 5)
     set xrange [-0.6:5.6]
-    unset key
-    set offsets 0, 0, 0, 0
+    set key below left reverse Left samplen 2
+    set bmargin 5.5
     set ytics ("(default)" 0, "2" 1, "8" 2, "32" 3, "64" 4)
     set yrange [-0.5:4.5]
     unset grid
-    set cblabel "hit_rate"
+    set cblabel "hit rate" offset char 2,0
+    set rmargin 12
     plot $p1s0 using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 noborder lc palette notitle, \
-        $p1s0 using 1:2:(sprintf("%.3g", $3)) with labels notitle
+        $p1s0 using 1:2:(sprintf("%.3g", $3)) with labels notitle, \
+        $p1s0 using (($3 >= 0.41 && $3 <= 0.45) ? $1 : NaN):2:(0.47):(0.47) with boxxyerror fs empty lc rgb "black" lw 2.5 notitle, \
+        keyentry with boxes fs empty lc rgb "black" lw 2.5 title "paper's range: 0.41-0.45 (MassiveGNN, f 0.25)"
     unset multiplot
     unset output
 }

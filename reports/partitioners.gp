@@ -74,13 +74,15 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "edge cut"
     set xlabel "parts"
     set ylabel "fraction of edges cut"
-    set key title "partition.method"
+    set key title "partitioner"
     set xtics ("2" 0, "4" 1, "8" 2, "16" 3, "32" 4, "64" 5)
     set xrange [-0.6:5.6]
-    set offsets 0, 0, graph 0.25, 0
+    set offsets 0, 0, graph 0.35, 0
     set yrange [0:*]
     plot $p0s0 using ($1-0.3000):($2):(0.1900) with boxes fs solid 0.85 border lc "black" lc 1 title "metis", \
         $p0s1 using ($1-0.1000):($2):(0.1900) with boxes fs solid 0.85 border lc "black" lc 2 title "multilevel", \
@@ -95,14 +97,16 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "replication factor"
     set xlabel "parts"
     set ylabel "(owned + halo) / nodes"
     set logscale y
-    set key title "partition.method"
+    set key title "partitioner"
     set xtics ("2" 0, "4" 1, "8" 2, "16" 3, "32" 4, "64" 5)
     set xrange [-0.6:5.6]
-    set offsets 0, 0, graph 0.25, 0
+    set offsets 0, 0, graph 0.35, 0
     plot $p1s0 using ($1-0.3000):($2):(0.1900) with boxes fs solid 0.85 border lc "black" lc 1 title "metis", \
         $p1s1 using ($1-0.1000):($2):(0.1900) with boxes fs solid 0.85 border lc "black" lc 2 title "multilevel", \
         $p1s2 using ($1+0.1000):($2):(0.1900) with boxes fs solid 0.85 border lc "black" lc 3 title "random", \
@@ -116,14 +120,16 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "remote traffic of one epoch"
     set xlabel "parts"
     set ylabel "remote MB per epoch (all parts)"
     set logscale y
-    set key title "partition.method"
+    set key title "partitioner"
     set xtics ("2" 0, "4" 1, "8" 2, "16" 3, "32" 4, "64" 5)
     set xrange [-0.6:5.6]
-    set offsets 0, 0, graph 0.25, 0
+    set offsets 0, 0, graph 0.35, 0
     plot $p2s0 using ($1-0.3000):($2):(0.1900) with boxes fs solid 0.85 border lc "black" lc 1 title "metis", \
         $p2s1 using ($1-0.1000):($2):(0.1900) with boxes fs solid 0.85 border lc "black" lc 2 title "multilevel", \
         $p2s2 using ($1+0.1000):($2):(0.1900) with boxes fs solid 0.85 border lc "black" lc 3 title "random", \

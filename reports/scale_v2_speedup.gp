@@ -15,6 +15,10 @@ unset table
 set table $p0s1
 plot data using (column("partition.parts")):(column("epoch_s")) with table if (strcol("run.policy") eq "policies/distdglv2.lua")
 unset table
+$p0band0 << EOD
+8 5 10
+64 5 10
+EOD
 
 # panel 2: bars of partition.parts vs speedup
 p1x(s) = (s eq "8") ? 0 : (s eq "16") ? 1 : (s eq "32") ? 2 : (s eq "64") ? 3 : NaN
@@ -24,6 +28,10 @@ unset table
 set table $p1s1
 plot data using (p1x(strcol("partition.parts"))):(column("speedup")) with table if (strcol("run.policy") eq "policies/distdglv2.lua")
 unset table
+$p1band0 << EOD
+-0.6 2 3
+3.6 2 3
+EOD
 
 set datafile separator whitespace
 set datafile nocolumnheaders
@@ -46,13 +54,16 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "seconds per epoch (paper: 5-10 s at 64 GPUs, larger graphs)"
     set xlabel "GPUs (machines x 4)"
     set ylabel "epoch time (s)"
     set logscale y
-    set key title "run.policy"
-    set offsets 0, 0, graph 0.25, 0
-    plot $p0s0 using 1:2 smooth unique with linespoints lw 2 pt 7 title "distdgl", \
+    set key title "system"
+    set offsets 0, 0, graph 0.28, 0
+    plot $p0band0 using 1:2:3 with filledcurves fs transparent solid 0.22 noborder fc rgb "#7f7f7f" title "paper: 5-10 s (DistDGLv2, 64 GPUs, graphs 45x larger)", \
+        $p0s0 using 1:2 smooth unique with linespoints lw 2 pt 7 title "distdgl", \
         $p0s1 using 1:2 smooth unique with linespoints lw 2 pt 7 title "distdglv2"
     # panel 2
     set autoscale
@@ -63,15 +74,18 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "speedup over DistDGL (paper: 2-3x)"
     set xlabel "GPUs (machines x 4)"
     set ylabel "speedup (DistDGL epoch / epoch)"
-    set key title "run.policy"
+    set key title "system"
     set xtics ("8" 0, "16" 1, "32" 2, "64" 3)
     set xrange [-0.6:3.6]
-    set offsets 0, 0, graph 0.25, 0
+    set offsets 0, 0, graph 0.28, 0
     set yrange [0:*]
-    plot $p1s0 using ($1-0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 1 title "distdgl", \
+    plot $p1band0 using 1:2:3 with filledcurves fs transparent solid 0.22 noborder fc rgb "#7f7f7f" title "paper: 2-3x (DistDGLv2)", \
+        $p1s0 using ($1-0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 1 title "distdgl", \
         $p1s1 using ($1+0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 2 title "distdglv2"
     unset multiplot
     unset output

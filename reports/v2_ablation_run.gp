@@ -16,6 +16,10 @@ unset table
 set table $p0s1
 plot data using (p0x(strcol("run.depth"))):(column("epoch_s")) with table if (strcol("partition.method") eq "multilevel")
 unset table
+$p0band0 << EOD
+-0.6 0.122521409 0.1837821135
+3.6 0.122521409 0.1837821135
+EOD
 
 # panel 2: bars of run.depth vs speedup
 p1x(s) = (s eq "0") ? 0 : (s eq "1") ? 1 : (s eq "2") ? 2 : (s eq "4") ? 3 : NaN
@@ -25,6 +29,10 @@ unset table
 set table $p1s1
 plot data using (p1x(strcol("run.depth"))):(column("speedup")) with table if (strcol("partition.method") eq "multilevel")
 unset table
+$p1band0 << EOD
+-0.6 2 3
+3.6 2 3
+EOD
 
 set datafile separator whitespace
 set datafile nocolumnheaders
@@ -47,15 +55,18 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "epoch time"
     set xlabel "pipeline depth (0 = synchronous)"
     set ylabel "epoch time, slowest rank (s)"
-    set key title "partition.method"
+    set key title "partitioner"
     set xtics ("0" 0, "1" 1, "2" 2, "4" 3)
     set xrange [-0.6:3.6]
-    set offsets 0, 0, graph 0.25, 0
+    set offsets 0, 0, graph 0.28, 0
     set yrange [0:*]
-    plot $p0s0 using ($1-0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 1 title "metis", \
+    plot $p0band0 using 1:2:3 with filledcurves fs transparent solid 0.22 noborder fc rgb "#7f7f7f" title "paper: 2-3x over metis 0 (DistDGLv2)", \
+        $p0s0 using ($1-0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 1 title "metis", \
         $p0s1 using ($1+0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 2 title "multilevel"
     # panel 2
     set autoscale
@@ -66,15 +77,18 @@ do for [fmt in "png svg"] {
     set key default
     set key noenhanced
     set grid
+    unset rmargin
+    unset bmargin
     set title "speedup over metis at depth 0"
     set xlabel "pipeline depth (0 = synchronous)"
     set ylabel "speedup"
-    set key title "partition.method"
+    set key title "partitioner"
     set xtics ("0" 0, "1" 1, "2" 2, "4" 3)
     set xrange [-0.6:3.6]
-    set offsets 0, 0, graph 0.25, 0
+    set offsets 0, 0, graph 0.28, 0
     set yrange [0:*]
-    plot $p1s0 using ($1-0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 1 title "metis", \
+    plot $p1band0 using 1:2:3 with filledcurves fs transparent solid 0.22 noborder fc rgb "#7f7f7f" title "paper: 2-3x (DistDGLv2)", \
+        $p1s0 using ($1-0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 1 title "metis", \
         $p1s1 using ($1+0.2000):($2):(0.3800) with boxes fs solid 0.85 border lc "black" lc 2 title "multilevel"
     unset multiplot
     unset output
