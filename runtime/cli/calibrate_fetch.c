@@ -11,6 +11,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "graph/gen.h"
 #include "graph/graph.h"
 #include "part/partition.h"
 #include "sample/sample.h"
@@ -20,31 +21,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A random graph of n nodes: in-degrees uniform in 5..25 from uniform sources, dim features,
- * a third of the nodes training seeds. */
+/* A random graph of n nodes (halo_gen_random: in-degrees uniform in 5..25 from uniform
+ * sources) given dim features, 4 label classes and a third of the nodes as training seeds. */
 static halo_graph *probe_graph(int64_t n, int dim)
 {
-    halo_rng r;
-    halo_rng_init(&r, 7, HALO_RNG_TEST, 0xfe7c, 0, 0);
-    int64_t *deg = HALO_NEW(int64_t, n);
-    int64_t m = 0;
+    halo_graph *g = halo_gen_random(n, 5, 25, 0xfe7c, 4);
+    g->feat_dim = dim;
+    *halo_graph_slot(g, HALO_GA_FEAT) = halo_calloc(1, halo_graph_array_bytes(g, HALO_GA_FEAT));
     for (int64_t v = 0; v < n; v++) {
-        deg[v] = 5 + (int64_t)halo_rng_below(&r, 21);
-        m += deg[v];
-    }
-    halo_graph *g = halo_graph_alloc(n, m, dim, 4, 0);
-    for (int64_t v = 0; v < n; v++) {
-        g->indptr[v + 1] = g->indptr[v] + deg[v];
-        for (int64_t e = g->indptr[v]; e < g->indptr[v + 1]; e++) {
-            g->indices[e] = (int32_t)halo_rng_below(&r, (uint64_t)n);
-        }
         g->label[v] = (int32_t)(v % 4);
         g->split[v] = v % 3 == 0 ? HALO_SPLIT_TRAIN : HALO_SPLIT_TEST;
         for (int c = 0; c < dim; c++) {
             g->feat[v * dim + c] = (float)((v + c) % 17);
         }
     }
-    halo_free(deg);
     return g;
 }
 

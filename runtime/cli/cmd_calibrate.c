@@ -131,53 +131,56 @@ fail:
 
 /* Batched exchanges of 8 bytes to every peer (the runtime's halo_comm_xchg, as a fetch does)
  * in OVERSUB_BLOCKS blocks of iters; *per gets the median block's seconds per exchange. */
-static int exchanges(halo_comm *c, int iters, double *per)
+/* 8 bytes to every peer, the payload of the probes' exchanges. */
+typedef struct ping {
+    int64_t *off; /* [P + 1] byte offsets of each peer's 8 bytes */
+    char *buf;    /* [P * 8] */
+} ping;
+
+static ping ping_new(halo_comm *c)
 {
     int P = halo_comm_size(c);
-    int64_t *off = HALO_NEW(int64_t, (size_t)P + 1);
-    char *buf = HALO_NEW(char, (size_t)P * 8);
+    ping p = {HALO_NEW(int64_t, (size_t)P + 1), HALO_NEW(char, (size_t)P * 8)};
+    for (int q = 0; q <= P; q++) {
+        p.off[q] = (int64_t)q * 8;
+    }
+    return p;
+}
+
+static void ping_free(ping *p)
+{
+    halo_free(p->off);
+    halo_free(p->buf);
+}
+
+/* One batched exchange of p with every peer (the runtime's halo_comm_xchg, as a fetch's ids
+ * go). Collective. */
+static int ping_once(halo_comm *c, const ping *p)
+{
+    halo_xchg x = {0};
+    int rc = halo_comm_xchg_start(c, &x, p->buf, p->off);
+    rc = rc < 0 ? rc : halo_comm_xchg_wait(c, &x);
+    halo_xchg_free(&x);
+    return rc;
+}
+
+static int exchanges(halo_comm *c, int iters, double *per)
+{
+    ping pg = ping_new(c);
     double t[OVERSUB_BLOCKS];
     int rc = 0;
-    for (int p = 0; p <= P; p++) {
-        off[p] = (int64_t)p * 8;
-    }
     for (int b = 0; b < OVERSUB_BLOCKS; b++) {
         HALO_TRY(halo_comm_barrier(c));
         double t0 = halo_now();
         for (int i = 0; i < iters; i++) {
-            halo_xchg x = {0};
-            rc = halo_comm_xchg_start(c, &x, buf, off);
-            rc = rc < 0 ? rc : halo_comm_xchg_wait(c, &x);
-            halo_xchg_free(&x);
-            HALO_TRY(rc);
+            HALO_TRY(ping_once(c, &pg));
         }
         t[b] = (halo_now() - t0) / iters;
     }
-    for (int i = 1; i < OVERSUB_BLOCKS; i++) { /* insertion sort of the block times */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double s = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = s;
-        }
-    }
-    *per = t[OVERSUB_BLOCKS / 2];
+    *per = halo_sim_calib_median(t, OVERSUB_BLOCKS);
 fail:
-    halo_free(off);
-    halo_free(buf);
+    ping_free(&pg);
     return rc;
-}
-
-/* The median of n doubles (sorts v). */
-static double median_of(double *v, int n)
-{
-    for (int i = 1; i < n; i++) { /* insertion sort */
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double s = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = s;
-        }
-    }
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Most units a probe runs. */
@@ -191,41 +194,29 @@ static int units(halo_comm *c, int n, double *cpu, double *poll)
 {
     double waited = 0, polled = 0;
     halo_sim_calib_unit *u = halo_sim_calib_unit_new((uint64_t)halo_comm_rank(c) + 1);
-    int P = halo_comm_size(c);
-    int64_t *off = HALO_NEW(int64_t, (size_t)P + 1);
-    char *buf = HALO_NEW(char, (size_t)P * 8);
+    ping pg = ping_new(c);
     double t[MAX_UNITS];
     int rc = 0;
     n = n < MAX_UNITS ? n : MAX_UNITS;
-    for (int p = 0; p <= P; p++) {
-        off[p] = (int64_t)p * 8;
-    }
     HALO_TRY(halo_comm_barrier(c));
     for (int i = 0; i < n + 2; i++) {
         double c0 = halo_thread_cpu();
         halo_sim_calib_unit_run(u);
         double c1 = halo_thread_cpu();
-        if (i >= 2) {
-            t[i - 2] = c1 - c0;
-        }
-        halo_xchg x = {0};
         double w0 = halo_now(), p0 = halo_thread_wait_cpu();
-        rc = halo_comm_xchg_start(c, &x, buf, off);
-        rc = rc < 0 ? rc : halo_comm_xchg_wait(c, &x);
-        if (i >= 2) {
+        HALO_TRY(ping_once(c, &pg));
+        if (i >= 2) { /* after two warm-up units */
+            t[i - 2] = c1 - c0;
             waited += halo_now() - w0;
             polled += halo_thread_wait_cpu() - p0;
         }
-        halo_xchg_free(&x);
-        HALO_TRY(rc);
     }
-    double m[3] = {median_of(t, n), waited, polled};
+    double m[3] = {halo_sim_calib_median(t, n), waited, polled};
     HALO_TRY(halo_comm_allreduce_sum_f64(c, m, 3));
-    *cpu = m[0] / P;
+    *cpu = m[0] / halo_comm_size(c);
     *poll = m[1] > 0 ? m[2] / m[1] : 0;
 fail:
-    halo_free(off);
-    halo_free(buf);
+    ping_free(&pg);
     halo_sim_calib_unit_free(u);
     return rc;
 }
@@ -426,14 +417,6 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
     return 0;
 }
 
-/* x rounded to 4 significant digits. */
-static double sig4(double x)
-{
-    char buf[32];
-    snprintf(buf, sizeof buf, "%.4g", x);
-    return strtod(buf, NULL);
-}
-
 /* Refuses an output path that cannot be written before minutes of measuring. */
 static int check_out(const char *path)
 {
@@ -502,8 +485,8 @@ static void fetch_constants(const mpi_figs *f, halo_sim_profile *p)
     if (!(b > 0)) {
         return;
     }
-    p->fetch_node_s = sig4(a);
-    p->fetch_bw = sig4(1.0 / b);
+    p->fetch_node_s = halo_sim_calib_sig4(a);
+    p->fetch_bw = halo_sim_calib_sig4(1.0 / b);
     halo_info("calibrate: the runtime's fetch on 2 ranks: %.4g ns CPU per input node with "
               "%d-byte rows, %.4g ns with %d-byte rows: %.4g ns per input node + rows at "
               "%.4g GB/s (gathers alone: %.4g GB/s)",
@@ -525,7 +508,7 @@ static double unit_cpu_alone(int n)
         }
     }
     halo_sim_calib_unit_free(u);
-    return median_of(t, n);
+    return halo_sim_calib_median(t, n);
 }
 
 /* Measures the links with two probes (shared memory, TCP) into p. */
@@ -571,18 +554,18 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     }
     halo_rmtree(dir);
     HALO_CHECK(rc);
-    p->shm_lat_s = sig4(shm.lat_s);
-    p->shm_bw = sig4(shm.bw);
-    p->net_lat_s = sig4(tcp.lat_s);
-    p->nic_bw = sig4(tcp.bw);
+    p->shm_lat_s = halo_sim_calib_sig4(shm.lat_s);
+    p->shm_bw = halo_sim_calib_sig4(shm.bw);
+    p->net_lat_s = halo_sim_calib_sig4(tcp.lat_s);
+    p->nic_bw = halo_sim_calib_sig4(tcp.bw);
     p->nics = 1;
-    p->msg_overhead_s = sig4(shm.overhead_s);
+    p->msg_overhead_s = halo_sim_calib_sig4(shm.overhead_s);
     /* two ranks: the allreduce is one exchange; what it adds beyond the latency, per step */
     double ar = shm.allreduce_s / 2 - shm.lat_s;
-    p->allreduce_lat_s = sig4(ar > 0 ? ar : 0);
+    p->allreduce_lat_s = halo_sim_calib_sig4(ar > 0 ? ar : 0);
     /* the model charges an exchange of P local ranks ceil(log2 P) + 1 latencies (the count
      * all-to-all's rounds, then the payloads): the latency that reproduces the measured one */
-    p->oversub_lat_s = sig4(xchg / (ceil(log2((double)over)) + 1));
+    p->oversub_lat_s = halo_sim_calib_sig4(xchg / (ceil(log2((double)over)) + 1));
     fetch_constants(&shm, p);
     /* 2 x cores ranks against a core per rank (2 ranks: on this probe's 2-core machines, the
        cores; elsewhere the nearest it runs): what the processes beyond the cores cost the
@@ -590,8 +573,8 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
        process beyond the cores per core is cpu_rate's excess 1 */
     double base = shm.unit_cpu > 0 ? shm.unit_cpu : unit_alone;
     double pen = base > 0 ? unit_over / base - 1 : 0;
-    p->oversub_penalty = pen > 0 ? sig4(pen) : 0;
-    p->poll_frac = sig4(poll);
+    p->oversub_penalty = pen > 0 ? halo_sim_calib_sig4(pen) : 0;
+    p->poll_frac = halo_sim_calib_sig4(poll);
     return 0;
 }
 

@@ -230,12 +230,6 @@ static void *slice_thread(void *p)
     return NULL;
 }
 
-static int cmp_dbl(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 double halo_sim_calib_slice(const halo_sim_calib_opts *o, int cores)
 {
     int k = 2 * cores < 16 ? 2 * cores : 16;
@@ -260,8 +254,7 @@ double halo_sim_calib_slice(const halo_sim_calib_opts *o, int cores)
         n += a[i].n;
     }
     if (n > 0) {
-        qsort(all, (size_t)n, sizeof *all, cmp_dbl);
-        s = all[n / 2];
+        s = halo_sim_calib_median(all, n);
     }
     halo_free(all);
     halo_free(a);
@@ -484,14 +477,8 @@ double halo_sim_calib_sleep_over(const halo_sim_calib_opts *o)
         }
         late[i] = halo_now() - until;
     }
-    for (int i = 1; i < n; i++) { /* insertion sort: the median */
-        for (int j = i; j > 0 && late[j] < late[j - 1]; j--) {
-            double s = late[j];
-            late[j] = late[j - 1];
-            late[j - 1] = s;
-        }
-    }
-    double m = late[n / 2] > 0 ? late[n / 2] : 0;
+    double m = halo_sim_calib_median(late, n);
+    m = m > 0 ? m : 0;
     halo_free(late);
     return halo_sim_calib_sig4(m);
 }

@@ -36,6 +36,18 @@ double halo_sim_calib_sig4(double x)
     return strtod(buf, NULL);
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+double halo_sim_calib_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* i-th element of a scattered permutation of [0, n), n a power of two (an odd multiplier). */
 int64_t halo_sim_calib_scatter(int64_t i, int64_t n)
 {

@@ -4,6 +4,7 @@
 #define HALO_SIM_CALIBRATE_INT_H
 
 #include "graph/graph.h"
+#include "sim/calibrate.h"
 
 #include <stdint.h>
 
@@ -17,8 +18,6 @@ typedef int (*calib_fn)(void *arg);
  * CALIB_MAX_REPS times); *t gets the seconds of the fastest repetition: the machine's rate
  * when nothing else runs on it (another process on the core only ever makes a run slower). */
 int halo_sim_calib_best(calib_fn fn, void *arg, double seconds, double *t);
-/* x rounded to 4 significant digits (the figures are not more precise than that). */
-double halo_sim_calib_sig4(double x);
 /* i-th element of a scattered permutation of [0, n), n a power of two (an odd multiplier). */
 int64_t halo_sim_calib_scatter(int64_t i, int64_t n);
 /* The measurements' graph in memory: n nodes (a power of two), in-degree uniform in [1, 63]

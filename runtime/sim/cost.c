@@ -205,15 +205,20 @@ double halo_sim_cost_build_s(const halo_sim_profile *p, double src, double edges
     return fitf(p->fit_sample) * (src * p->block_node_s + edges * INDEX_BYTES / p->memcpy_bw);
 }
 
+/* `rows` rows of row_bytes copied at `bw` bytes/s, each with its fixed part (fit.fetch). */
+static double rows_at(const halo_sim_profile *p, double rows, double row_bytes, double bw)
+{
+    return fitf(p->fit_fetch) * rows * (p->gather_row_s + row_bytes / bw);
+}
+
 double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row_bytes)
 {
-    return fitf(p->fit_fetch) * rows * (p->gather_row_s + row_bytes / p->gather_bw);
+    return rows_at(p, rows, row_bytes, p->gather_bw);
 }
 
 double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes)
 {
-    double bw = p->fetch_bw > 0 ? p->fetch_bw : p->gather_bw;
-    return fitf(p->fit_fetch) * rows * (p->gather_row_s + row_bytes / bw);
+    return rows_at(p, rows, row_bytes, p->fetch_bw > 0 ? p->fetch_bw : p->gather_bw);
 }
 
 double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double inputs, double lookups,
@@ -533,12 +538,11 @@ int halo_sim_cost_check_opts(const halo_sim_cost_opts *o)
 static void threads_notice(const halo_sim_cost *c)
 {
     const halo_sim_profile *p = &c->pf;
-    int per_rank = c->depth > 0 ? 2 + c->S : 1; /* trainer, fetch thread, samplers */
-    long threads = (long)p->trainers * per_rank;
-    if (threads > p->cores && threads > p->share_threads) {
+    long threads = c->busy_threads, per_rank = threads / p->trainers;
+    if (c->oversub_threads && threads > p->share_threads) {
         halo_notice("sim: %ld busy threads per machine (%d trainer%s x %d) on %d cores: outside "
                     "what halo calibrate measured (%s); the times are an estimate", threads,
-                    p->trainers, p->trainers == 1 ? "" : "s", per_rank, p->cores,
+                    p->trainers, p->trainers == 1 ? "" : "s", (int)per_rank, p->cores,
                     p->share_threads > 0 ? "sharing up to cpu.share_threads threads"
                                          : "a core per thread");
     }
@@ -546,6 +550,12 @@ static void threads_notice(const halo_sim_cost *c)
 
 void halo_sim_cost_setup(halo_sim_cost *c)
 {
+    c->busy_threads = (long)c->pf.trainers * (c->depth > 0 ? 2 + c->S : 1);
+    c->oversub_threads = c->busy_threads > c->pf.cores;
+    c->oversub_slow = c->pf.trainers > c->pf.cores
+                          ? 1.0 + c->pf.oversub_penalty * (c->pf.trainers - c->pf.cores) /
+                                      c->pf.cores
+                          : 1.0;
     threads_notice(c);
     const halo_sim_cost_opts *o = &c->o;
     const halo_sim_profile *p = &c->pf;

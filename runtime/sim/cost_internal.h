@@ -195,7 +195,11 @@ struct halo_sim_cost {
     int NT;                  /* threads per rank */
     int gpu;                 /* the profile's trainers compute on GPUs */
     int kthreads;            /* CPU compute threads of a trainer: cores / trainers */
-    int oversub_threads;     /* a machine's busy threads outnumber its cores */
+    long busy_threads;       /* busy threads per machine: its trainers x (trainer, fetch thread
+                                and samplers at depth >= 1; the trainer alone at depth 0) */
+    int oversub_threads;     /* busy_threads outnumber the machine's cores */
+    double oversub_slow;     /* 1 + oversub_penalty x (trainers - cores) / cores when the
+                                trainers outnumber the cores, else 1: every CPU task's slow-down */
     int netem;               /* emulated network on */
     double lat_local;        /* latency between ranks of one machine: shm_lat_s, or
                               * oversub_lat_s when its ranks outnumber its cores */

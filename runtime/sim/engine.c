@@ -658,8 +658,6 @@ int halo_sim_cost_new(const halo_sim_cost_opts *o, halo_sim_cost **out)
     c->NT = TH_SAMPLER + c->S;
     c->gpu = gpu;
     c->kthreads = p->cores / p->trainers > 1 ? p->cores / p->trainers : 1;
-    /* busy threads per machine (as threads_notice counts them) beyond its cores */
-    c->oversub_threads = (long)p->trainers * (c->depth > 0 ? 2 + c->S : 1) > p->cores;
     c->netem = p->netem_lat_s > 0 || p->netem_bw > 0;
     int P = c->P, M = c->M, T = c->T;
     halo_sim_cost_setup(c);

@@ -16,9 +16,6 @@
  * for more busy threads than cores; 0: not measured, full speed). */
 static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
 {
-    double excess = c->pf.trainers > c->pf.cores
-                        ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
-                        : 0.0;
     int queued = 0;
     for (int i = 0; i < m->n && !queued; i++) {
         queued = m->task[i].held == 0;
@@ -32,7 +29,7 @@ static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
         double lost = s * c->pf.poll_frac / c->pf.cores;
         eff *= 1.0 - (lost < fair ? lost : fair);
     }
-    return eff / (1.0 + c->pf.oversub_penalty * excess);
+    return eff / c->oversub_slow;
 }
 
 /* Brings the running tasks' remaining seconds up to now. */
@@ -162,11 +159,8 @@ void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads)
        the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
     int st = c->th[tid].stage;
     if (st != STAGE_COPY) {
-        double excess = c->pf.trainers > c->pf.cores
-                            ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
-                            : 0.0;
         c->rk[c->th[tid].rank].cpu_s[st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2] +=
-            work / threads * (1.0 + c->pf.oversub_penalty * excess);
+            work / threads * c->oversub_slow;
     }
     if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */
         c->th[tid].keep = 0;

@@ -480,15 +480,11 @@ static int graph_profile(const vrun *v, const char *pdir, char *out, size_t size
     if (!halo_path_exists(out)) {
         snprintf(log, sizeof log, "%s/%s.log", dir, key);
         snprintf(tmp, sizeof tmp, "%s/%s.tmp-%d.lua", dir, key, (int)getpid());
-        rc = halo_mkdir_p(dir);
         halo_sweep_cmd_add(&cmd, tmp);
-        rc = rc < 0 ? rc : halo_sweep_spawn(&cmd, log, v->o->timeout);
-        if (rc == 0 && rename(tmp, out) < 0) {
-            rc = halo_errorf(HALO_EIO, "%s: %s", out, strerror(errno));
-        }
+        rc = halo_mkdir_p(dir);
+        rc = rc < 0 ? rc : build_dir(v, &cmd, tmp, out, log);
         if (rc < 0) {
             unlink(tmp);
-            halo_error_prefix(rc, "sim validate: calibrate --graph %s (log %s)", pdir, log);
         }
     }
     halo_sweep_cmd_free(&cmd);
