@@ -188,6 +188,46 @@ static void inference_gpu_matches_cpu(void **state)
     halo_model_free(gpu);
 }
 
+/* Builds cfg on the CPU and on GPU 0 (the same parameters) and checks that the loss, the
+ * gradients, the input gradient and inference agree between the back ends on the fixture's
+ * blocks. */
+static void backends_agree(fixture *f, const halo_model_config *cfg, const char *name)
+{
+    halo_model *m[2];
+    for (int k = 0; k < 2; k++) {
+        halo_model_config c = *cfg;
+        c.device = k == 0 ? HALO_DEVICE_CPU : HALO_DEVICE_GPU;
+        c.gpu = k == 0 ? -1 : 0;
+        assert_int_equal(halo_model_create(&c, &m[k]), 0);
+    }
+    size_t n;
+    assert_memory_equal(halo_model_params(m[0], &n), halo_model_params(m[1], NULL),
+                        n * sizeof(float));
+    float *dx[2];
+    halo_model_stats st[2];
+    for (int k = 0; k < 2; k++) {
+        dx[k] = HALO_ALLOC(float, (size_t)5000 * 32);
+        assert_int_equal(halo_model_train_forward_backward_dx(m[k], &f->t.mb, f->feat, f->labels,
+                                                              13, &st[k], dx[k]),
+                         0);
+    }
+    fprintf(stderr, "# %s: loss cpu %.7f gpu %.7f\n", name, (double)st[0].loss,
+            (double)st[1].loss);
+    assert_true(fabs((double)st[0].loss - st[1].loss) <= 1e-4 * fabs((double)st[0].loss));
+    assert_true(rel_err(halo_model_grads(m[1], NULL), halo_model_grads(m[0], NULL), n) <= 1e-4);
+    assert_true(rel_err(dx[1], dx[0], (size_t)5000 * 32) <= 1e-4);
+    float *lc = HALO_ALLOC(float, 250 * 7), *lg = HALO_ALLOC(float, 250 * 7);
+    assert_int_equal(halo_model_infer(m[0], &f->t.mb, f->feat, NULL, lc, NULL, NULL), 0);
+    assert_int_equal(halo_model_infer(m[1], &f->t.mb, f->feat, NULL, lg, NULL, NULL), 0);
+    assert_true(rel_err(lg, lc, 250 * 7) < 1e-4);
+    for (int k = 0; k < 2; k++) {
+        halo_free(dx[k]);
+        halo_model_free(m[k]);
+    }
+    halo_free(lc);
+    halo_free(lg);
+}
+
 /* RGCN (3 relations, 2 bases, dropout): loss, gradients, the input gradient and inference agree
  * between the back ends on typed copies of the fixture's blocks. */
 static void rgcn_gpu_matches_cpu(void **state)
@@ -204,46 +244,16 @@ static void rgcn_gpu_matches_cpu(void **state)
         }
         b->etype = et[l];
     }
-    halo_model *m[2];
-    for (int k = 0; k < 2; k++) {
-        halo_model_config cfg;
-        halo_model_config_default(&cfg);
-        cfg.kind = HALO_MODEL_RGCN;
-        cfg.relations = 3;
-        cfg.bases = 2;
-        cfg.in_dim = 32;
-        cfg.hidden = 48;
-        cfg.classes = 7;
-        cfg.threads = 2;
-        cfg.device = k == 0 ? HALO_DEVICE_CPU : HALO_DEVICE_GPU;
-        cfg.gpu = k == 0 ? -1 : 0;
-        assert_int_equal(halo_model_create(&cfg, &m[k]), 0);
-    }
-    size_t n;
-    assert_memory_equal(halo_model_params(m[0], &n), halo_model_params(m[1], NULL),
-                        n * sizeof(float));
-    float *dx[2];
-    halo_model_stats st[2];
-    for (int k = 0; k < 2; k++) {
-        dx[k] = HALO_ALLOC(float, (size_t)5000 * 32);
-        assert_int_equal(halo_model_train_forward_backward_dx(m[k], &f->t.mb, f->feat, f->labels,
-                                                              13, &st[k], dx[k]),
-                         0);
-    }
-    fprintf(stderr, "# rgcn: loss cpu %.7f gpu %.7f\n", (double)st[0].loss, (double)st[1].loss);
-    assert_true(fabs((double)st[0].loss - st[1].loss) <= 1e-4 * fabs((double)st[0].loss));
-    assert_true(rel_err(halo_model_grads(m[1], NULL), halo_model_grads(m[0], NULL), n) <= 1e-4);
-    assert_true(rel_err(dx[1], dx[0], (size_t)5000 * 32) <= 1e-4);
-    float *lc = HALO_ALLOC(float, 250 * 7), *lg = HALO_ALLOC(float, 250 * 7);
-    assert_int_equal(halo_model_infer(m[0], &f->t.mb, f->feat, NULL, lc, NULL, NULL), 0);
-    assert_int_equal(halo_model_infer(m[1], &f->t.mb, f->feat, NULL, lg, NULL, NULL), 0);
-    assert_true(rel_err(lg, lc, 250 * 7) < 1e-4);
-    for (int k = 0; k < 2; k++) {
-        halo_free(dx[k]);
-        halo_model_free(m[k]);
-    }
-    halo_free(lc);
-    halo_free(lg);
+    halo_model_config cfg;
+    halo_model_config_default(&cfg);
+    cfg.kind = HALO_MODEL_RGCN;
+    cfg.relations = 3;
+    cfg.bases = 2;
+    cfg.in_dim = 32;
+    cfg.hidden = 48;
+    cfg.classes = 7;
+    cfg.threads = 2;
+    backends_agree(f, &cfg, "rgcn");
     for (int l = 0; l < 2; l++) {
         f->t.mb.blocks[l].etype = NULL;
         halo_free(et[l]);
@@ -255,46 +265,16 @@ static void rgcn_gpu_matches_cpu(void **state)
 static void gat_gpu_matches_cpu(void **state)
 {
     fixture *f = *state;
-    halo_model *m[2];
-    for (int k = 0; k < 2; k++) {
-        halo_model_config cfg;
-        halo_model_config_default(&cfg);
-        cfg.kind = HALO_MODEL_GAT;
-        cfg.heads = 4;
-        cfg.out_heads = 2;
-        cfg.in_dim = 32;
-        cfg.hidden = 12;
-        cfg.classes = 7;
-        cfg.threads = 2;
-        cfg.device = k == 0 ? HALO_DEVICE_CPU : HALO_DEVICE_GPU;
-        cfg.gpu = k == 0 ? -1 : 0;
-        assert_int_equal(halo_model_create(&cfg, &m[k]), 0);
-    }
-    size_t n;
-    assert_memory_equal(halo_model_params(m[0], &n), halo_model_params(m[1], NULL),
-                        n * sizeof(float));
-    float *dx[2];
-    halo_model_stats st[2];
-    for (int k = 0; k < 2; k++) {
-        dx[k] = HALO_ALLOC(float, (size_t)5000 * 32);
-        assert_int_equal(halo_model_train_forward_backward_dx(m[k], &f->t.mb, f->feat, f->labels,
-                                                              13, &st[k], dx[k]),
-                         0);
-    }
-    fprintf(stderr, "# gat: loss cpu %.7f gpu %.7f\n", (double)st[0].loss, (double)st[1].loss);
-    assert_true(fabs((double)st[0].loss - st[1].loss) <= 1e-4 * fabs((double)st[0].loss));
-    assert_true(rel_err(halo_model_grads(m[1], NULL), halo_model_grads(m[0], NULL), n) <= 1e-4);
-    assert_true(rel_err(dx[1], dx[0], (size_t)5000 * 32) <= 1e-4);
-    float *lc = HALO_ALLOC(float, 250 * 7), *lg = HALO_ALLOC(float, 250 * 7);
-    assert_int_equal(halo_model_infer(m[0], &f->t.mb, f->feat, NULL, lc, NULL, NULL), 0);
-    assert_int_equal(halo_model_infer(m[1], &f->t.mb, f->feat, NULL, lg, NULL, NULL), 0);
-    assert_true(rel_err(lg, lc, 250 * 7) < 1e-4);
-    for (int k = 0; k < 2; k++) {
-        halo_free(dx[k]);
-        halo_model_free(m[k]);
-    }
-    halo_free(lc);
-    halo_free(lg);
+    halo_model_config cfg;
+    halo_model_config_default(&cfg);
+    cfg.kind = HALO_MODEL_GAT;
+    cfg.heads = 4;
+    cfg.out_heads = 2;
+    cfg.in_dim = 32;
+    cfg.hidden = 12;
+    cfg.classes = 7;
+    cfg.threads = 2;
+    backends_agree(f, &cfg, "gat");
 }
 
 /* With a GPU present, auto and gpu resolve to it and a rank takes local_rank % count. */

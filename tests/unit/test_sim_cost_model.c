@@ -400,6 +400,65 @@ static void bad_tables_and_factors_are_refused(void **state)
     expect_fail(variant("graph.lua", "graph = 7,", NULL), "field graph");
 }
 
+/* ---------------------------------------------------------------- GAT */
+
+/* round_profile without the per-edge and per-element figures of the defaults: GAT's GEMM at
+ * 1 GFLOP/s and its attention at 1 GB/s alone. */
+static halo_sim_profile gat_profile(void)
+{
+    halo_sim_profile p = round_profile();
+    p.agg_edge_s = 0;
+    p.elem_s = 0;
+    return p;
+}
+
+/* The output layer alone: its heads (averaged) set the GEMM's width and the attention's work. */
+static void gat_output_layer_costs_by_hand(void **state)
+{
+    (void)state;
+    halo_sim_profile p = gat_profile();
+    halo_sim_work w;
+    memset(&w, 0, sizeof w);
+    w.layers = 1;
+    w.num_dst[0] = 100;
+    w.num_src[0] = 400;
+    w.num_edges[0] = 1000;
+    /* in 8, 2 output heads of 4 classes (HF 8), layer 0 without embeddings (no dX):
+       GEMM 2 x 400 x 8 x 8 x 2 passes = 102400 flop = 102.4 us at 1 GFLOP/s; attention
+       3 passes x 1000 edges x 2 heads of 4 floats x 4 B = 96000 B = 96 us at 1 GB/s */
+    assert_close(halo_sim_cost_flops_gat(&w, 8, 16, 4, 4, 2), 102400);
+    assert_close(halo_sim_cost_fb_s_gat(&p, &w, 8, 16, 4, 4, 2), 102.4e-6 + 96e-6);
+    /* elements: HF (3 (ns + nd) + 2 nd) = 8 x (1500 + 200) = 13600, at 2 ns */
+    p.elem_s = 2e-9;
+    assert_close(halo_sim_cost_fb_s_gat(&p, &w, 8, 16, 4, 4, 2), 102.4e-6 + 96e-6 + 27.2e-6);
+    /* the fit factor scales the whole */
+    p.fit_compute = 2;
+    assert_close(halo_sim_cost_fb_s_gat(&p, &w, 8, 16, 4, 4, 2), 2 * (102.4e-6 + 96e-6 + 27.2e-6));
+}
+
+/* Two layers: the hidden layer is heads x hidden wide and the layer above computes dX. */
+static void gat_two_layers_cost_by_hand(void **state)
+{
+    (void)state;
+    halo_sim_profile p = gat_profile();
+    halo_sim_work w;
+    memset(&w, 0, sizeof w);
+    w.layers = 2;
+    w.num_src[0] = 400;
+    w.num_dst[0] = 100;
+    w.num_edges[0] = 1000;
+    w.num_src[1] = 100;
+    w.num_dst[1] = 20;
+    w.num_edges[1] = 150;
+    /* in 8, hidden 3 per head x 4 heads (HF 12), 5 classes, 1 output head:
+       layer 0: 2 x 400 x 8 x 12 x 2 = 153600 flop; attention 3 x 1000 x 4 x 3 x 4 B = 144000 B
+       layer 1: in 12, HF 5, with dX: 2 x 100 x 12 x 5 x 3 = 36000 flop; attention
+       3 x 150 x 1 x 5 x 4 B = 9000 B */
+    assert_close(halo_sim_cost_flops_gat(&w, 8, 3, 5, 4, 1), 153600 + 36000);
+    assert_close(halo_sim_cost_fb_s_gat(&p, &w, 8, 3, 5, 4, 1),
+                 (153600 + 36000) / 1e9 + (144000 + 9000) / 1e9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +473,8 @@ int main(void)
         cmocka_unit_test(old_profiles_load_with_defaults),
         cmocka_unit_test(gemm_table_loads_and_round_trips),
         cmocka_unit_test(bad_tables_and_factors_are_refused),
+        cmocka_unit_test(gat_output_layer_costs_by_hand),
+        cmocka_unit_test(gat_two_layers_cost_by_hand),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
