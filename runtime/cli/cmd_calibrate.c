@@ -724,7 +724,11 @@ int halo_cmd_calibrate(int argc, char **argv)
         "Measures this machine on one core (sampler, row gathers, copies, cache lookups, policy\n"
         "hooks, sgemm, aggregation, training-step overhead, Adam) and the MPI links between two\n"
         "local ranks (mpirun -np 2 over shared memory, then over TCP), and writes a cluster\n"
-        "profile for halo sim: one machine, one trainer, device cpu (docs/profiles.md). Needs\n"
+        "profile for halo sim: one machine, one trainer, device cpu (docs/profiles.md). It also\n"
+        "times the kernel's time slice and how late a netem delay's sleep wakes, runs the\n"
+        "runtime's own fetch on 2 ranks at two row widths (cpu.fetch_node_ns, fetch_GBps), and\n"
+        "with 2 x cores ranks the polling of waiting ranks and the CPU a unit of step work\n"
+        "costs beyond a core per rank (cpu.poll_frac, oversub_penalty). Needs\n"
         "mpirun on PATH unless --no-mpi is given. Progress goes to stderr.\n"
         "Compute is measured as a table of GEMM rates over the (rows, in, out) shapes of a\n"
         "layer. --graph PDIR measures the graph-dependent constants (sampling per edge and per\n"
@@ -733,7 +737,8 @@ int halo_cmd_calibrate(int argc, char **argv)
         "With --from-metrics, replays the measured runs in the simulator (their summary records\n"
         "name the partition and flags) and sets the profile's per-stage fit factors (sample,\n"
         "fetch, compute, allreduce; bounded to 0.5..2) from each stage's measured / simulated\n"
-        "time, --rounds times; a stage the runs do not identify (under 5% of their epoch, or\n"
+        "CPU work where the runs record it (else its time), --rounds times; a stage the runs do\n"
+        "not identify (under 5% of their epoch, or\n"
         "runs that disagree) keeps its factor.",
     };
     char *pos[argc > 0 ? argc : 1];
