@@ -114,5 +114,5 @@ return {
         compute = 1, -- scale of the compute stage's time (1 = not fitted)
         allreduce = 1, -- scale of the allreduce's latency per ring step (1 = not fitted)
     },
-    validation = { seed = 4, configs = 20, median_pct = 5.0, worst_pct = 37.1, stage_median_pct = 19.4, fit = true, date = "2026-12-02 02:40 UTC" },
+    validation = { seed = 4, configs = 20, median_pct = 5.0, worst_pct = 37.1, stage_median_pct = 19.4, fit = true, date = "2026-12-02 03:26 UTC" },
 }
