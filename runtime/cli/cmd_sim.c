@@ -107,7 +107,7 @@ static int stage_mask(const char *list, unsigned *mask)
 static int cmd_sim_validate(int argc, char **argv)
 {
     halo_validate_opts o = {.seed = 1, .configs = 20, .max_busy = 0.25, .max_spread = 0.25,
-                            .timeout = 300};
+                            .timeout = 300, .repeats = 1};
     int64_t seed = 1;
     const char *work = NULL, *policies = NULL, *stages = NULL;
     o.profile = "experiments/clusters/this-machine.lua";
@@ -132,6 +132,9 @@ static int cmd_sim_validate(int argc, char **argv)
          "measure and report on a loaded machine (the result says UNFIT)"},
         {"remeasure", 0, HALO_OPT_FLAG, &o.remeasure, NULL,
          "measure again even where the work directory holds the run"},
+        {"repeats", 0, HALO_OPT_INT, &o.repeats, "N",
+         "measure each configuration N times (1..9), in N passes over the draw; the run of "
+         "the median epoch is compared, and the repeats' spread is printed beside it"},
         {"per-graph", 0, HALO_OPT_FLAG, &o.per_graph, NULL, "simulate each configuration on "
          "its own partition's graph constants (halo calibrate --graph PDIR --base --quick)"},
         {"markdown", 0, HALO_OPT_FLAG, &o.markdown, NULL, "print the tables as markdown"},
@@ -168,7 +171,7 @@ static int cmd_sim_validate(int argc, char **argv)
     const halo_cmd_help help = {
         "halo sim validate [--seed S] [--configs N] [--space FILE] [--profile FILE] "
         "[--cluster-hosts DIR] [--out DIR] [--work DIR] [--force] [--markdown] [--record] "
-        "[--per-graph] "
+        "[--per-graph] [--repeats N] "
         "[--dry-run] [--max-median PCT] [--max-worst PCT] [--max-stage PCT]",
         "Draws N configurations from a space (graph family and size, ranks, layers, fanouts,\n"
         "hidden width, batch, every shipped policy with its parameters, pipeline depth,\n"
@@ -186,11 +189,11 @@ static int cmd_sim_validate(int argc, char **argv)
         return rc;
     }
     if (npos != 0 || o.configs < 1 || o.configs > 10000 || seed < 0 || o.timeout <= 0 ||
-        o.priority < -20 || o.priority > 19 ||
+        o.priority < -20 || o.priority > 19 || o.repeats < 1 || o.repeats > 9 ||
         !(o.max_load >= 0) || !(o.max_busy > 0) || !(o.max_spread > 0)) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim validate: no positional arguments; "
                                          "--configs 1..10000, --seed >= 0, --priority -20..19, "
-                                         "--timeout, "
+                                         "--repeats 1..9, --timeout, "
                                          "--max-load >= 0, --max-busy and --max-spread > 0"));
     }
     o.seed = (uint64_t)seed;

@@ -409,14 +409,23 @@ static double read_busy(const char *path)
 
 /* Measures configuration c (or takes its cached run): r->key, r->busy, r->cached; the metrics
  * in WORK/runs/KEY.run.jsonl. */
-static int measure(const vrun *v, const char *pdir, halo_vresult *r, char *metrics, size_t size)
+static int measure(const vrun *v, const char *pdir, int rep, halo_vresult *r, char *metrics,
+                   size_t size)
 {
     halo_sweep_cmd cmd;
     halo_sweep_cmd_init(&cmd);
     train_cmd(v, &r->c, pdir, &cmd);
-    /* the key leaves out the binary and how the run was scheduled (chrt, nice) */
+    /* the key leaves out the binary and how the run was scheduled (chrt, nice); a repeat
+       beyond the first is its own run (the first keeps the key of a single measurement) */
     int from = 1 + (v->o->realtime ? 3 : 0) + (v->o->priority != 0 ? 3 : 0);
-    key_of(&cmd, from, v->cl->hosts > 0 ? v->cl->dir : "", r->key);
+    char extra[4200];
+    const char *dir = v->cl->hosts > 0 ? v->cl->dir : "";
+    if (rep > 0) {
+        snprintf(extra, sizeof extra, "%.4000s#repeat=%d", dir, rep);
+    } else {
+        snprintf(extra, sizeof extra, "%.4000s", dir);
+    }
+    key_of(&cmd, from, extra, r->key);
     char base[4200], busyf[4300], log[4300], tmp[4300];
     snprintf(base, sizeof base, "%s/runs/%s", v->o->work_dir, r->key);
     snprintf(metrics, size, "%s.run.jsonl", base);
@@ -551,8 +560,9 @@ static void dry_print(const vrun *v, halo_vresult *r, const char *pdir)
     halo_sweep_cmd_free(&cmd);
 }
 
-/* Draws, builds, measures, simulates and compares configuration i. */
-static int one_config(const vrun *v, int i, halo_vresult *r)
+/* Draws, builds, measures, simulates and compares configuration i; its partition and
+ * simulated metrics in pdir and sim (4400 bytes each), for the repeats. */
+static int one_config(const vrun *v, int i, halo_vresult *r, char *pdir, char *sim)
 {
     memset(r, 0, sizeof *r);
     halo_vspace_draw(v->sp, v->o->seed, i, &r->c);
@@ -561,20 +571,100 @@ static int one_config(const vrun *v, int i, halo_vresult *r)
         int h = v->cl->hosts;
         r->c.ranks = r->c.ranks < h ? h : (r->c.ranks + h - 1) / h * h;
     }
-    char gdir[4200], gkey[17], pdir[4200], run[4400], sim[4400];
+    char gdir[4200], gkey[17], run[4400];
     HALO_CHECK(cached_graph(v, &r->c, gdir, sizeof gdir, gkey));
-    HALO_CHECK(cached_part(v, gdir, gkey, r->c.ranks, pdir, sizeof pdir));
+    HALO_CHECK(cached_part(v, gdir, gkey, r->c.ranks, pdir, 4400));
     if (v->o->dry_run) {
         dry_print(v, r, pdir);
         return 0;
     }
-    int m = measure(v, pdir, r, run, sizeof run);
+    int m = measure(v, pdir, 0, r, run, sizeof run);
     if (m != 0) {
         return m;
     }
-    HALO_CHECK(simulate(v, pdir, r, sim, sizeof sim));
+    r->repeats = 1;
+    HALO_CHECK(simulate(v, pdir, r, sim, 4400));
     int rc = halo_sim_compare_files(run, sim, &r->cmp);
     return rc < 0 ? halo_error_prefix(rc, "sim validate: configuration %d", i) : 0;
+}
+
+/* Repeat rep (1-based) of configuration r: measured (or taken from the work directory) and
+ * compared with its simulation into *cmp; r->busy keeps the most of the repeats. */
+static int repeat_one(const vrun *v, int rep, halo_vresult *r, const char *pdir,
+                      const char *sim, halo_sim_comparison *cmp, char *key)
+{
+    halo_vresult t = *r;
+    char run[4400];
+    int m = measure(v, pdir, rep, &t, run, sizeof run);
+    if (m != 0) {
+        return m;
+    }
+    memcpy(key, t.key, sizeof t.key);
+    r->busy = t.busy > r->busy ? t.busy : r->busy;
+    r->cached = r->cached && t.cached;
+    int rc = halo_sim_compare_files(run, sim, cmp);
+    return rc < 0 ? halo_error_prefix(rc, "sim validate: configuration %d, repeat %d",
+                                      r->c.index, rep + 1)
+                  : 0;
+}
+
+/* The reference of each configuration among its n_rep comparisons (cmp[rep * n + i], the
+ * runs' keys alike): the run whose measured epoch is the median (the lower of the two middle
+ * ones), and the repeats' spread. */
+static void pick_reference(halo_vresult *r, int n, int n_rep, const halo_sim_comparison *cmp,
+                           char (*keys)[17])
+{
+    for (int i = 0; i < n; i++) {
+        int order[9];
+        for (int k = 0; k < n_rep; k++) {
+            order[k] = k;
+        }
+        for (int a = 1; a < n_rep; a++) { /* insertion sort by measured epoch */
+            for (int b = a; b > 0 && cmp[order[b] * n + i].measured[HALO_SIM_T_EPOCH] <
+                                         cmp[order[b - 1] * n + i].measured[HALO_SIM_T_EPOCH];
+                 b--) {
+                int x = order[b];
+                order[b] = order[b - 1];
+                order[b - 1] = x;
+            }
+        }
+        int ref = order[(n_rep - 1) / 2];
+        double lo = cmp[order[0] * n + i].measured[HALO_SIM_T_EPOCH];
+        double hi = cmp[order[n_rep - 1] * n + i].measured[HALO_SIM_T_EPOCH];
+        double med = cmp[ref * n + i].measured[HALO_SIM_T_EPOCH];
+        r[i].cmp = cmp[ref * n + i];
+        memcpy(r[i].key, keys[ref * n + i], sizeof r[i].key);
+        r[i].ref = ref;
+        r[i].repeats = n_rep;
+        r[i].noise = med > 0 ? (hi - lo) / med : 0;
+    }
+}
+
+/* --repeats: passes 2..N over all the configurations (a drift of the machine spreads over
+ * every configuration rather than falling on a few), then each one's reference run. */
+static int repeat_passes(const vrun *v, halo_vresult *r, int n, char (*pdir)[4400],
+                         char (*sim)[4400])
+{
+    int n_rep = v->o->repeats;
+    halo_sim_comparison *cmp = HALO_NEW(halo_sim_comparison, (size_t)n * (size_t)n_rep);
+    char(*keys)[17] = halo_calloc((size_t)n * (size_t)n_rep, sizeof *keys);
+    for (int i = 0; i < n; i++) {
+        cmp[i] = r[i].cmp;
+        memcpy(keys[i], r[i].key, sizeof r[i].key);
+    }
+    int rc = 0;
+    for (int rep = 1; rep < n_rep && rc == 0; rep++) {
+        for (int i = 0; i < n && rc == 0; i++) {
+            size_t at = (size_t)rep * (size_t)n + (size_t)i;
+            rc = repeat_one(v, rep, &r[i], pdir[i], sim[i], &cmp[at], keys[at]);
+        }
+    }
+    if (rc == 0) {
+        pick_reference(r, n, n_rep, cmp, keys);
+    }
+    halo_free(keys);
+    halo_free(cmp);
+    return rc;
 }
 
 /* ---- the cluster ---- */
@@ -776,18 +866,28 @@ int halo_validate_run(const halo_validate_opts *o)
            cl.hosts > 0 ? "on the namespace cluster" : "on this host");
     halo_sweep_signals();
     halo_vresult *r = HALO_NEW(halo_vresult, (size_t)o->configs);
-    bool checked = false;
+    char(*pdir)[4400] = halo_calloc((size_t)o->configs, sizeof *pdir);
+    char(*sim)[4400] = halo_calloc((size_t)o->configs, sizeof *sim);
+    bool checked = false, rows_now = o->repeats <= 1;
     vrun v = {.o = o, .sp = sp, .cl = &cl, .profile = prof, .sum = &s, .checked = &checked};
     if (!o->dry_run) {
         halo_vresult_header(stdout, o->markdown);
     }
     for (int i = 0; i < o->configs && rc == 0; i++) {
-        rc = one_config(&v, i + 1, &r[i]);
-        if (rc == 0 && !o->dry_run) {
+        rc = one_config(&v, i + 1, &r[i], pdir[i], sim[i]);
+        if (rc == 0 && !o->dry_run && rows_now) {
             halo_vresult_row(sp, &r[i], stdout, o->markdown);
             fflush(stdout);
         }
     }
+    if (rc == 0 && !o->dry_run && !rows_now) {
+        rc = repeat_passes(&v, r, o->configs, pdir, sim);
+        for (int i = 0; i < o->configs && rc == 0; i++) {
+            halo_vresult_row(sp, &r[i], stdout, o->markdown);
+        }
+    }
+    halo_free(pdir);
+    halo_free(sim);
     if (rc == 1) {
         printf("halo sim validate: %s; nothing more measured (--force measures anyway)\n",
                s.why);

@@ -122,6 +122,9 @@ typedef struct halo_validate_opts {
     const char *command;       /* the command line (for meta.json) */
     bool force;                /* report a loaded machine's measurements anyway */
     bool remeasure;            /* ignore measured runs cached in the work directory */
+    int repeats;               /* measured runs of each configuration (1..9; 0: 1), in passes
+                                  over all configurations; the one with the median epoch is the
+                                  reference */
     bool per_graph;            /* simulate each configuration with the profile's graph
                                   constants measured on its partition (halo calibrate --graph
                                   --base, cached in WORK/profiles/) */
@@ -147,9 +150,14 @@ typedef struct halo_validate_opts {
 typedef struct halo_vresult {
     halo_vconfig c;          /* the configuration */
     halo_sim_comparison cmp; /* measured vs simulated (sim/validate.h) */
-    double busy;             /* cores other work used just before the measured run */
+    double busy;             /* cores other work used just before a measured run (the most of
+                                the repeats) */
     bool cached;             /* the measured run came from the work directory */
     char key[17];            /* the measured run's key (its files in WORK/runs) */
+    int repeats;             /* measured runs of the configuration (--repeats) */
+    int ref;                 /* the one compared (0-based; the median epoch time) */
+    double noise;            /* (slowest - fastest) / median of the repeats' measured epoch
+                                times: the measurement's own reproducibility (0: one run) */
 } halo_vresult;
 
 /* What the configurations add up to. */
@@ -171,6 +179,10 @@ typedef struct halo_vsummary {
     int busy_at;                  /* the configuration of busy_max */
     double spread_max;            /* the largest epoch spread of a measured run */
     int spread_at;                /* the configuration of spread_max */
+    int nnoise;                   /* configurations measured more than once */
+    double noise_median;          /* median of their repeat spreads (halo_vresult.noise), % */
+    double noise_worst;           /* the largest, % */
+    int noise_at;                 /* its configuration */
     double seconds;               /* wall time of the validation so far */
     bool fit;                     /* the machine was quiet enough throughout */
     char why[512];                /* why not ("" when fit) */

@@ -71,6 +71,22 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
             s->stage_median_max = s->median[k];
         }
     }
+    /* the repeats' spread: how far two measurements of one configuration fall apart */
+    int m = 0;
+    s->noise_worst = 0;
+    s->noise_at = 0;
+    for (int i = 0; i < n; i++) {
+        if (r[i].repeats > 1) {
+            v[m++] = 100 * r[i].noise;
+            if (100 * r[i].noise >= s->noise_worst) {
+                s->noise_worst = 100 * r[i].noise;
+                s->noise_at = r[i].c.index;
+            }
+        }
+    }
+    qsort(v, (size_t)m, sizeof *v, cmp_abs);
+    s->nnoise = m;
+    s->noise_median = m == 0 ? 0 : m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
     halo_free(v);
 }
 
@@ -89,15 +105,15 @@ void halo_vresult_header(FILE *out, bool markdown)
     if (markdown) {
         fprintf(out, "| # | graph | ranks | layers | fanouts | hidden | batch | policy | depth | "
                      "sampler threads | netem | measured s | simulated s | epoch | sample | "
-                     "fetch | copy | compute | allreduce | wait | counts |\n"
+                     "fetch | copy | compute | allreduce | wait | repeats spread | counts |\n"
                      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-                     "---|---|---|\n");
+                     "---|---|---|---|\n");
         return;
     }
     fprintf(out, "%3s %-18s %2s %1s %-9s %4s %5s %-26s %1s %1s %-16s %8s %8s %7s %7s %7s %7s "
-            "%7s %7s %7s  %s\n", "#", "graph", "R", "L", "fanouts", "hid", "batch", "policy",
+            "%7s %7s %7s %7s  %s\n", "#", "graph", "R", "L", "fanouts", "hid", "batch", "policy",
             "d", "t", "netem", "meas_s", "sim_s", "epoch", "sample", "fetch", "copy", "compute",
-            "allred", "wait", "counts");
+            "allred", "wait", "repeats", "counts");
 }
 
 void halo_vresult_row(const halo_vspace *sp, const halo_vresult *r, FILE *out, bool markdown)
@@ -114,6 +130,10 @@ void halo_vresult_row(const halo_vspace *sp, const halo_vresult *r, FILE *out, b
             snprintf(err[k], sizeof err[k], "-");
         }
     }
+    char rep[16] = "-";
+    if (r->repeats > 1) {
+        snprintf(rep, sizeof rep, "%.1f%%", 100 * r->noise);
+    }
     const char *counts = r->cmp.mismatches == 0 ? "equal" : "DIFFER";
     const halo_vconfig *c = &r->c;
     const double *m = r->cmp.measured, *s = r->cmp.simulated;
@@ -124,7 +144,7 @@ void halo_vresult_row(const halo_vspace *sp, const halo_vresult *r, FILE *out, b
         for (int k = 0; k < NSTAGE; k++) {
             fprintf(out, " %s |", err[k]);
         }
-        fprintf(out, " %s |\n", counts);
+        fprintf(out, " %s | %s |\n", rep, counts);
         return;
     }
     fprintf(out, "%3d %-18s %2d %1d %-9s %4d %5d %-26s %1d %1d %-16s %8.4f %8.4f", c->index,
@@ -133,7 +153,7 @@ void halo_vresult_row(const halo_vspace *sp, const halo_vresult *r, FILE *out, b
     for (int k = 0; k < NSTAGE; k++) {
         fprintf(out, " %7s", err[k]);
     }
-    fprintf(out, "  %s%s%s\n", counts, r->cmp.mismatches ? ": " : "",
+    fprintf(out, " %7s  %s%s%s\n", rep, counts, r->cmp.mismatches ? ": " : "",
             r->cmp.mismatches ? r->cmp.first_mismatch : "");
 }
 
@@ -167,6 +187,11 @@ void halo_vsummary_print(const halo_vsummary *s, FILE *out, bool markdown)
     }
     fprintf(out, "%scounts: equal in %d of %d configurations\n", markdown ? "\n" : "",
             s->counts_equal, s->n);
+    if (s->nnoise > 0) {
+        fprintf(out, "repeats: %d configurations measured more than once; the measured epoch "
+                "of one configuration spread %.1f%% median, %.1f%% worst (configuration %d) "
+                "between its runs\n", s->nnoise, s->noise_median, s->noise_worst, s->noise_at);
+    }
     if (s->fit && s->checked) {
         fprintf(out, "machine: quiet enough to measure (load average %.2f before the first "
                 "run, other work at most %.2f cores before a run, epoch spread at most %.0f%%)\n",
@@ -190,7 +215,7 @@ static void csv_text(const halo_vspace *sp, const halo_vresult *r, int n, halo_s
         halo_sb_printf(sb, ",%s_err", halo_sim_time_name(stages[k]));
     }
     halo_sb_puts(sb, ",sample_cpu_err,fetch_cpu_err,compute_cpu_err");
-    halo_sb_puts(sb, ",counts,busy_cores,epoch_spread,key\n");
+    halo_sb_puts(sb, ",counts,busy_cores,epoch_spread,repeats,repeat_spread,key\n");
     for (int i = 0; i < n; i++) {
         char graph[96], pol[128], fan[32];
         const halo_vconfig *c = &r[i].c;
@@ -219,8 +244,8 @@ static void csv_text(const halo_vspace *sp, const halo_vresult *r, int n, halo_s
                 halo_sb_puts(sb, ",");
             }
         }
-        halo_sb_printf(sb, ",%s,%.3f,%.4f,%s\n", r[i].cmp.mismatches ? "differ" : "equal",
-                       r[i].busy, r[i].cmp.measured_spread, r[i].key);
+        halo_sb_printf(sb, ",%s,%.3f,%.4f,%d,%.4f,%s\n", r[i].cmp.mismatches ? "differ" : "equal",
+                       r[i].busy, r[i].cmp.measured_spread, r[i].repeats, r[i].noise, r[i].key);
     }
 }
 

@@ -72,6 +72,44 @@ check "... the row says DIFFER and which field" grep -qE "DIFFER: epoch 0 rank 0
 check "... and the summary counts it" grep -q "^counts: equal in $((3 - same)) of 3 configurations" "$T/run2b"
 cp "$T/run.bak" "$run"
 
+# --repeats: a second pass measures each configuration again (runs of their own in the work
+# directory), the table and summary give the repeats' spread, and the run compared is the
+# one of the median epoch (of two, the faster): a repeat made 100x slower is never the
+# reference, and it shows as the spread
+ls "$W"/runs/*.run.jsonl | sort >"$T/runs.before"
+"${V[@]}" --profile "$T/p.lua" --out "$T/or" --force --repeats 2 >"$T/runr" 2>&1
+ls "$W"/runs/*.run.jsonl | sort >"$T/runs.after"
+newruns=$(comm -13 "$T/runs.before" "$T/runs.after")
+distinct=$(awk -F, 'NR > 1 { print $NF }' "$T/o1/sim_vs_measured.csv" | sort -u | wc -l)
+check "--repeats 2 measures each configuration once more" bash -c "[ \$(echo '$newruns' | grep -c run.jsonl) -eq $distinct ]"
+check "... prints the repeats' spread per configuration" bash -c "
+    [ \$(grep -cE '^ +[1-3] sbm-20000/f32 .* [0-9.]+%  equal' '$T/runr') -eq 3 ]"
+check "... and in the summary" grep -qE "^repeats: 3 configurations measured more than once; .* [0-9.]+% median, [0-9.]+% worst" "$T/runr"
+check "... and in the CSV" bash -c "
+    head -n 1 '$T/or/sim_vs_measured.csv' | grep -q ',repeats,repeat_spread,key$' &&
+    [ \$(awk -F, 'NR > 1 && \$(NF - 2) == 2' '$T/or/sim_vs_measured.csv' | wc -l) -eq 3 ]"
+first=$(awk -F, '$1 == 1 { print $NF }' "$T/o1/sim_vs_measured.csv")
+slow=""
+for f in $newruns; do
+    k=$(basename "$f" .run.jsonl)
+    grep -q -- "--batch 256 " "$W/runs/$k.log" || continue
+    # the repeat of configuration 1: the same command line as its first run
+    if [ "$(sed -n 1p "$W/runs/$k.log" | sed 's/--metrics .*//')" = "$(sed -n 1p "$W/runs/$first.log" | sed 's/--metrics .*//')" ]; then slow=$k; fi
+done
+if [ -n "$slow" ]; then
+    cp "$W/runs/$slow.run.jsonl" "$T/slow.bak"
+    sed -i -E 's/"time_s":([0-9.e-]+)/"time_s":\1e2/' "$W/runs/$slow.run.jsonl"
+    "${V[@]}" --profile "$T/p.lua" --out "$T/or2" --force --repeats 2 >"$T/runr2" 2>&1
+    check "... the slower repeat is not the one compared" bash -c "
+        [ \"\$(awk -F, '\$1 == 1 { print \$NF }' '$T/or2/sim_vs_measured.csv')\" = '$first' ]"
+    check "... and its spread shows (over 1000%)" bash -c "
+        awk -F, '\$1 == 1 { exit !(\$(NF - 1) > 10) }' '$T/or2/sim_vs_measured.csv'"
+    cp "$T/slow.bak" "$W/runs/$slow.run.jsonl"
+else
+    not_ok "... the repeat of configuration 1 is found among the new runs"
+fi
+check_fails "--repeats 0 is refused" "--repeats 1..9" "${V[@]}" --profile "$T/p.lua" --out "$T/or3" --repeats 0
+
 # the draw: --dry-run runs nothing; another seed draws other configurations; the default space
 # has every shipped policy
 "${V[@]}" --profile "$T/p.lua" --out "$T/o0" --dry-run --configs 8 >"$T/dry3" 2>&1
