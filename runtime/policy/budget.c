@@ -73,6 +73,7 @@ void halo_policy_arm(halo_policy *p)
 void halo_policy_disarm(halo_policy *p)
 {
     lua_sethook(p->L, NULL, 0, 0);
+    p->work = p->used < INT64_MAX - p->work ? p->work + p->used : INT64_MAX;
     p->in_call = false;
 }
 

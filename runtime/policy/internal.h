@@ -69,6 +69,7 @@ struct halo_policy {
     int nparams;                      /* entries in params */
     int64_t budget;                   /* instructions per call */
     int64_t used;                     /* instructions charged in the current call */
+    int64_t work;                     /* instructions charged over every finished call */
     int step;                         /* count-hook period */
     bool over;                        /* budget or time exhausted in the current call */
     bool timed_out;                   /* the current call ran past its wall-clock limit */

@@ -385,6 +385,11 @@ void halo_policy_close(halo_policy *pol)
     halo_free(pol);
 }
 
+int64_t halo_policy_work(const halo_policy *pol)
+{
+    return pol != NULL ? pol->work : 0;
+}
+
 unsigned halo_policy_hooks(const halo_policy *pol)
 {
     unsigned m = 0;

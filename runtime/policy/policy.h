@@ -253,6 +253,10 @@ void halo_policy_close(halo_policy *pol);
 
 /* Bit (1 << HALO_POLICY_*) set for each hook the policy defines. */
 unsigned halo_policy_hooks(const halo_policy *pol);
+/* The work the budget charged over every hook call so far: Lua instructions (counted in steps
+ * of up to 1,000) and what C functions paid for theirs. A call's work is the difference of two
+ * readings; the simulator prices it (cpu.hook_unit_ns). */
+int64_t halo_policy_work(const halo_policy *pol);
 /* "partition", "fanout", ... for HALO_POLICY_*; NULL when out of range. */
 const char *halo_policy_hook_name(int hook);
 /* The policy's name: its `name` field, else the file name without ".lua" ("default" when none). */

@@ -423,7 +423,8 @@ static int run_hooks(void *arg)
     return 0;
 }
 
-int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s)
+/* Opens a policy of the given source (written to a temporary file, removed at once). */
+static int open_text_policy(const char *src, halo_policy **pol)
 {
     const char *tmp = getenv("TMPDIR");
     char dir[512], path[600];
@@ -432,36 +433,79 @@ int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s)
         return halo_errorf(HALO_EIO, "calibrate: cannot create a temporary directory in %s",
                            tmp != NULL && tmp[0] ? tmp : "/tmp");
     }
-    snprintf(path, sizeof path, "%s/trivial.lua", dir);
+    snprintf(path, sizeof path, "%s/probe.lua", dir);
     FILE *f = fopen(path, "w");
     if (f == NULL) {
         rmdir(dir);
         return halo_errorf(HALO_EIO, "calibrate: cannot write %s", path);
     }
-    fputs("-- a trivial policy: the cost of one hook call\n"
-          "return { fanout = function(ctx) return {10, 25} end }\n",
-          f);
+    fputs(src, f);
     fclose(f);
     halo_policy_opts po = {.path = path, .rank = -1};
-    halo_policy *pol = NULL;
-    int rc = halo_policy_open(&po, &pol);
+    int rc = halo_policy_open(&po, pol);
     remove(path);
     rmdir(dir);
-    if (rc < 0) {
-        return rc;
-    }
+    return rc;
+}
+
+/* Seconds per call of pol's fanout hook (1000 calls, the best of the repetitions). */
+static int time_hook(const halo_sim_calib_opts *o, halo_policy *pol, double *secs)
+{
     halo_policy_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.ranks = 1;
     ctx.epochs = 1;
     hook_job j = {pol, &ctx, 1000};
     double t = 0;
-    rc = halo_sim_calib_best(run_hooks, &j, o->seconds, &t);
+    HALO_CHECK(halo_sim_calib_best(run_hooks, &j, o->seconds, &t));
+    *secs = t / j.calls;
+    return 0;
+}
+
+/* The budget's charged work per call of pol's fanout hook (one pass of 1000 calls). */
+static int hook_work(halo_policy *pol, double *work)
+{
+    halo_policy_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.ranks = 1;
+    ctx.epochs = 1;
+    hook_job j = {pol, &ctx, 1000};
+    int64_t before = halo_policy_work(pol);
+    HALO_CHECK(run_hooks(&j));
+    *work = (double)(halo_policy_work(pol) - before) / j.calls;
+    return 0;
+}
+
+int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s, double *unit_s)
+{
+    /* a trivial hook: the fixed cost of a call */
+    halo_policy *pol = NULL;
+    HALO_CHECK(open_text_policy("-- a trivial policy: the cost of one hook call\n"
+                                "return { fanout = function(ctx) return {10, 25} end }\n",
+                                &pol));
+    double t0 = 0;
+    int rc = time_hook(o, pol, &t0);
     halo_policy_close(pol);
-    if (rc == 0) {
-        *hook_s = halo_sim_calib_sig4(t / j.calls);
-    }
-    return rc;
+    HALO_CHECK(rc);
+    *hook_s = halo_sim_calib_sig4(t0);
+    /* a hook that works through a table as the cache policies do (reads, writes, arithmetic,
+       a call per key): the seconds per unit of work its budget is charged, beyond a call */
+    HALO_CHECK(open_text_policy(
+        "-- a working hook: the cost of a unit of charged work\n"
+        "local t, seen = {}, 0\n"
+        "local function bump(k) local v = (t[k] or 0) + 1; t[k] = v; return v end\n"
+        "return { fanout = function(ctx)\n"
+        "    for i = 1, 2000 do seen = seen + bump(i % 1543 + 1) end\n"
+        "    return {10, 25}\n"
+        "end }\n",
+        &pol));
+    double t1 = 0, w1 = 0;
+    rc = time_hook(o, pol, &t1);
+    rc = rc < 0 ? rc : hook_work(pol, &w1);
+    halo_policy_close(pol);
+    HALO_CHECK(rc);
+    *unit_s = w1 > 0 && t1 > t0 ? halo_sim_calib_sig4((t1 - t0) / w1) : 0;
+    return 0;
 }
 
 /* ---- emulated delays ---- */
@@ -664,10 +708,10 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
         halo_info("calibrate: cache lookup %.4g ns per id (%.1f s)", p->lookup_node_s * 1e9,
                   halo_now() - t0);
     }
-    HALO_CHECK(halo_sim_calib_hook(o, &p->hook_s));
+    HALO_CHECK(halo_sim_calib_hook(o, &p->hook_s, &p->hook_unit_s));
     if (o->progress) {
-        halo_info("calibrate: policy hook %.4g us per call (%.1f s)", p->hook_s * 1e6,
-                  halo_now() - t0);
+        halo_info("calibrate: policy hook %.4g us per call, %.4g ns per unit of charged work "
+                  "(%.1f s)", p->hook_s * 1e6, p->hook_unit_s * 1e9, halo_now() - t0);
     }
     p->slice_s = halo_sim_calib_slice(o, p->cores);
     if (o->progress) {

@@ -38,8 +38,9 @@ int halo_sim_calib_copy(const halo_sim_calib_opts *o, double *gather_bw, double 
                         double *memcpy_bw);
 /* Seconds per remote id of halo_cache_lookup (half of the ids in the halo set). */
 int halo_sim_calib_lookup(const halo_sim_calib_opts *o, double *lookup_s);
-/* Seconds per hook call of a trivial policy (halo_policy_fanout). */
-int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s);
+/* Seconds per hook call of a trivial policy (halo_policy_fanout), and seconds per unit of work
+ * the budget charges a hook that works through a table (beyond the call). */
+int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s, double *unit_s);
 /* Flop/s of a 2000x256x256 cblas_sgemm on one thread, and a mean aggregation of sampled
  * neighbour rows (CSR, rows of 16 and of 128 floats) split into seconds per edge and bytes/s of
  * rows read. */

@@ -222,10 +222,10 @@ double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double
 }
 
 double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double inputs, double lookups,
-                                 double hooks, double hits, double row_bytes)
+                                 double hooks, double hook_work, double hits, double row_bytes)
 {
-    return fitf(p->fit_fetch) *
-               (inputs * p->fetch_node_s + lookups * p->lookup_node_s + hooks * p->hook_s) +
+    return fitf(p->fit_fetch) * (inputs * p->fetch_node_s + lookups * p->lookup_node_s +
+                                 hooks * p->hook_s + hook_work * p->hook_unit_s) +
            halo_sim_cost_gather_s(p, hits, row_bytes);
 }
 
@@ -333,7 +333,8 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
         rw->build[l] = halo_sim_cost_build_s(p, (double)a->num_src[l], (double)a->num_edges[l]);
     }
     rw->fetch_pre = halo_sim_cost_fetch_pre_s(p, (double)a->input_nodes, (double)a->lookups,
-                                              (double)a->hook_calls, (double)a->hits, rb);
+                                              (double)a->hook_calls, (double)a->hook_work,
+                                              (double)a->hits, rb);
     double params = (double)c->o.grad_floats, fc = fitf(p->fit_compute);
     if (c->gpu) {
         double bytes = (double)a->input_nodes * rb;

@@ -63,6 +63,8 @@ typedef struct halo_sim_work {
     int64_t lookups;            /* remote ids looked up in the cache (0 without a cache) */
     int64_t hits;               /* rows copied from the cache */
     int64_t hook_calls;         /* cache_batch calls (0 or 1) */
+    int64_t hook_work;          /* work the policy's budget charged in the cache's hooks
+                                   (halo_policy_work) */
     const int64_t *pull_rows;   /* [P] rows fetched from peer p (misses + prefetched rows);
                                    request bytes are 4 per row, reply bytes row_bytes per row */
     int64_t served_rows;        /* rows this rank gathered and sent to peers */
@@ -135,9 +137,10 @@ double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row
  * fetch_bw), fetch_bw as gather_bw when 0. */
 double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes);
 /* The fetch's CPU work besides its exchanges: inputs * fetch_node_s (the pull's plan and its
- * loop over the batch's input nodes) + cache lookups + policy hook calls + cache hits copied. */
+ * loop over the batch's input nodes) + cache lookups + policy hook calls + the hooks' charged
+ * work at hook_unit_s + cache hits copied. */
 double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double inputs, double lookups,
-                                 double hooks, double hits, double row_bytes);
+                                 double hooks, double hook_work, double hits, double row_bytes);
 /* Aggregating `passes` edge rows of `width` floats: passes * (agg_edge_s + 4 width / agg_bw)
  * (no fit factor: a part of the compute). */
 double halo_sim_cost_agg_s(const halo_sim_profile *p, double passes, double width);

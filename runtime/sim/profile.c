@@ -87,6 +87,8 @@ static const pfield fields[] = {
      "the fetch's rows, gathered, received or served (0: gather_GBps), one core"},
     {"cpu", "hook_us", "hook_s", K_NUM, U_US, R_NONNEG, N_ALWAYS, OFF(hook_s),
      "per policy hook call (cache_batch), fixed part"},
+    {"cpu", "hook_unit_ns", "hook_unit_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(hook_unit_s),
+     "per unit of work a policy hook's budget is charged (a Lua instruction; 0: not measured)"},
     {"cpu", "oversub_penalty", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_penalty),
      "slow-down per trainer process beyond the cores, relative to the cores (0 = none)"},
     {"cpu", "slice_us", "slice_s", K_NUM, U_US, R_NONNEG, N_NEVER, OFF(slice_s),

@@ -48,6 +48,8 @@ typedef struct halo_sim_profile {
                                   row counted where it is gathered, received and served; 0: as
                                   gather_bw (profiles written before it was measured) */
     double hook_s;             /* seconds per policy hook call (cache_batch), fixed part */
+    double hook_unit_s;        /* seconds per unit of work a hook's budget is charged (a Lua
+                                  instruction; 0: not measured) */
     double oversub_penalty;    /* with t trainers (processes) on c < t cores, CPU work runs
                                   1 + oversub_penalty * (t - c) / c times slower than its share
                                   (switches between processes, caches refilled); 0 = none */

@@ -175,6 +175,7 @@ static int sim_fetch(sim *S, int r, int epoch, int64_t b, int64_t step)
     int64_t n_extra = 0;
     if (R->cache != NULL) {
         halo_cache_stats h0 = *halo_cache_stats_get(R->cache);
+        int64_t work0 = halo_policy_work(R->pol);
         halo_cache_batch cb = {epoch, b, step, n, mb->input};
         HALO_CHECK(halo_cache_lookup(R->cache, &cb, nr, rid, rpos, NULL, served));
         HALO_CHECK(halo_cache_decide(R->cache, &extra, &n_extra));
@@ -195,6 +196,7 @@ static int sim_fetch(sim *S, int r, int epoch, int64_t b, int64_t step)
         R->acc.cache_evicted += h1->evicted - h0.evicted;
         R->w.lookups = nr;
         R->w.hook_calls = halo_policy_hooks(R->pol) & (1u << HALO_POLICY_CACHE_BATCH) ? 1 : 0;
+        R->w.hook_work = halo_policy_work(R->pol) - work0;
     }
     for (int64_t i = 0; i < nr; i++) {
         if (!served[i]) {

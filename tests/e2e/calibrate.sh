@@ -31,6 +31,9 @@ check "it measures how late the sleep of an emulated delay wakes up, into netem.
     grep -qE '^ *over_us = [0-9.e+-]+,' '$T/here.lua'"
 check "it measures a unit of step work with 2 x cores ranks against alone" \
     grep -qE "a unit of step work [0-9.e+-]+ ms of CPU against [0-9.e+-]+ ms with 2 ranks and [0-9.e+-]+ ms alone" "$T/progress"
+check "it prices a policy hook's charged work, into cpu.hook_unit_ns" bash -c "
+    grep -qE 'policy hook [0-9.e+-]+ us per call, [0-9.e+-]+ ns per unit of charged work' '$T/progress' &&
+    awk '/^ *hook_unit_ns = / { v = \$3; sub(/,\$/, \"\", v); ok = v + 0 > 0 } END { exit !ok }' '$T/here.lua'"
 fields="machines trainers cores sample_edge_ns sample_node_ns block_node_ns gather_GBps memcpy_GBps
 lookup_node_ns hook_us shm_lat_us oversub_lat_us shm_GBps net_lat_us nics nic_GBps msg_overhead_us
 allreduce_lat_us lat_us Gbit pinned_GBps pageable_GBps pinned kind gemm_TFLOPs agg_GBps

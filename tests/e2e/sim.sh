@@ -72,6 +72,23 @@ check_out "the timeline of a simulation" "" \
 if [ -s "$T/tl.jsonl" ] && grep -q '"stage":"compute"' "$T/tl.jsonl"; then ok "timeline has compute events"
 else not_ok "timeline has compute events"; fi
 
+# a cache policy's hooks are priced by the work their budget is charged (cpu.hook_unit_ns):
+# a dear unit makes lru's fetch slower; distdgl (no cache, no hook) does not move
+fetch_of() { sed -n 's/.*"fetch_s":\([0-9.e+-]*\).*/\1/p' "$1" | head -n 1; }
+grep -v "^ *hook_unit_ns = " $C >"$T/h0.lua"
+sed 's/^\( *hook_us = .*\)$/\1\n        hook_unit_ns = 1000,/' "$T/h0.lua" >"$T/h1.lua"
+for pol in lru distdgl; do
+    set_=""; [ $pol = lru ] && set_="--set f=0.25"
+    for h in h0 h1; do
+        "$HALO" sim "$T/p4" -q --cluster "$T/$h.lua" --trainers 4 --epochs 1 --batch 150 \
+            --policy $P/$pol.lua $set_ --metrics "$T/$pol-$h.jsonl" >/dev/null 2>&1
+    done
+done
+check "a cache policy's hook work is priced (lru: the fetch grows with cpu.hook_unit_ns)" awk \
+    -v a="$(fetch_of "$T/lru-h0.jsonl")" -v b="$(fetch_of "$T/lru-h1.jsonl")" 'BEGIN { exit !(a > 0 && b > 1.2 * a) }'
+check "... and a policy without cache hooks does not move (distdgl)" awk \
+    -v a="$(fetch_of "$T/distdgl-h0.jsonl")" -v b="$(fetch_of "$T/distdgl-h1.jsonl")" 'BEGIN { exit !(a > 0 && a == b) }'
+
 check_fails "a missing partition" "part|partition" "$HALO" sim "$T/nope" -q
 check_fails "--set without --policy" "--set needs --policy" "$HALO" sim "$T/p4" -q --set f=1
 check_fails "--netem without --cluster" "need --cluster" "$HALO" sim "$T/p4" -q --netem lat=1ms

@@ -213,6 +213,33 @@ static int call_fanout(halo_policy *p)
     return halo_policy_fanout(p, &c, f, HALO_POLICY_MAX_LAYERS, &layers);
 }
 
+/* halo_policy_work adds up the work the budget charged over the calls (what the simulator
+ * prices): a hook that loops 20,000 times is charged in proportion, twice as much for twice
+ * the calls, and far more than a hook that returns at once. */
+static void work_is_counted_over_calls(void **state)
+{
+    (void)state;
+    halo_policy *p, *q;
+    assert_int_equal(open_src("local n = 0\n"
+                              "return { fanout = function(ctx)\n"
+                              "  for i = 1, 20000 do n = n + i % 7 end return {5, 5} end }\n",
+                              0, 0, &p), 0);
+    int64_t loaded = halo_policy_work(p); /* the file's own chunk ran budgeted too */
+    assert_int_equal(call_fanout(p), 0);
+    int64_t one = halo_policy_work(p) - loaded;
+    print_message("# one call of the loop: %lld units\n", (long long)one);
+    assert_true(one >= 60000 && one <= 400000); /* 20,000 iterations of a few instructions */
+    assert_int_equal(call_fanout(p), 0);
+    assert_int_equal(halo_policy_work(p) - loaded, 2 * one);
+    assert_int_equal(open_src("return { fanout = function(ctx) return {5, 5} end }\n", 0, 0, &q),
+                     0);
+    int64_t q0 = halo_policy_work(q);
+    assert_int_equal(call_fanout(q), 0);
+    assert_true(halo_policy_work(q) - q0 < one / 50);
+    halo_policy_close(q);
+    halo_policy_close(p);
+}
+
 /* A loop the budget would let run for hours is stopped by the clock: in the count hook (plain
  * Lua), through the allocator (one instruction copying a big string), and through a payment
  * (a C function called in a loop). pcall cannot swallow it. */
@@ -337,6 +364,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(patterns_match_lua),
         cmocka_unit_test(wall_clock_limit_stops_a_call),
+        cmocka_unit_test(work_is_counted_over_calls),
         cmocka_unit_test(time_limit_from_the_environment),
         cmocka_unit_test(clean_text_escapes_controls),
         cmocka_unit_test(policy_text_is_cleaned),

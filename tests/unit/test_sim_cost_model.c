@@ -86,7 +86,7 @@ static void gathers_are_per_row_and_per_byte(void **state)
     assert_close(halo_sim_cost_gather_s(&p, 1000, 512), 612e-6);
     /* fetch besides the exchanges: 100 lookups x 30 ns + 1 hook x 1 us + 10 hits x 306 ns,
        all x 2; no per-input figure (an old profile) */
-    assert_close(halo_sim_cost_fetch_pre_s(&p, 4000, 100, 1, 10, 512),
+    assert_close(halo_sim_cost_fetch_pre_s(&p, 4000, 100, 1, 5000, 10, 512),
                  2 * (3e-6 + 1e-6 + 3.06e-6));
     /* the fetch's rows: at gather_bw without a fetch rate, at fetch_bw with one (x 2) */
     assert_close(halo_sim_cost_fetch_rows_s(&p, 1000, 512), 612e-6);
@@ -95,8 +95,12 @@ static void gathers_are_per_row_and_per_byte(void **state)
     p.fetch_bw = 0;
     /* ... and 4000 input nodes x 25 ns more with one */
     p.fetch_node_s = 25e-9;
-    assert_close(halo_sim_cost_fetch_pre_s(&p, 4000, 100, 1, 10, 512),
+    assert_close(halo_sim_cost_fetch_pre_s(&p, 4000, 100, 1, 5000, 10, 512),
                  2 * (100e-6 + 3e-6 + 1e-6 + 3.06e-6));
+    /* ... and the hooks' charged work: 5000 units x 8 ns more with a unit price (x 2) */
+    p.hook_unit_s = 8e-9;
+    assert_close(halo_sim_cost_fetch_pre_s(&p, 4000, 100, 1, 5000, 10, 512),
+                 2 * (100e-6 + 3e-6 + 1e-6 + 40e-6 + 3.06e-6));
 }
 
 static void aggregation_is_per_edge_and_per_float(void **state)
