@@ -87,7 +87,8 @@ static void ranks_build_the_symmetrised_graph(void **state)
         }
     }
     enum { R = 4 };
-    int64_t range[R + 1], *pairs[R], off[R][R + 1];
+    int64_t range[R + 1], off[R][R + 1];
+    int32_t *pairs[R];
     halo_partition_dist_ranges(g, R, range);
     for (int r = 0; r < R; r++) {
         assert_int_equal(halo_partition_dist_pairs(g, range[r], range[r + 1], range, R,
@@ -98,14 +99,15 @@ static void ranks_build_the_symmetrised_graph(void **state)
         for (int r = 0; r < R; r++) {
             bytes += off[r][d + 1] - off[r][d];
         }
-        int64_t *recv = halo_malloc((size_t)bytes + 8), at = 0;
+        int32_t *recv = halo_malloc((size_t)bytes + 8);
+        int64_t at = 0;
         for (int r = 0; r < R; r++) {
             memcpy((char *)recv + at, (char *)pairs[r] + off[r][d], (size_t)(off[r][d + 1] -
                                                                                off[r][d]));
             at += off[r][d + 1] - off[r][d];
         }
         int64_t *xadj, *adj;
-        assert_int_equal(halo_partition_dist_build(recv, bytes / 16, range[d], range[d + 1],
+        assert_int_equal(halo_partition_dist_build(recv, bytes / 8, range[d], range[d + 1],
                                                    &xadj, &adj), 0);
         for (int64_t v = range[d]; v < range[d + 1]; v++) {
             int64_t i = v - range[d], deg = 0;
