@@ -150,6 +150,37 @@ static void engine_weights_sum_the_normalised_constraints(void **state)
     halo_graph_free(g);
 }
 
+/* The bound that chooses PT-Scotch's integer width holds for every set of constraints, also when
+ * most nodes weigh the floor of 1 (a star whose leaves have no in-edge: one node carries the
+ * whole edge column). */
+static void engine_weights_stay_within_their_bound(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    int32_t src[N], dst[N];
+    for (int v = 0; v < N; v++) {
+        src[v] = v;
+        dst[v] = 0;
+    }
+    halo_graph *gs[2] = {messy_graph(N, 500), from_edges(N, N, src, dst)};
+    for (int k = 0; k < 2; k++) {
+        halo_graph *g = gs[k];
+        for (int v = 0; v < N; v += 5) {
+            g->split[v] = HALO_SPLIT_TRAIN;
+        }
+        int64_t totals[3] = {N, (N + 4) / 5, g->edges}, w[N];
+        for (unsigned con = 0; con < 8; con++) {
+            halo_partition_dist_weights(g, 0, N, con, totals, w);
+            int64_t sum = 0;
+            for (int v = 0; v < N; v++) {
+                sum += w[v];
+            }
+            assert_true(sum <= halo_partition_dist_weight_bound(N));
+        }
+        halo_graph_free(g);
+    }
+}
+
 /* A path 0 - 1 - ... - 99 cut 70/30: the refinement moves the boundary, so the parts stay
  * contiguous (cut 1 edge each way) and within the tolerance. */
 static void refine_moves_the_boundary_of_an_overfull_part(void **state)
@@ -202,6 +233,7 @@ int main(void)
         cmocka_unit_test(slices_cover_the_graph_in_order_none_empty),
         cmocka_unit_test(ranks_build_the_symmetrised_graph),
         cmocka_unit_test(engine_weights_sum_the_normalised_constraints),
+        cmocka_unit_test(engine_weights_stay_within_their_bound),
         cmocka_unit_test(refine_moves_the_boundary_of_an_overfull_part),
         cmocka_unit_test(refine_balances_train_without_breaking_nodes),
     };
