@@ -280,7 +280,8 @@ static int run_width(const char *gdir, bool *missing)
     }
     memcpy(path + n, PTS32_SUFFIX, sizeof PTS32_SUFFIX);
     if (access(path, X_OK) != 0) {
-        if (getenv("HALO_PTSCOTCH_INT") != NULL) {
+        const char *env = getenv("HALO_PTSCOTCH_INT");
+        if (env != NULL && env[0] != '\0') { /* asked for, not chosen */
             return halo_errorf(HALO_EUSAGE, "partition: HALO_PTSCOTCH_INT=32: %s: %s", path,
                                strerror(errno));
         }
