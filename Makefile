@@ -35,12 +35,17 @@ endif
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 $(WARN) -pthread -fno-strict-aliasing -Iruntime -MMD -MP $(SAN)
 CFLAGS  += $(MPI_CFLAGS) $(LUA_CFLAGS) -DHALO_VERSION=\"$(VERSION)\" -DHALO_ROOT=\"$(CURDIR)\"
-# PT-Scotch (comm/ptscotch.c): Debian's 64-bit SCOTCH_Num build, so that a graph's 2E may pass
-# 2^31; halo prints Scotch's errors itself (no -lptscotcherr)
+# PT-Scotch (comm/ptscotch.c): bin/halo links Debian's 64-bit SCOTCH_Num build, so that a
+# graph's 2E may pass 2^31; bin/halo-ptscotch32 is the same program linked to the 32-bit build
+# (half the memory), which `halo partition --method ptscotch` runs for graphs that fit it
+# (docs/partition.md). halo prints Scotch's errors itself (no -lptscotcherr)
 MULTIARCH     := $(shell $(CC) -print-multiarch 2>/dev/null)
 SCOTCH_LIBDIR ?= /usr/lib/$(MULTIARCH)/scotch-int64
 SCOTCH_CFLAGS ?= -I/usr/include/scotch-int64
 SCOTCH_LIBS   := -L$(SCOTCH_LIBDIR) -Wl,-rpath,$(SCOTCH_LIBDIR) -lptscotch -lscotch
+SCOTCH32_LIBDIR ?= /usr/lib/$(MULTIARCH)/scotch-int32
+SCOTCH32_CFLAGS ?= -I/usr/include/scotch-int32
+SCOTCH32_LIBS := -L$(SCOTCH32_LIBDIR) -Wl,-rpath,$(SCOTCH32_LIBDIR) -lptscotch -lscotch
 LDLIBS  := $(MPI_LIBS) $(LUA_LIBS) -lmetis $(SCOTCH_LIBS) -lopenblas -lz -lm -lpthread -ldl
 # executables export their symbols: the CUDA back end (and the tests' fake one) call halo_errorf,
 # halo_calloc, ... of the program that loads them
@@ -69,6 +74,8 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 LIB     := $(BUILD)/libhalo.a
 BIN     := bin/halo
+PTS32_BIN := $(BIN)-ptscotch32
+PTS32_OBJ := $(BUILD)/runtime/comm/ptscotch32.o
 
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:%.c=$(BUILD)/%)
@@ -85,7 +92,7 @@ BENCH_HOBJ := $(BENCH_HELPERS:%.c=$(BUILD)/%.o)
 
 .PHONY: all deps build test check test-gpu bench demo asan format lint install clean help
 
-all: $(BIN) $(CUDA_SO)
+all: $(BIN) $(PTS32_BIN) $(CUDA_SO)
 
 help:
 	@echo "make            build libhalo, bin/halo and (CUDA=$(CUDA)) lib/halo/libhalo_cuda.so"
@@ -105,7 +112,7 @@ help:
 deps:
 	@bash third_party/install.sh
 
-build: $(BIN) $(CUDA_SO) $(FAKE_SO) $(UNIT_BIN) $(MPI_BIN)
+build: $(BIN) $(PTS32_BIN) $(CUDA_SO) $(FAKE_SO) $(UNIT_BIN) $(MPI_BIN)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -122,6 +129,11 @@ $(BUILD)/runtime/policy/array_order.o: CFLAGS += -O3
 
 $(BUILD)/runtime/comm/ptscotch.o: CFLAGS += $(SCOTCH_CFLAGS)
 
+# comm/ptscotch.c again, against the 32-bit SCOTCH_Num build
+$(PTS32_OBJ): runtime/comm/ptscotch.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SCOTCH32_CFLAGS) -c $< -o $@
+
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	@rm -f $@
@@ -130,6 +142,12 @@ $(LIB): $(LIB_OBJ)
 $(BIN): $(CLI_OBJ) $(LIB)
 	@mkdir -p bin
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+# the same program with the 32-bit comm/ptscotch.o (it comes first, so the archive's is not used)
+$(PTS32_BIN): $(PTS32_OBJ) $(CLI_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(PTS32_OBJ) $(CLI_OBJ) $(LIB) \
+	    $(subst $(SCOTCH_LIBS),$(SCOTCH32_LIBS),$(LDLIBS))
 
 # The CUDA back end: its own shared object, linked against cuBLAS and the CUDA runtime; halo's
 # own functions it calls come from the program that loads it.
@@ -225,9 +243,10 @@ lint:
 	    --suppress=missingIncludeSystem --suppress=invalidPointerCast -Iruntime runtime tests bench
 	@command -v clang-tidy >/dev/null && clang-tidy --quiet $(LIB_SRC) -- $(CFLAGS) >/dev/null || true
 
-install: $(BIN) $(CUDA_SO)
+install: $(BIN) $(PTS32_BIN) $(CUDA_SO)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/halo
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/halo
+	install -m 755 $(PTS32_BIN) $(DESTDIR)$(PREFIX)/bin/halo-ptscotch32
 	$(if $(CUDA_SO),install -d $(DESTDIR)$(PREFIX)/lib/halo && install -m 755 $(CUDA_SO) $(DESTDIR)$(PREFIX)/lib/halo/)
 	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libhalo.a
 	cp -r lua policies $(DESTDIR)$(PREFIX)/share/halo/
@@ -237,4 +256,4 @@ install: $(BIN) $(CUDA_SO)
 clean:
 	rm -rf build build-asan bin
 
--include $(LIB_OBJ:%.o=%.d) $(CLI_OBJ:%.o=%.d) $(UNIT_BIN:%=%.d) $(MPI_BIN:%=%.d) $(BENCH_BIN:%=%.d) $(TEST_HOBJ:%.o=%.d) $(BENCH_HOBJ:%.o=%.d)
+-include $(LIB_OBJ:%.o=%.d) $(CLI_OBJ:%.o=%.d) $(PTS32_OBJ:%.o=%.d) $(UNIT_BIN:%=%.d) $(MPI_BIN:%=%.d) $(BENCH_BIN:%=%.d) $(TEST_HOBJ:%.o=%.d) $(BENCH_HOBJ:%.o=%.d)

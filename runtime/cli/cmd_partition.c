@@ -260,7 +260,9 @@ int halo_cmd_partition(int argc, char **argv)
         "any method.\n"
         "With --method ptscotch, run under mpirun -np R: each rank reads its own slice of the\n"
         "CSR, PT-Scotch partitions across the R ranks, and halo's refinement balances the\n"
-        "constraints on rank 0, which writes PDIR (docs/partition.md).",
+        "constraints on rank 0, which writes PDIR (docs/partition.md). A graph that fits\n"
+        "PT-Scotch's 32-bit integers runs in halo-ptscotch32 beside this program (half the\n"
+        "memory); HALO_PTSCOTCH_INT=32|64 forces the width (mpirun -x HALO_PTSCOTCH_INT).",
     };
     char *pos[argc > 0 ? argc : 1];
     int npos = 0;

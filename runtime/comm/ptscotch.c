@@ -1,6 +1,7 @@
 /* PT-Scotch on a channel: builds Scotch's distributed graph from each rank's slice, partitions
  * it with a k-way strategy and turns Scotch's error printing into halo errors. The only file that
- * includes <ptscotch.h> (the 64-bit SCOTCH_Num build, so that 2E may exceed 2^31). */
+ * includes <ptscotch.h>, compiled twice: against the 64-bit SCOTCH_Num build into bin/halo (so
+ * that 2E may exceed 2^31) and against the 32-bit one into bin/halo-ptscotch32 (half the memory). */
 #include "comm/comm_mpi.h"
 #include "comm/ptscotch.h"
 
@@ -15,7 +16,8 @@
 #include <string.h>
 #include <ptscotch.h>
 
-_Static_assert(sizeof(SCOTCH_Num) == sizeof(int64_t), "halo links the 64-bit PT-Scotch build");
+_Static_assert(sizeof(SCOTCH_Num) == sizeof(int64_t) || sizeof(SCOTCH_Num) == sizeof(int32_t),
+               "halo links Debian's 64-bit or 32-bit PT-Scotch build");
 
 /* PT-Scotch's last error message on this rank (its library prints through the hooks below). */
 static char scotch_msg[512];
@@ -66,6 +68,44 @@ static int scotch_agree(halo_comm *c, int status, const char *what)
     return halo_errorf(HALO_EMETIS, "ptscotch: %s failed on another rank", what);
 }
 
+int halo_comm_ptscotch_bits(void)
+{
+    return (int)(8 * sizeof(SCOTCH_Num));
+}
+
+/* Refuses, on every rank alike, a graph this build's SCOTCH_Num cannot hold: Scotch sums the
+ * ranks' adjacency entries and vertex weights itself, and a sum past SCOTCH_NUMMAX would wrap. */
+static int scotch_fits(halo_comm *c, int64_t n_local, const int64_t *xadj, const int64_t *vwgt)
+{
+    int64_t sum[2] = {xadj[n_local], vwgt == NULL ? n_local : 0};
+    for (int64_t i = 0; vwgt != NULL && i < n_local; i++) {
+        sum[1] += vwgt[i];
+    }
+    HALO_CHECK(halo_comm_allreduce_sum_i64(c, sum, 2));
+    if (sum[0] > (int64_t)SCOTCH_NUMMAX || sum[1] > (int64_t)SCOTCH_NUMMAX) {
+        return halo_errorf(HALO_EUSAGE, "ptscotch: %lld adjacency entries and a vertex weight "
+                                        "sum of %lld exceed this build's %d-bit SCOTCH_Num",
+                           (long long)sum[0], (long long)sum[1], halo_comm_ptscotch_bits());
+    }
+    return 0;
+}
+
+/* Scotch's form of a halo_malloc'd int64 array of n values (NULL stays NULL), made in place: the
+ * array itself with a 64-bit SCOTCH_Num; else each value narrowed into the first half (element i
+ * is read before any write reaches its bytes) and the second half handed back. The values fit:
+ * scotch_fits bounds every sum they add up to. */
+static SCOTCH_Num *to_scotch(int64_t *a, int64_t n)
+{
+    if (a == NULL || sizeof(SCOTCH_Num) == sizeof(int64_t)) {
+        return (SCOTCH_Num *)a;
+    }
+    SCOTCH_Num *s = (SCOTCH_Num *)a;
+    for (int64_t i = 0; i < n; i++) {
+        s[i] = (SCOTCH_Num)a[i];
+    }
+    return halo_realloc(s, (size_t)(n > 0 ? n : 1) * sizeof *s);
+}
+
 /* What one partitioning holds of Scotch's, set up step by step and freed by run_free. */
 typedef struct scotch_run {
     SCOTCH_Dgraph dg;      /* the ranks' slices */
@@ -98,16 +138,15 @@ static void run_free(scotch_run *r)
 /* Builds Scotch's graph from the slices, the strategies (two levels: each gets the square root
  * of the tolerance, as imbalances multiply) and a context asking Scotch's threads for a
  * deterministic run with halo's seed; agreed over c step by step. */
-static int run_setup(halo_comm *c, scotch_run *r, int64_t n_local, const int64_t *xadj,
-                     const int64_t *adj, const int64_t *vwgt, int machines, int trainers,
+static int run_setup(halo_comm *c, scotch_run *r, SCOTCH_Num n_local, SCOTCH_Num *xadj,
+                     SCOTCH_Num *adj, SCOTCH_Num *vwgt, int machines, int trainers,
                      double imbalance, uint64_t seed)
 {
     r->have_dg = SCOTCH_dgraphInit(&r->dg, halo_comm_mpi(c)) == 0;
     HALO_CHECK(scotch_agree(c, !r->have_dg, "SCOTCH_dgraphInit"));
-    /* Scotch wants non-const arrays but does not write them: halo's stay read-only */
-    int st = SCOTCH_dgraphBuild(&r->dg, 0, n_local, n_local, (SCOTCH_Num *)xadj, NULL,
-                                (SCOTCH_Num *)vwgt, NULL, xadj[n_local], xadj[n_local],
-                                (SCOTCH_Num *)adj, NULL, NULL);
+    /* Scotch uses the arrays as they are (no copy) and does not write them */
+    int st = SCOTCH_dgraphBuild(&r->dg, 0, n_local, n_local, xadj, NULL, vwgt, NULL,
+                                xadj[n_local], xadj[n_local], adj, NULL, NULL);
     HALO_CHECK(scotch_agree(c, st, "SCOTCH_dgraphBuild"));
     double tol = trainers > 1 ? sqrt(imbalance) - 1.0 : imbalance - 1.0;
     r->have_strat = SCOTCH_stratInit(&r->strat) == 0;
@@ -167,14 +206,21 @@ static int split_machines(MPI_Comm comm, scotch_run *r, SCOTCH_Num n_local, int 
     return st;
 }
 
-int halo_comm_ptscotch_part(halo_comm *c, int64_t n_local, const int64_t *xadj,
-                            const int64_t *adj, const int64_t *vwgt, int machines, int trainers,
-                            double imbalance, uint64_t seed, int32_t *part)
+int halo_comm_ptscotch_part(halo_comm *c, int64_t n_local, int64_t *xadj, int64_t *adj,
+                            int64_t *vwgt, int machines, int trainers, double imbalance,
+                            uint64_t seed, int32_t *part)
 {
     scotch_msg[0] = '\0';
     scotch_run r;
     memset(&r, 0, sizeof r);
-    int rc = run_setup(c, &r, n_local, xadj, adj, vwgt, machines, trainers, imbalance, seed);
+    int rc = scotch_fits(c, n_local, xadj, vwgt);
+    int64_t n_adj = xadj[n_local];
+    SCOTCH_Num *sxadj = to_scotch(xadj, n_local + 1), *sadj = to_scotch(adj, n_adj);
+    SCOTCH_Num *svwgt = to_scotch(vwgt, n_local);
+    if (rc == 0) {
+        rc = run_setup(c, &r, (SCOTCH_Num)n_local, sxadj, sadj, svwgt, machines, trainers,
+                       imbalance, seed);
+    }
     SCOTCH_Num *out = HALO_NEW(SCOTCH_Num, n_local > 0 ? n_local : 1);
     if (rc == 0) {
         rc = scotch_agree(c, SCOTCH_dgraphPart(&r.cdg, machines, &r.strat, out),
@@ -188,6 +234,9 @@ int halo_comm_ptscotch_part(halo_comm *c, int64_t n_local, const int64_t *xadj,
         part[i] = (int32_t)out[i];
     }
     halo_free(out);
-    run_free(&r);
+    run_free(&r); /* before the arrays it refers to */
+    halo_free(sxadj);
+    halo_free(sadj);
+    halo_free(svwgt);
     return rc;
 }

@@ -47,7 +47,7 @@ static int owner_of(const int64_t *range, int ranks, int64_t v)
 }
 
 int halo_partition_dist_pairs(const halo_graph *g, int64_t v0, int64_t v1, const int64_t *range,
-                              int ranks, int64_t **pairs, int64_t *off)
+                              int ranks, int32_t **pairs, int64_t *off)
 {
     int me = owner_of(range, ranks, v0);
     int64_t *cnt = HALO_NEW(int64_t, ranks + 1);
@@ -62,22 +62,22 @@ int halo_partition_dist_pairs(const halo_graph *g, int64_t v0, int64_t v1, const
     }
     off[0] = 0;
     for (int p = 0; p < ranks; p++) {
-        off[p + 1] = off[p] + cnt[p] * 2 * (int64_t)sizeof(int64_t);
-        cnt[p] = off[p] / (int64_t)sizeof(int64_t); /* next free slot of peer p */
+        off[p + 1] = off[p] + cnt[p] * 2 * (int64_t)sizeof(int32_t);
+        cnt[p] = off[p] / (int64_t)sizeof(int32_t); /* next free slot of peer p */
     }
-    int64_t *buf = HALO_ALLOC(int64_t, off[ranks] > 0 ? off[ranks] / 8 : 1);
+    int32_t *buf = HALO_ALLOC(int32_t, off[ranks] > 0 ? off[ranks] / 4 : 1);
     for (int64_t v = v0; v < v1; v++) {
         for (int64_t e = g->indptr[v]; e < g->indptr[v + 1]; e++) {
             int32_t u = g->indices[e];
             if (u != v) {
-                int64_t *a = buf + cnt[me];
-                a[0] = v;
+                int32_t *a = buf + cnt[me];
+                a[0] = (int32_t)v;
                 a[1] = u;
                 cnt[me] += 2;
                 int o = owner_of(range, ranks, u);
-                int64_t *b = buf + cnt[o];
+                int32_t *b = buf + cnt[o];
                 b[0] = u;
-                b[1] = v;
+                b[1] = (int32_t)v;
                 cnt[o] += 2;
             }
         }
@@ -93,7 +93,7 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int halo_partition_dist_build(const int64_t *pairs, int64_t npairs, int64_t v0, int64_t v1,
+int halo_partition_dist_build(const int32_t *pairs, int64_t npairs, int64_t v0, int64_t v1,
                               int64_t **xadj_out, int64_t **adj_out)
 {
     int64_t n = v1 - v0;
@@ -165,4 +165,11 @@ void halo_partition_dist_weights(const halo_graph *g, int64_t v0, int64_t v1,
         int64_t x = llround(HALO_DIST_WEIGHT_SCALE * s / ncols);
         w[v - v0] = x > 0 ? x : 1;
     }
+}
+
+int64_t halo_partition_dist_weight_bound(int64_t nodes)
+{
+    /* each of the ncols columns sums to nodes, so the unrounded weights sum to SCALE x nodes;
+     * rounding, or the floor of 1, adds at most 1 per node */
+    return (int64_t)(HALO_DIST_WEIGHT_SCALE + 1.0) * nodes;
 }

@@ -13,17 +13,17 @@
  * (ranks <= nodes; the caller checks). Reads only ~ranks x log(nodes) entries of indptr. */
 void halo_partition_dist_ranges(const halo_graph *g, int ranks, int64_t *range);
 
-/* The undirected edges a slice [v0, v1) knows (its in-edges u -> v, u != v), as int64 pairs
+/* The undirected edges a slice [v0, v1) knows (its in-edges u -> v, u != v), as int32 pairs
  * (owner-side vertex, neighbour) addressed to the rank owning the first vertex: (v, u) to this
  * rank and (u, v) to u's owner. range[ranks+1] holds every rank's first vertex (range[ranks] =
  * nodes). *pairs (halo_malloc'd) is grouped by destination rank, off[ranks+1] in bytes. */
 int halo_partition_dist_pairs(const halo_graph *g, int64_t v0, int64_t v1, const int64_t *range,
-                              int ranks, int64_t **pairs, int64_t *off);
+                              int ranks, int32_t **pairs, int64_t *off);
 
 /* Builds the slice [v0, v1)'s rows of the undirected graph from the npairs pairs received (any
  * order, first vertex in the slice): each row sorted, duplicates dropped. *xadj[v1-v0+1] and
  * *adj (global ids) are halo_malloc'd. */
-int halo_partition_dist_build(const int64_t *pairs, int64_t npairs, int64_t v0, int64_t v1,
+int halo_partition_dist_build(const int32_t *pairs, int64_t npairs, int64_t v0, int64_t v1,
                               int64_t **xadj, int64_t **adj);
 
 /* One vertex weight per row of [v0, v1) for an engine that balances a single weight: the sum of
@@ -31,6 +31,10 @@ int halo_partition_dist_build(const int64_t *pairs, int64_t npairs, int64_t v0, 
  * train, edges of the whole graph) so that each counts alike, scaled to integers >= 1. */
 void halo_partition_dist_weights(const halo_graph *g, int64_t v0, int64_t v1,
                                  unsigned constraints, const int64_t *totals, int64_t *w);
+
+/* An upper bound of those weights summed over a graph of `nodes` nodes, known before any is
+ * computed (each normalised column sums to the node count). */
+int64_t halo_partition_dist_weight_bound(int64_t nodes);
 
 /* halo's balance pass on a whole assignment (part ids in [0, parts)): while a part exceeds
  * imbalance x mean in a requested constraint (nodes, train, edges = in-degree), moves its nodes

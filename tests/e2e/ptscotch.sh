@@ -17,11 +17,35 @@ check "metis into 4 parts" "$HALO" partition "$G" --parts 4 -o "$T/metis"
 check "ptscotch on 4 ranks into 4 parts" $MPIRUN -np 4 "$HALO" partition "$G" --method ptscotch \
     --parts 4 -o "$T/pt"
 sed 's/^/# /' "$T/err"
+cp "$T/err" "$T/pt.err"
 check "ptscotch again with the same seed" $MPIRUN -np 4 "$HALO" partition "$G" --method ptscotch \
     --parts 4 -o "$T/pt2"
 check "the same seed gives the same partition (Scotch's deterministic context)" \
     cmp "$T/pt/orig_id.i64" "$T/pt2/orig_id.i64"
 check "partition.json names the method" grep -q '"method": "ptscotch"' "$T/pt/partition.json"
+
+# PT-Scotch's integer width: a graph that fits 32 bits runs in bin/halo-ptscotch32 (half the
+# memory), HALO_PTSCOTCH_INT=64 keeps the 64-bit build, and both partition well
+check "the first run went to the 32-bit build" grep -q "with ptscotch (32-bit)" "$T/pt.err"
+check "HALO_PTSCOTCH_INT=64 on 4 ranks" env HALO_PTSCOTCH_INT=64 $MPIRUN -x HALO_PTSCOTCH_INT \
+    -np 4 "$HALO" partition "$G" --method ptscotch --parts 4 -o "$T/pt64"
+cp "$T/err" "$T/pt64.err"
+check "HALO_PTSCOTCH_INT=64 ran the 64-bit build" grep -q "with ptscotch (64-bit)" "$T/pt64.err"
+c32=$(tr -d ' \n' <"$T/pt/partition.json" | sed -E 's/.*"edge_cut":([0-9]+).*/\1/')
+c64=$(tr -d ' \n' <"$T/pt64/partition.json" | sed -E 's/.*"edge_cut":([0-9]+).*/\1/')
+cm0=$(tr -d ' \n' <"$T/metis/partition.json" | sed -E 's/.*"edge_cut":([0-9]+).*/\1/')
+echo "# edge cut: 32-bit $c32, 64-bit $c64, metis $cm0 (Scotch's random draws differ by width)"
+if [ -n "$c64" ] && [ -n "$cm0" ] && [ "$c64" -gt 0 ] && [ $((c64 * 100)) -le $((cm0 * 115)) ]; then
+    ok "the 64-bit build also cuts at most 1.15x METIS' edges ($c64 vs $cm0)"
+else not_ok "the 64-bit build also cuts at most 1.15x METIS' edges ('$c64' vs '$cm0')"; fi
+check_out "the 64-bit build's partition is whole (halo info)" "^ +3 +3 +[0-9]+" "$HALO" info "$T/pt64"
+# without the 32-bit build beside it, bin/halo says so and does the work itself
+cp "$HALO" "$T/halo-alone"
+check "no halo-ptscotch32 beside the program: the 64-bit build partitions" $MPIRUN -np 2 \
+    "$T/halo-alone" partition "$G" --method ptscotch --parts 2 -o "$T/alone"
+cp "$T/err" "$T/alone.err"
+check "... and warns once" test "$(grep -c "no halo-ptscotch32 beside" "$T/alone.err")" = 1
+check "... and says 64-bit" grep -q "with ptscotch (64-bit)" "$T/alone.err"
 check_out "halo info reads every part (sizes and invariants)" "^ +3 +3 +[0-9]+" "$HALO" info "$T/pt"
 
 # balance <= 1.10 in every constraint, cut within 1.15x METIS'
@@ -171,6 +195,16 @@ one_line "--policy with ptscotch is refused" "takes no --policy" \
 one_line "a typed graph is refused" "does not yet split node types" \
     $MPIRUN -np 2 "$HALO" partition "$T/mag" --method ptscotch --parts 2 -o "$T/bad"
 check "one rank without mpirun works" "$HALO" partition "$G" --method ptscotch --parts 3 -o "$T/one"
+one_line "a bad HALO_PTSCOTCH_INT is refused" "HALO_PTSCOTCH_INT=16: expected 32 or 64" \
+    env HALO_PTSCOTCH_INT=16 $MPIRUN -x HALO_PTSCOTCH_INT -np 2 "$HALO" partition "$G" \
+    --method ptscotch --parts 2 -o "$T/bad"
+one_line "HALO_PTSCOTCH_INT=32 without the 32-bit build is refused" \
+    "HALO_PTSCOTCH_INT=32: .*halo-alone-ptscotch32: No such file" \
+    env HALO_PTSCOTCH_INT=32 $MPIRUN -x HALO_PTSCOTCH_INT -np 2 "$T/halo-alone" partition "$G" \
+    --method ptscotch --parts 2 -o "$T/bad"
+one_line "the 32-bit build refuses a run that asks for 64 bits" "needs 64 bits: run bin/halo" \
+    env HALO_PTSCOTCH_INT=64 $MPIRUN -x HALO_PTSCOTCH_INT -np 2 "$HALO-ptscotch32" partition \
+    "$G" --method ptscotch --parts 2 -o "$T/bad"
 
 # A rank killed mid-run: the job ends within seconds, naming a rank
 "$HALO" gen sbm -n 120000 -s 5 --no-features -o "$T/big" >/dev/null 2>&1

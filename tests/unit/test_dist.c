@@ -87,7 +87,8 @@ static void ranks_build_the_symmetrised_graph(void **state)
         }
     }
     enum { R = 4 };
-    int64_t range[R + 1], *pairs[R], off[R][R + 1];
+    int64_t range[R + 1], off[R][R + 1];
+    int32_t *pairs[R];
     halo_partition_dist_ranges(g, R, range);
     for (int r = 0; r < R; r++) {
         assert_int_equal(halo_partition_dist_pairs(g, range[r], range[r + 1], range, R,
@@ -98,14 +99,15 @@ static void ranks_build_the_symmetrised_graph(void **state)
         for (int r = 0; r < R; r++) {
             bytes += off[r][d + 1] - off[r][d];
         }
-        int64_t *recv = halo_malloc((size_t)bytes + 8), at = 0;
+        int32_t *recv = halo_malloc((size_t)bytes + 8);
+        int64_t at = 0;
         for (int r = 0; r < R; r++) {
             memcpy((char *)recv + at, (char *)pairs[r] + off[r][d], (size_t)(off[r][d + 1] -
                                                                                off[r][d]));
             at += off[r][d + 1] - off[r][d];
         }
         int64_t *xadj, *adj;
-        assert_int_equal(halo_partition_dist_build(recv, bytes / 16, range[d], range[d + 1],
+        assert_int_equal(halo_partition_dist_build(recv, bytes / 8, range[d], range[d + 1],
                                                    &xadj, &adj), 0);
         for (int64_t v = range[d]; v < range[d + 1]; v++) {
             int64_t i = v - range[d], deg = 0;
@@ -146,6 +148,37 @@ static void engine_weights_sum_the_normalised_constraints(void **state)
     halo_partition_dist_weights(g, 0, 40, HALO_PCON_EDGES, totals, w);
     assert_true(w[0] > w[1]); /* node 0 is the hub */
     halo_graph_free(g);
+}
+
+/* The bound that chooses PT-Scotch's integer width holds for every set of constraints, also when
+ * most nodes weigh the floor of 1 (a star whose leaves have no in-edge: one node carries the
+ * whole edge column). */
+static void engine_weights_stay_within_their_bound(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    int32_t src[N], dst[N];
+    for (int v = 0; v < N; v++) {
+        src[v] = v;
+        dst[v] = 0;
+    }
+    halo_graph *gs[2] = {messy_graph(N, 500), from_edges(N, N, src, dst)};
+    for (int k = 0; k < 2; k++) {
+        halo_graph *g = gs[k];
+        for (int v = 0; v < N; v += 5) {
+            g->split[v] = HALO_SPLIT_TRAIN;
+        }
+        int64_t totals[3] = {N, (N + 4) / 5, g->edges}, w[N];
+        for (unsigned con = 0; con < 8; con++) {
+            halo_partition_dist_weights(g, 0, N, con, totals, w);
+            int64_t sum = 0;
+            for (int v = 0; v < N; v++) {
+                sum += w[v];
+            }
+            assert_true(sum <= halo_partition_dist_weight_bound(N));
+        }
+        halo_graph_free(g);
+    }
 }
 
 /* A path 0 - 1 - ... - 99 cut 70/30: the refinement moves the boundary, so the parts stay
@@ -200,6 +233,7 @@ int main(void)
         cmocka_unit_test(slices_cover_the_graph_in_order_none_empty),
         cmocka_unit_test(ranks_build_the_symmetrised_graph),
         cmocka_unit_test(engine_weights_sum_the_normalised_constraints),
+        cmocka_unit_test(engine_weights_stay_within_their_bound),
         cmocka_unit_test(refine_moves_the_boundary_of_an_overfull_part),
         cmocka_unit_test(refine_balances_train_without_breaking_nodes),
     };
