@@ -17,8 +17,8 @@ set table $p0s1
 plot data using (p0x(strcol("run.depth"))):(column("epoch_s")) with table if (strcol("partition.method") eq "multilevel")
 unset table
 $p0band0 << EOD
--0.6 0.118135318666667 0.177202978
-3.6 0.118135318666667 0.177202978
+-0.6 0.120973793333333 0.18146069
+3.6 0.120973793333333 0.18146069
 EOD
 
 # panel 2: bars of run.depth vs speedup
