@@ -103,6 +103,31 @@ static int stage_mask(const char *list, unsigned *mask)
     return *mask ? 0 : halo_errorf(HALO_EUSAGE, "--stages: no stage given");
 }
 
+/* This binary's path (for the runs it starts) and the command line, for meta.json. */
+static int self_and_command(int argc, char **argv, char *exe, size_t esize, char *cmd,
+                            size_t csize)
+{
+    ssize_t n = readlink("/proc/self/exe", exe, esize - 1);
+    if (n <= 0) {
+        return halo_errorf(HALO_EIO, "sim validate: cannot find the halo binary "
+                                     "(/proc/self/exe)");
+    }
+    exe[n] = '\0';
+    size_t len = (size_t)snprintf(cmd, csize, "halo sim");
+    for (int i = 0; i < argc && len < csize; i++) {
+        len += (size_t)snprintf(cmd + len, csize - len, " %s", argv[i]);
+    }
+    return 0;
+}
+
+/* Whether the numbers of `halo sim validate` are within their ranges. */
+static bool validate_opts_ok(const halo_validate_opts *o)
+{
+    return o->configs >= 1 && o->configs <= 10000 && o->timeout > 0 && o->priority >= -20 &&
+           o->priority <= 19 && o->repeats >= 1 && o->repeats <= 9 && o->max_load >= 0 &&
+           o->max_busy > 0 && o->max_spread > 0;
+}
+
 /* `halo sim validate`: configurations drawn from a space, measured and simulated. */
 static int cmd_sim_validate(int argc, char **argv)
 {
@@ -188,9 +213,7 @@ static int cmd_sim_validate(int argc, char **argv)
     if (rc >= 0) {
         return rc;
     }
-    if (npos != 0 || o.configs < 1 || o.configs > 10000 || seed < 0 || o.timeout <= 0 ||
-        o.priority < -20 || o.priority > 19 || o.repeats < 1 || o.repeats > 9 ||
-        !(o.max_load >= 0) || !(o.max_busy > 0) || !(o.max_spread > 0)) {
+    if (npos != 0 || seed < 0 || !validate_opts_ok(&o)) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "sim validate: no positional arguments; "
                                          "--configs 1..10000, --seed >= 0, --priority -20..19, "
                                          "--repeats 1..9, --timeout, "
@@ -212,17 +235,11 @@ static int cmd_sim_validate(int argc, char **argv)
         policies = pbuf;
     }
     o.policy_dir = policies;
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        return halo_cli_fail(halo_errorf(HALO_EIO, "sim validate: cannot find the halo binary "
-                                         "(/proc/self/exe)"));
+    rc = self_and_command(argc, argv, exe, sizeof exe, cmd, sizeof cmd);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
     }
-    exe[n] = '\0';
     o.exe = exe;
-    size_t len = (size_t)snprintf(cmd, sizeof cmd, "halo sim");
-    for (int i = 0; i < argc && len < sizeof cmd; i++) {
-        len += (size_t)snprintf(cmd + len, sizeof cmd - len, " %s", argv[i]);
-    }
     o.command = cmd;
     rc = halo_validate_run(&o);
     return rc < 0 ? halo_cli_fail(rc) : rc;

@@ -183,6 +183,8 @@ typedef struct halo_vsummary {
     double noise_median;          /* median of their repeat spreads (halo_vresult.noise), % */
     double noise_worst;           /* the largest, % */
     int noise_at;                 /* its configuration */
+    int beyond_noise;             /* of those, the ones whose |epoch error| exceeds their
+                                     repeats' spread (the model, not the measurement, is off) */
     double seconds;               /* wall time of the validation so far */
     bool fit;                     /* the machine was quiet enough throughout */
     char why[512];                /* why not ("" when fit) */

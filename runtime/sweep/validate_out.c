@@ -75,8 +75,12 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
     int m = 0;
     s->noise_worst = 0;
     s->noise_at = 0;
+    s->beyond_noise = 0;
     for (int i = 0; i < n; i++) {
         if (r[i].repeats > 1) {
+            double e;
+            s->beyond_noise += halo_vresult_err(&r[i], HALO_SIM_T_EPOCH, &e) &&
+                               fabs(e) > 100 * r[i].noise;
             v[m++] = 100 * r[i].noise;
             if (100 * r[i].noise >= s->noise_worst) {
                 s->noise_worst = 100 * r[i].noise;
@@ -190,7 +194,8 @@ void halo_vsummary_print(const halo_vsummary *s, FILE *out, bool markdown)
     if (s->nnoise > 0) {
         fprintf(out, "repeats: %d configurations measured more than once; the measured epoch "
                 "of one configuration spread %.1f%% median, %.1f%% worst (configuration %d) "
-                "between its runs\n", s->nnoise, s->noise_median, s->noise_worst, s->noise_at);
+                "between its runs; the epoch's |error| exceeds that spread in %d of them\n",
+                s->nnoise, s->noise_median, s->noise_worst, s->noise_at, s->beyond_noise);
     }
     if (s->fit && s->checked) {
         fprintf(out, "machine: quiet enough to measure (load average %.2f before the first "

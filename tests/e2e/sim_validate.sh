@@ -104,6 +104,12 @@ if [ -n "$slow" ]; then
         [ \"\$(awk -F, '\$1 == 1 { print \$NF }' '$T/or2/sim_vs_measured.csv')\" = '$first' ]"
     check "... and its spread shows (over 1000%)" bash -c "
         awk -F, '\$1 == 1 { exit !(\$(NF - 1) > 10) }' '$T/or2/sim_vs_measured.csv'"
+    # the summary counts the configurations whose |epoch error| exceeds their repeats' spread,
+    # as the CSV's own columns say (epoch_err in %, repeat_spread as a fraction)
+    want=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "epoch_err") c = i }
+        NR > 1 { e = $c < 0 ? -$c : $c; if (e > 100 * $(NF - 1)) n++ } END { print n + 0 }' "$T/or2/sim_vs_measured.csv")
+    check "... and the summary counts the errors beyond the spread ($want)" \
+        grep -qE "exceeds that spread in $want of them\$" "$T/runr2"
     cp "$T/slow.bak" "$W/runs/$slow.run.jsonl"
 else
     not_ok "... the repeat of configuration 1 is found among the new runs"
