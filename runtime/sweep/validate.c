@@ -588,8 +588,9 @@ static int one_config(const vrun *v, int i, halo_vresult *r, char *pdir, char *s
     return rc < 0 ? halo_error_prefix(rc, "sim validate: configuration %d", i) : 0;
 }
 
-/* Repeat rep (1-based) of configuration r: measured (or taken from the work directory) and
- * compared with its simulation into *cmp; r->busy keeps the most of the repeats. */
+/* Run rep (1 .. N-1: the second measurement on) of configuration r, measured (or taken from
+ * the work directory) and compared with its simulation into *cmp, its key into key; r->busy
+ * keeps the most of the repeats. */
 static int repeat_one(const vrun *v, int rep, halo_vresult *r, const char *pdir,
                       const char *sim, halo_sim_comparison *cmp, char *key)
 {
