@@ -559,7 +559,7 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     /* the oversubscription penalty is a ratio of two probes' CPU per unit, and one pair of
        them swung from 0 to 0.69 between two calibrations of the same quiet machine: the
        median of PEN_ROUNDS pairs, each pair run back to back */
-    double pens[PEN_ROUNDS];
+    double pens[PEN_ROUNDS], pen = 0;
     int npen = 0;
     for (int k = 0; k < PEN_ROUNDS && rc == 0; k++) {
         mpi_figs s2 = {0, 0, 0, 0, 0, {{0}}};
@@ -581,10 +581,9 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
         for (int k = 0, at = 0; k < npen && at < (int)sizeof each; k++) {
             at += snprintf(each + at, sizeof each - (size_t)at, "%s%.3g", k ? ", " : "", pens[k]);
         }
-        double med = halo_sim_calib_median(pens, npen);
+        pen = halo_sim_calib_median(pens, npen);
         halo_info("calibrate: oversubscription penalty %.3g, the median of %d pairs of probes "
-                  "(%s)", med > 0 ? med : 0, npen, each);
-        pens[0] = med, npen = 1;
+                  "(%s)", pen > 0 ? pen : 0, npen, each);
     }
     halo_rmtree(dir);
     HALO_CHECK(rc);
@@ -605,7 +604,6 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
        cores; elsewhere the nearest it runs): what the processes beyond the cores cost the
        work itself, apart from what sharing the memory with a busy neighbour costs; one
        process beyond the cores per core is cpu_rate's excess 1 */
-    double pen = npen > 0 ? halo_sim_calib_median(pens, npen) : 0;
     p->oversub_penalty = pen > 0 ? halo_sim_calib_sig4(pen) : 0;
     p->poll_frac = halo_sim_calib_sig4(poll);
     return 0;

@@ -407,9 +407,10 @@ int halo_sim_calib_lookup(const halo_sim_calib_opts *o, double *lookup_s)
 
 /* A batch of hook calls. */
 typedef struct hook_job {
-    halo_policy *pol;     /* trivial policy */
+    halo_policy *pol;     /* the policy */
     halo_policy_ctx *ctx; /* context */
     int calls;            /* calls per repetition */
+    int64_t made;         /* calls made over every repetition */
 } hook_job;
 
 static int run_hooks(void *arg)
@@ -420,6 +421,7 @@ static int run_hooks(void *arg)
         j->ctx->batch = i;
         HALO_CHECK(halo_policy_fanout(j->pol, j->ctx, f, HALO_POLICY_MAX_LAYERS, &layers));
     }
+    j->made += j->calls;
     return 0;
 }
 
@@ -448,31 +450,20 @@ static int open_text_policy(const char *src, halo_policy **pol)
     return rc;
 }
 
-/* Seconds per call of pol's fanout hook (1000 calls, the best of the repetitions). */
-static int time_hook(const halo_sim_calib_opts *o, halo_policy *pol, double *secs)
+/* Seconds per call of pol's fanout hook (1000 calls, the best of the repetitions), and the
+ * budget's charged work per call over every repetition. */
+static int time_hook(const halo_sim_calib_opts *o, halo_policy *pol, double *secs, double *work)
 {
     halo_policy_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.ranks = 1;
     ctx.epochs = 1;
-    hook_job j = {pol, &ctx, 1000};
+    hook_job j = {pol, &ctx, 1000, 0};
     double t = 0;
+    int64_t before = halo_policy_work(pol);
     HALO_CHECK(halo_sim_calib_best(run_hooks, &j, o->seconds, &t));
     *secs = t / j.calls;
-    return 0;
-}
-
-/* The budget's charged work per call of pol's fanout hook (one pass of 1000 calls). */
-static int hook_work(halo_policy *pol, double *work)
-{
-    halo_policy_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    ctx.ranks = 1;
-    ctx.epochs = 1;
-    hook_job j = {pol, &ctx, 1000};
-    int64_t before = halo_policy_work(pol);
-    HALO_CHECK(run_hooks(&j));
-    *work = (double)(halo_policy_work(pol) - before) / j.calls;
+    *work = j.made > 0 ? (double)(halo_policy_work(pol) - before) / (double)j.made : 0;
     return 0;
 }
 
@@ -483,8 +474,8 @@ int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s, double *un
     HALO_CHECK(open_text_policy("-- a trivial policy: the cost of one hook call\n"
                                 "return { fanout = function(ctx) return {10, 25} end }\n",
                                 &pol));
-    double t0 = 0;
-    int rc = time_hook(o, pol, &t0);
+    double t0 = 0, w0 = 0;
+    int rc = time_hook(o, pol, &t0, &w0);
     halo_policy_close(pol);
     HALO_CHECK(rc);
     *hook_s = halo_sim_calib_sig4(t0);
@@ -500,11 +491,10 @@ int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s, double *un
         "end }\n",
         &pol));
     double t1 = 0, w1 = 0;
-    rc = time_hook(o, pol, &t1);
-    rc = rc < 0 ? rc : hook_work(pol, &w1);
+    rc = time_hook(o, pol, &t1, &w1);
     halo_policy_close(pol);
     HALO_CHECK(rc);
-    *unit_s = w1 > 0 && t1 > t0 ? halo_sim_calib_sig4((t1 - t0) / w1) : 0;
+    *unit_s = w1 > w0 && t1 > t0 ? halo_sim_calib_sig4((t1 - t0) / (w1 - w0)) : 0;
     return 0;
 }
 

@@ -37,6 +37,13 @@ static int cmp_abs(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The median of |v[0..m)| (0 when m is 0); sorts v by |value|. */
+static double median_abs(double *v, int m)
+{
+    qsort(v, (size_t)m, sizeof *v, cmp_abs);
+    return m == 0 ? 0 : m % 2 ? fabs(v[m / 2]) : (fabs(v[m / 2 - 1]) + fabs(v[m / 2])) / 2;
+}
+
 void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
 {
     s->n = n;
@@ -60,11 +67,8 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
                 }
             }
         }
-        qsort(v, (size_t)m, sizeof *v, cmp_abs);
         s->nstage[k] = m;
-        s->median[k] = m == 0 ? 0
-                       : m % 2 ? fabs(v[m / 2])
-                               : (fabs(v[m / 2 - 1]) + fabs(v[m / 2])) / 2;
+        s->median[k] = median_abs(v, m);
         /* the work stages; wait is what is left of the epoch when they are done */
         if (k != HALO_SIM_T_EPOCH && k != HALO_SIM_T_WAIT && k < HALO_SIM_T_WALL && m > 0 &&
             s->median[k] > s->stage_median_max) {
@@ -88,9 +92,8 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
             }
         }
     }
-    qsort(v, (size_t)m, sizeof *v, cmp_abs);
     s->nnoise = m;
-    s->noise_median = m == 0 ? 0 : m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+    s->noise_median = median_abs(v, m);
     halo_free(v);
 }
 
