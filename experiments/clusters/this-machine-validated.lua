@@ -115,5 +115,5 @@ return {
         compute = 1, -- scale of the compute stage's time (1 = not fitted)
         allreduce = 1, -- scale of the allreduce's latency per ring step (1 = not fitted)
     },
-    validation = { seed = 7, configs = 20, median_pct = 11.2, worst_pct = 52.4, stage_median_pct = 30.9, fit = true, date = "2026-12-02 05:28 UTC" },
+    validation = { seed = 7, configs = 20, median_pct = 11.2, worst_pct = 52.4, stage_median_pct = 30.9, fit = true, date = "2026-12-02 06:03 UTC" },
 }
