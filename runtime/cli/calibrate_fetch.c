@@ -82,11 +82,33 @@ typedef struct fetch_sums {
     double msgs;    /* messages sent and received */
 } fetch_sums;
 
-/* Samples and fetches `batches` mini-batches of 256 seeds with fanouts 10,5 (the first two
- * untimed), adding the timed ones to s. Collective. */
-static int fetch_batches(halo_comm *c, halo_store *st, int batches, int dim, fetch_sums *s)
+/* Bytes written before each batch, untimed: more than a last-level cache. In training, the
+ * previous step's fetch and compute (and the other ranks) have used the caches when a batch
+ * is sampled and fetched; batches back to back would find the graph's rows, the sampler's
+ * tables and the feature rows warm. */
+#define PROBE_EVICT_BYTES ((size_t)64 << 20)
+
+/* Samples batch b's 256 seeds at fanouts fan into mb, after writing evict (PROBE_EVICT_BYTES).
+ * Collective. */
+static int sample_batch(halo_store *st, halo_sampler *smp, const int fan[2], int b, char *evict,
+                        halo_minibatch *mb)
 {
     const halo_part *pt = halo_store_part(st);
+    memset(evict, b & 0xff, PROBE_EVICT_BYTES);
+    int32_t seeds[256];
+    int32_t n = pt->num_train < 256 ? (int32_t)pt->num_train : 256;
+    for (int32_t i = 0; i < n; i++) {
+        seeds[i] = pt->train[((int64_t)b * 7919 + (int64_t)i * 31) % pt->num_train];
+    }
+    halo_sample_key k = {1, 0, b};
+    return halo_store_sample(st, smp, fan, 2, &k, seeds, n, mb);
+}
+
+/* Samples and fetches `batches` mini-batches of 256 seeds with fanouts 10,5 (the first two
+ * untimed), adding the timed fetches to s. Collective. */
+static int fetch_batches(halo_comm *c, halo_store *st, int batches, int dim, fetch_sums *s,
+                         char *evict)
+{
     halo_sampler *smp = halo_sampler_new();
     halo_store_pull pull;
     memset(&pull, 0, sizeof pull);
@@ -97,13 +119,7 @@ static int fetch_batches(halo_comm *c, halo_store *st, int batches, int dim, fet
     memset(&mb, 0, sizeof mb);
     int rc = 0;
     for (int b = 0; b < batches && rc == 0; b++) {
-        int32_t seeds[256];
-        int32_t n = pt->num_train < 256 ? (int32_t)pt->num_train : 256;
-        for (int32_t i = 0; i < n; i++) {
-            seeds[i] = pt->train[((int64_t)b * 7919 + (int64_t)i * 31) % pt->num_train];
-        }
-        halo_sample_key k = {1, 0, b};
-        HALO_TRY(halo_store_sample(st, smp, fan, 2, &k, seeds, n, &mb));
+        HALO_TRY(sample_batch(st, smp, fan, b, evict, &mb));
         if (mb.num_input > cap) {
             halo_free(rows);
             cap = mb.num_input;
@@ -141,7 +157,9 @@ static int probe_width(halo_comm *c, const char *dir, bool quick, int dim, char 
     halo_store *st = NULL;
     HALO_CHECK(halo_store_open(c, pdir, &st));
     fetch_sums s = {0, 0, 0, 0};
-    int rc = fetch_batches(c, st, quick ? 12 : 42, dim, &s);
+    char *evict = HALO_ALLOC(char, PROBE_EVICT_BYTES);
+    int rc = fetch_batches(c, st, quick ? 12 : 42, dim, &s, evict);
+    halo_free(evict);
     halo_store_close(st);
     HALO_CHECK(rc);
     double sum[4] = {s.cpu, s.inputs, s.rows, s.msgs};

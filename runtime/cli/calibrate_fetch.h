@@ -14,7 +14,8 @@ typedef struct halo_comm halo_comm;
 #define HALO_CALIB_FETCH_WIDE 128
 
 /* At each width, writes a random graph's partition into a directory under dir (rank 0; removed
- * at the end), fetches sampled mini-batches through halo_store_pull_plan/pull_exec on every
+ * at the end), fetches sampled mini-batches (each after 64 MiB written untimed: the caches hold
+ * other data, as after a training step's compute) through halo_store_pull_plan/pull_exec on every
  * rank, and appends the sums over all ranks to text (at *len, advanced): "fetchD_cpu_s" (CPU
  * seconds, polling excluded), "fetchD_inputs" (input nodes), "fetchD_rows" (rows gathered,
  * received or served), "fetchD_msgs" (messages sent and received), D the width. Collective. */

@@ -34,7 +34,8 @@ typedef struct mpi_figs {
     double bw;          /* bytes/s of a 4 MiB ping-pong (both directions counted) */
     double overhead_s;  /* seconds per 8-byte message streamed one way */
     double allreduce_s; /* seconds per allreduce of one float */
-    double unit_cpu;    /* CPU seconds of a unit of step work with a core per rank (units) */
+    double unit[HALO_UNIT_PARTS]; /* CPU seconds of a unit of step work's parts with a core
+                                     per rank (units) */
     double fetch[2][4]; /* the fetch probe's sums at its narrow and wide rows
                            (calibrate_fetch.h): CPU seconds, input nodes, rows, messages; 0
                            when it did not run */
@@ -185,44 +186,64 @@ fail:
 
 /* Pairs of probes (a core per rank, then 2 x cores ranks) whose median is the
  * oversubscription penalty. */
-#define PEN_ROUNDS 3
+#define PEN_ROUNDS 7
 
 /* Most units a probe runs. */
 #define MAX_UNITS 64
 
 /* Every rank runs n units of a training step's work (halo_sim_calib_unit), each followed by an
- * exchange with every peer as a step's are; *cpu gets the mean over the ranks of the median CPU
- * seconds of a unit on the rank's clock (what the oversubscription costs the work itself:
- * switches, caches and TLBs refilled; the waiting is not in it). */
-static int units(halo_comm *c, int n, double *cpu, double *poll)
+ * exchange with every peer as a step's are; cpu[k] gets the mean over the ranks of the median CPU
+ * seconds of the unit's part k on the rank's clock (what the oversubscription costs the work
+ * itself: switches, caches and TLBs refilled; the waiting is not in it). */
+static int units(halo_comm *c, int n, double cpu[HALO_UNIT_PARTS], double *poll)
 {
     double waited = 0, polled = 0;
     halo_sim_calib_unit *u = halo_sim_calib_unit_new((uint64_t)halo_comm_rank(c) + 1);
     ping pg = ping_new(c);
-    double t[MAX_UNITS];
+    double t[HALO_UNIT_PARTS][MAX_UNITS];
     int rc = 0;
     n = n < MAX_UNITS ? n : MAX_UNITS;
     HALO_TRY(halo_comm_barrier(c));
     for (int i = 0; i < n + 2; i++) {
-        double c0 = halo_thread_cpu();
-        halo_sim_calib_unit_run(u);
-        double c1 = halo_thread_cpu();
+        double part[HALO_UNIT_PARTS];
+        halo_sim_calib_unit_run(u, part);
         double w0 = halo_now(), p0 = halo_thread_wait_cpu();
         HALO_TRY(ping_once(c, &pg));
         if (i >= 2) { /* after two warm-up units */
-            t[i - 2] = c1 - c0;
+            for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+                t[k][i - 2] = part[k];
+            }
             waited += halo_now() - w0;
             polled += halo_thread_wait_cpu() - p0;
         }
     }
-    double m[3] = {halo_sim_calib_median(t, n), waited, polled};
-    HALO_TRY(halo_comm_allreduce_sum_f64(c, m, 3));
-    *cpu = m[0] / halo_comm_size(c);
-    *poll = m[1] > 0 ? m[2] / m[1] : 0;
+    double m[HALO_UNIT_PARTS + 2] = {0};
+    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+        m[k] = halo_sim_calib_median(t[k], n);
+    }
+    m[HALO_UNIT_PARTS] = waited;
+    m[HALO_UNIT_PARTS + 1] = polled;
+    HALO_TRY(halo_comm_allreduce_sum_f64(c, m, HALO_UNIT_PARTS + 2));
+    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+        cpu[k] = m[k] / halo_comm_size(c);
+    }
+    *poll = m[HALO_UNIT_PARTS] > 0 ? m[HALO_UNIT_PARTS + 1] / m[HALO_UNIT_PARTS] : 0;
 fail:
     ping_free(&pg);
     halo_sim_calib_unit_free(u);
     return rc;
+}
+
+/* The unit's parts as "unit_PART_cpu_s" lines. */
+static const char *const unit_keys[HALO_UNIT_PARTS] = {"unit_sample_cpu_s", "unit_gather_cpu_s",
+                                                       "unit_gemm_cpu_s"};
+
+static int unit_text(const double cpu[HALO_UNIT_PARTS], char *text, size_t size, int len)
+{
+    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+        len += snprintf(text + len, size - (size_t)len, "%s %.9g\n", unit_keys[k], cpu[k]);
+    }
+    return len;
 }
 
 /* The figures of a probe on c into text (rank 0's): the link figures with 2 ranks, the
@@ -231,25 +252,27 @@ static int probe_text(halo_comm *c, bool quick, const char *fetch_dir, char *tex
                       int *len)
 {
     if (halo_comm_size(c) == 2) {
-        mpi_figs f = {0, 0, 0, 0, 0, {{0}}};
+        mpi_figs f;
+        memset(&f, 0, sizeof f);
         double poll = 0;
         HALO_CHECK(probe_measure(c, quick, &f));
         if (fetch_dir != NULL) { /* the units with a core per rank: the oversubscription's base */
-            HALO_CHECK(units(c, quick ? 16 : 48, &f.unit_cpu, &poll));
+            HALO_CHECK(units(c, quick ? 16 : 48, f.unit, &poll));
         }
         *len = snprintf(text, size, "lat_s %.9g\nbw_Bps %.9g\noverhead_s %.9g\nallreduce_s %.9g\n",
                         f.lat_s, f.bw, f.overhead_s, f.allreduce_s);
         if (fetch_dir != NULL) {
-            *len += snprintf(text + *len, size - (size_t)*len, "unit_cpu_s %.9g\n", f.unit_cpu);
+            *len = unit_text(f.unit, text, size, *len);
         }
         return fetch_dir != NULL ? halo_calib_fetch_probe(c, fetch_dir, quick, text, size, len)
                                  : 0;
     }
-    double x = 0, unit = 0, poll = 0;
+    double x = 0, unit[HALO_UNIT_PARTS] = {0}, poll = 0;
     HALO_CHECK(exchanges(c, quick ? 50 : 400, &x));
-    HALO_CHECK(units(c, quick ? 16 : 48, &unit, &poll));
-    *len = snprintf(text, size, "xchg_s %.9g\nunit_cpu_s %.9g\npoll_frac %.9g\nranks %d\n", x,
-                    unit, poll, halo_comm_size(c));
+    HALO_CHECK(units(c, quick ? 16 : 48, unit, &poll));
+    *len = snprintf(text, size, "xchg_s %.9g\npoll_frac %.9g\nranks %d\n", x, poll,
+                    halo_comm_size(c));
+    *len = unit_text(unit, text, size, *len);
     return 0;
 }
 
@@ -306,7 +329,8 @@ static bool find_on_path(const char *name, char *out, size_t size)
     return false;
 }
 
-/* The last non-empty line of a file (for a child's failure), into out. */
+/* The last line of a file with words in it (for a child's failure; mpirun frames its messages
+ * with lines of dashes), into out. */
 static void last_line(const char *path, char *out, size_t size)
 {
     out[0] = '\0';
@@ -315,7 +339,7 @@ static void last_line(const char *path, char *out, size_t size)
     while (f != NULL && fgets(line, sizeof line, f) != NULL) {
         line[strcspn(line, "\r\n")] = '\0';
         size_t l = strlen(line);
-        if (l > 0) {
+        if (l > 0 && strspn(line, "- \t") < l) {
             l = l < size ? l : size - 1;
             memcpy(out, line, l);
             out[l] = '\0';
@@ -399,9 +423,11 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
                       : strcmp(key, "overhead_s") == 0  ? &f->overhead_s
                       : strcmp(key, "allreduce_s") == 0 ? &f->allreduce_s
                       : strcmp(key, "xchg_s") == 0      ? xchg
-                      : strcmp(key, "unit_cpu_s") == 0  ? (f != NULL ? &f->unit_cpu : unit)
                       : strcmp(key, "poll_frac") == 0   ? poll
                                                         : NULL;
+        for (int k = 0; k < HALO_UNIT_PARTS && dst == NULL; k++) {
+            dst = strcmp(key, unit_keys[k]) == 0 ? (f != NULL ? &f->unit[k] : &unit[k]) : NULL;
+        }
         for (int i = 0; i < 8 && f != NULL && dst == NULL; i++) {
             char k[48];
             snprintf(k, sizeof k, "fetch%d_%s", fw[i / 4], fk[i % 4]);
@@ -415,7 +441,8 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
     if (in != NULL) {
         fclose(in);
     }
-    if (got < (np == 2 ? 4 + (fetch ? 9 : 0) : 2)) { /* poll_frac: 0 when nobody waited */
+    /* poll_frac: 0 when nobody waited */
+    if (got < (np == 2 ? 4 + (fetch ? 8 + HALO_UNIT_PARTS : 0) : 1 + HALO_UNIT_PARTS)) {
         return halo_errorf(HALO_EMPI, "calibrate: the MPI probe over %s wrote no figures", what);
     }
     return 0;
@@ -498,21 +525,90 @@ static void fetch_constants(const mpi_figs *f, halo_sim_profile *p)
               p->fetch_node_s * 1e9, p->fetch_bw / 1e9, p->gather_bw / 1e9);
 }
 
-/* The median CPU seconds of a unit of step work on this process alone (n units after two). */
-static double unit_cpu_alone(int n)
+/* The median CPU seconds of a unit of step work's parts on this process alone (n units after
+ * two). */
+static void unit_cpu_alone(int n, double cpu[HALO_UNIT_PARTS])
 {
     halo_sim_calib_unit *u = halo_sim_calib_unit_new(1);
-    double t[MAX_UNITS];
+    double t[HALO_UNIT_PARTS][MAX_UNITS];
     n = n < MAX_UNITS ? n : MAX_UNITS;
     for (int i = 0; i < n + 2; i++) {
-        double c0 = halo_thread_cpu();
-        halo_sim_calib_unit_run(u);
-        if (i >= 2) {
-            t[i - 2] = halo_thread_cpu() - c0;
+        double part[HALO_UNIT_PARTS];
+        halo_sim_calib_unit_run(u, part);
+        for (int k = 0; k < HALO_UNIT_PARTS && i >= 2; k++) {
+            t[k][i - 2] = part[k];
         }
     }
     halo_sim_calib_unit_free(u);
-    return halo_sim_calib_median(t, n);
+    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+        cpu[k] = halo_sim_calib_median(t[k], n);
+    }
+}
+
+static double unit_sum(const double cpu[HALO_UNIT_PARTS])
+{
+    return cpu[HALO_UNIT_SAMPLE] + cpu[HALO_UNIT_GATHER] + cpu[HALO_UNIT_GEMM];
+}
+
+/* The probes that give the oversubscription penalties. */
+typedef struct pen_probe {
+    const char *mpirun, *exe, *dir;
+    bool quick;
+    int over;                           /* ranks of the oversubscribed probe */
+    double alone[HALO_UNIT_PARTS];      /* the unit's parts on this process alone */
+} pen_probe;
+
+/* The oversubscription penalties of the unit's parts (pen[k]): each a ratio of two probes' CPU
+ * per part, and one pair of them swung from 0 to 0.69 between two calibrations of the same
+ * quiet machine: the median of PEN_ROUNDS pairs, each pair run back to back (the first pair is
+ * base/over, already run). */
+static int penalties(const pen_probe *pp, const double base[HALO_UNIT_PARTS],
+                     const double over[HALO_UNIT_PARTS], double pen[HALO_UNIT_PARTS],
+                     double corun[HALO_UNIT_PARTS])
+{
+    static const char *const what[HALO_UNIT_PARTS] = {"sampling", "gathers", "GEMMs"};
+    double pens[HALO_UNIT_PARTS][PEN_ROUNDS], runs[HALO_UNIT_PARTS][PEN_ROUNDS];
+    int npen = 0;
+    for (int r = 0; r < PEN_ROUNDS; r++) {
+        mpi_figs s2;
+        memset(&s2, 0, sizeof s2);
+        double x2 = 0, u2[HALO_UNIT_PARTS] = {0}, p2 = 0;
+        if (r == 0) {
+            memcpy(s2.unit, base, sizeof s2.unit);
+            memcpy(u2, over, sizeof u2);
+        } else {
+            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, true, 2, &s2,
+                                 NULL, NULL, NULL));
+            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, false, pp->over,
+                                 NULL, &x2, u2, &p2));
+        }
+        const double *b = unit_sum(s2.unit) > 0 ? s2.unit : pp->alone;
+        bool ok = true;
+        for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+            ok = ok && b[k] > 0 && u2[k] > 0;
+        }
+        for (int k = 0; k < HALO_UNIT_PARTS && ok; k++) {
+            pens[k][npen] = u2[k] / b[k] - 1;
+            runs[k][npen] = pp->alone[k] > 0 ? b[k] / pp->alone[k] - 1 : 0;
+        }
+        npen += ok;
+    }
+    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+        char each[128] = "";
+        for (int j = 0, at = 0; j < npen && at < (int)sizeof each; j++) {
+            at += snprintf(each + at, sizeof each - (size_t)at, "%s%.3g", j ? ", " : "",
+                           pens[k][j]);
+        }
+        pen[k] = npen > 0 ? halo_sim_calib_median(pens[k], npen) : 0;
+        pen[k] = pen[k] > 0 ? halo_sim_calib_sig4(pen[k]) : 0;
+        halo_info("calibrate: oversubscription penalty of %s %.3g, the median of %d pairs of "
+                  "probes (%s)", what[k], pen[k], npen, each);
+        corun[k] = npen > 0 ? halo_sim_calib_median(runs[k], npen) : 0;
+        corun[k] = corun[k] > 0 ? halo_sim_calib_sig4(corun[k]) : 0;
+    }
+    halo_info("calibrate: sampling with every core busy (2 ranks) runs %.3g slower than alone, "
+              "the median of %d probes", corun[HALO_UNIT_SAMPLE], npen);
+    return 0;
 }
 
 /* Measures the links with two probes (shared memory, TCP) into p. */
@@ -532,9 +628,14 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
                            strerror(errno));
     }
     double t0 = halo_now();
-    mpi_figs shm = {0, 0, 0, 0, 0, {{0}}}, tcp = {0, 0, 0, 0, 0, {{0}}};
-    double xchg = 0, unit_over = 0, poll = 0, unit_alone = unit_cpu_alone(quick ? 16 : 48);
-    int over = 2 * p->cores > 2 ? 2 * p->cores : 4;
+    mpi_figs shm, tcp;
+    memset(&shm, 0, sizeof shm);
+    memset(&tcp, 0, sizeof tcp);
+    pen_probe pp = {mpirun, exe, dir, quick, 2 * p->cores > 2 ? 2 * p->cores : 4, {0}};
+    unit_cpu_alone(quick ? 16 : 48, pp.alone);
+    double xchg = 0, unit_over[HALO_UNIT_PARTS] = {0}, poll = 0, pen[HALO_UNIT_PARTS] = {0};
+    double corun[HALO_UNIT_PARTS] = {0};
+    int over = pp.over;
     int rc = run_probe(mpirun, exe, dir, false, quick, true, 2, &shm, NULL, NULL, NULL);
     if (rc == 0) {
         halo_info("calibrate: MPI over shared memory: latency %.3g us, %.4g GB/s, %.3g us per "
@@ -546,44 +647,16 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     if (rc == 0) {
         halo_info("calibrate: MPI over TCP: latency %.3g us, %.4g GB/s (%.1f s)", tcp.lat_s * 1e6,
                   tcp.bw / 1e9, halo_now() - t0);
-        rc = run_probe(mpirun, exe, dir, false, quick, false, over, NULL, &xchg, &unit_over,
+        rc = run_probe(mpirun, exe, dir, false, quick, false, over, NULL, &xchg, unit_over,
                        &poll);
     }
     if (rc == 0) {
         halo_info("calibrate: MPI with %d ranks on %d cores: %.3g us per exchange; a unit of "
                   "step work %.4g ms of CPU against %.4g ms with 2 ranks and %.4g ms alone; a rank "
                   "waiting for the others polls %.3g of a core (%.1f s)", over, p->cores,
-                  xchg * 1e6, unit_over * 1e3, shm.unit_cpu * 1e3, unit_alone * 1e3, poll,
-                  halo_now() - t0);
-    }
-    /* the oversubscription penalty is a ratio of two probes' CPU per unit, and one pair of
-       them swung from 0 to 0.69 between two calibrations of the same quiet machine: the
-       median of PEN_ROUNDS pairs, each pair run back to back */
-    double pens[PEN_ROUNDS], pen = 0;
-    int npen = 0;
-    for (int k = 0; k < PEN_ROUNDS && rc == 0; k++) {
-        mpi_figs s2 = {0, 0, 0, 0, 0, {{0}}};
-        double x2 = 0, u2 = 0, p2 = 0;
-        if (k == 0) {
-            s2.unit_cpu = shm.unit_cpu, u2 = unit_over;
-        } else {
-            rc = run_probe(mpirun, exe, dir, false, quick, true, 2, &s2, NULL, NULL, NULL);
-            rc = rc < 0 ? rc : run_probe(mpirun, exe, dir, false, quick, false, over, NULL, &x2,
-                                         &u2, &p2);
-        }
-        double base = s2.unit_cpu > 0 ? s2.unit_cpu : unit_alone;
-        if (rc == 0 && base > 0 && u2 > 0) {
-            pens[npen++] = u2 / base - 1;
-        }
-    }
-    if (rc == 0 && npen > 0) {
-        char each[128] = "";
-        for (int k = 0, at = 0; k < npen && at < (int)sizeof each; k++) {
-            at += snprintf(each + at, sizeof each - (size_t)at, "%s%.3g", k ? ", " : "", pens[k]);
-        }
-        pen = halo_sim_calib_median(pens, npen);
-        halo_info("calibrate: oversubscription penalty %.3g, the median of %d pairs of probes "
-                  "(%s)", pen > 0 ? pen : 0, npen, each);
+                  xchg * 1e6, unit_sum(unit_over) * 1e3, unit_sum(shm.unit) * 1e3,
+                  unit_sum(pp.alone) * 1e3, poll, halo_now() - t0);
+        rc = penalties(&pp, shm.unit, unit_over, pen, corun);
     }
     halo_rmtree(dir);
     HALO_CHECK(rc);
@@ -604,7 +677,10 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
        cores; elsewhere the nearest it runs): what the processes beyond the cores cost the
        work itself, apart from what sharing the memory with a busy neighbour costs; one
        process beyond the cores per core is cpu_rate's excess 1 */
-    p->oversub_penalty = pen > 0 ? halo_sim_calib_sig4(pen) : 0;
+    p->oversub_penalty = pen[HALO_UNIT_GATHER];
+    p->oversub_gemm = pen[HALO_UNIT_GEMM];
+    p->oversub_sample = pen[HALO_UNIT_SAMPLE];
+    p->corun_sample = corun[HALO_UNIT_SAMPLE];
     p->poll_frac = halo_sim_calib_sig4(poll);
     return 0;
 }
@@ -684,8 +760,8 @@ static void default_links(halo_sim_profile *p)
 
 /* Names the measured profile p (--name, else the file's base name) and writes it to `out` with
  * a comment that says where, when and how it was measured. */
-static int write_profile(const char *out, const char *name, bool quick, const char *graph,
-                         bool no_mpi, halo_sim_profile *p)
+static int write_profile(const char *out, const char *name, bool quick, int repeat,
+                         const char *graph, bool no_mpi, halo_sim_profile *p)
 {
     /* the profile's name: --name, else the file's base name */
     const char *slash = strrchr(out, '/');
@@ -696,7 +772,10 @@ static int write_profile(const char *out, const char *name, bool quick, const ch
     }
     snprintf(p->name, sizeof p->name, "%.*s",
              (int)(bl < sizeof p->name ? bl : sizeof p->name - 1), base);
-    char host[256] = "unknown host", cpu[256], when[64], comment[1400];
+    char host[256] = "unknown host", cpu[256], when[64], comment[1400], passes[64] = "";
+    if (repeat > 1) {
+        snprintf(passes, sizeof passes, "; each figure the median of %d passes", repeat);
+    }
     gethostname(host, sizeof host - 1);
     cpu_model(cpu, sizeof cpu);
     time_t now = time(NULL);
@@ -704,13 +783,13 @@ static int write_profile(const char *out, const char *name, bool quick, const ch
     gmtime_r(&now, &tm);
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
     snprintf(comment, sizeof comment,
-             "Measured by `halo calibrate%s` on %s (%s, %d cores online) on %s.\n"
+             "Measured by `halo calibrate%s` on %s (%s, %d cores online) on %s%s.\n"
              "CPU and device figures: one core (one thread), device cpu; halo sim scales\n"
              "machines and trainers. network.shm_*: 2 local ranks over MPI shared memory;\n"
              "network.oversub_lat_us: exchanges of 2 x cores local ranks (oversubscribed);\n"
              "network.net_lat_us / nic_GBps: 2 local ranks over MPI TCP (--mca btl tcp,self),\n"
              "a stand-in for a NIC on a one-machine profile.%s%s",
-             quick ? " --quick" : "", host, cpu, p->cores, when,
+             quick ? " --quick" : "", host, cpu, p->cores, when, passes,
              graph != NULL ? "\nSampling, block and gather constants: measured on part 0 of "
                              "the partition named in `graph`."
                            : "\nSampling, block and gather constants: a random uniform graph "
@@ -721,11 +800,33 @@ static int write_profile(const char *out, const char *name, bool quick, const ch
     return halo_sim_profile_write(out, p, comment);
 }
 
+/* One pass of the measurements into p: the host's, the graph's (--graph), the links'. */
+static int calibrate_pass(bool quick, const char *graph, bool no_mpi, const char *mpirun,
+                          halo_sim_profile *p)
+{
+    memset(p, 0, sizeof *p);
+    halo_sim_profile_defaults(p);
+    halo_sim_calib_opts co = {.seconds = quick ? 0.5 : 5.0, .quick = quick, .progress = true};
+    halo_info("calibrate: measuring this machine%s (one core at a time)",
+              quick ? " (--quick)" : "");
+    HALO_CHECK(halo_sim_calibrate_host(&co, p));
+    if (graph != NULL) {
+        HALO_CHECK(halo_sim_calib_graph(&co, graph, p));
+        halo_info("calibrate: on %s: sampler %.4g ns per edge, %.4g ns per node, gather %.4g GB/s",
+                  graph, p->sample_edge_s * 1e9, p->sample_node_s * 1e9, p->gather_bw / 1e9);
+    }
+    if (!no_mpi) {
+        return measure_links(mpirun, quick, p);
+    }
+    default_links(p);
+    return 0;
+}
+
 int halo_cmd_calibrate(int argc, char **argv)
 {
     const char *out = NULL, *name = NULL, *probe = NULL, *from = NULL, *basef = NULL;
     const char *graph = NULL;
-    int rounds = 4;
+    int rounds = 4, repeat = 0;
     bool quick = false, no_mpi = false, probe_fetch = false;
     const halo_opt opts[] = {
         {"output", 'o', HALO_OPT_STRING, &out, "PROFILE.lua", "profile file to write (required)"},
@@ -738,6 +839,9 @@ int halo_cmd_calibrate(int argc, char **argv)
         {"base", 0, HALO_OPT_STRING, &basef, "PROFILE.lua",
          "with --from-metrics: the profile to start from (e.g. written by halo calibrate)"},
         {"rounds", 0, HALO_OPT_INT, &rounds, "N", "with --from-metrics: fitting rounds (4)"},
+        {"repeat", 0, HALO_OPT_INT, &repeat, "N",
+         "measure everything N times (1..9) and write the median of each figure (default 3, "
+         "1 with --quick)"},
         {"graph", 0, HALO_OPT_STRING, &graph, "PDIR",
          "measure sampling, block building and row gathers on part 0 of this partition (the\n"
          "graph-dependent constants); with --base, only those, on that profile"},
@@ -749,7 +853,7 @@ int halo_cmd_calibrate(int argc, char **argv)
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
-        "halo calibrate -o PROFILE.lua [--quick] [--no-mpi] [--graph PDIR]\n"
+        "halo calibrate -o PROFILE.lua [--quick] [--no-mpi] [--graph PDIR] [--repeat N]\n"
         "       halo calibrate --graph PDIR --base PROFILE.lua -o PROFILE2.lua [--quick]\n"
         "       halo calibrate --from-metrics M.jsonl --base PROFILE.lua -o FITTED.lua",
         "Measures this machine on one core (sampler, row gathers, copies, cache lookups, policy\n"
@@ -803,31 +907,26 @@ int halo_cmd_calibrate(int argc, char **argv)
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    double t0 = halo_now();
-    halo_sim_profile p;
-    memset(&p, 0, sizeof p);
-    halo_sim_profile_defaults(&p);
-    halo_sim_calib_opts co = {.seconds = quick ? 0.5 : 5.0, .quick = quick, .progress = true};
-    halo_info("calibrate: measuring this machine%s (one core at a time)",
-              quick ? " (--quick)" : "");
-    rc = halo_sim_calibrate_host(&co, &p);
-    if (rc == 0 && graph != NULL) {
-        rc = halo_sim_calib_graph(&co, graph, &p);
-        if (rc == 0) {
-            halo_info("calibrate: on %s: sampler %.4g ns per edge, %.4g ns per node, gather "
-                      "%.4g GB/s", graph, p.sample_edge_s * 1e9, p.sample_node_s * 1e9,
-                      p.gather_bw / 1e9);
-        }
+    repeat = repeat != 0 ? repeat : quick ? 1 : 3;
+    if (repeat < 1 || repeat > 9) {
+        return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: --repeat %d (want 1..9)",
+                                         repeat));
     }
-    if (rc == 0 && !no_mpi) {
-        rc = measure_links(mpirun, quick, &p);
-    } else if (rc == 0) {
-        default_links(&p);
+    double t0 = halo_now();
+    halo_sim_profile ps[9], p;
+    rc = 0;
+    for (int i = 0; i < repeat && rc == 0; i++) {
+        if (repeat > 1) {
+            halo_info("calibrate: pass %d of %d (each figure is the median of the passes)", i + 1,
+                      repeat);
+        }
+        rc = calibrate_pass(quick, graph, no_mpi, mpirun, &ps[i]);
     }
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    rc = write_profile(out, name, quick, graph, no_mpi, &p);
+    halo_sim_profile_median(ps, repeat, &p);
+    rc = write_profile(out, name, quick, repeat, graph, no_mpi, &p);
     if (rc < 0) {
         return halo_cli_fail(rc);
     }

@@ -12,6 +12,7 @@
 #include "graph/graph.h"
 #include "part/part.h"
 #include "policy/policy.h"
+#include "graph/gen.h"
 #include "sample/sample.h"
 #include "store/store.h"
 
@@ -26,6 +27,11 @@
 #include <unistd.h>
 
 /* ---- sampler ---- */
+
+static int cold_median(calib_fn fn, void *arg, double seconds, double *t);
+
+/* Frontier nodes of a sampling measurement: a mini-batch layer's order of size. */
+#define CALIB_FRONTIER 4096
 
 /* One sampling pass over a frontier: offsets and draws (the per-node and per-edge work). */
 typedef struct sample_job {
@@ -78,12 +84,12 @@ static int sample_rates(const halo_sim_calib_opts *o, sample_job *j, double *edg
     int64_t e1 = 0, e10 = 0;
     int rc = 0;
     j->fanout = 1;
-    HALO_TRY(halo_sim_calib_best(run_sample, j, o->seconds / 3, &t1));
+    HALO_TRY(cold_median(run_sample, j, o->seconds / 3, &t1));
     e1 = j->edges;
     j->fanout = 10;
-    HALO_TRY(halo_sim_calib_best(run_sample, j, o->seconds / 3, &t10));
+    HALO_TRY(cold_median(run_sample, j, o->seconds / 3, &t10));
     e10 = j->edges;
-    HALO_TRY(halo_sim_calib_best(run_block, j, o->seconds / 3, &tb));
+    HALO_TRY(cold_median(run_block, j, o->seconds / 3, &tb));
     /* t = n * node + edges * edge at two fanouts; clamp noise to a small positive share */
     double e = e10 > e1 ? (t10 - t1) / (double)(e10 - e1) : t10 / (double)(e10 > 0 ? e10 : 1);
     double floor_e = 0.05 * t10 / (double)(e10 > 0 ? e10 : 1);
@@ -101,26 +107,64 @@ fail:
     return rc;
 }
 
-int halo_sim_calib_sample(const halo_sim_calib_opts *o, double *edge_s, double *node_s,
-                          double *block_node_s)
+/* A frontier of n distinct scattered rows of a graph of `nodes` (a power of two) into j. */
+static void scattered_job(sample_job *j, const halo_graph *g, int64_t n)
 {
-    int64_t nodes = o->quick ? (int64_t)1 << 18 : (int64_t)1 << 20;
-    int64_t n = o->quick ? 32768 : 131072;
-    halo_graph *g = halo_sim_calib_random_graph(nodes);
     int64_t *rows = HALO_ALLOC(int64_t, n);
     int32_t *dst = HALO_ALLOC(int32_t, n);
     for (int64_t i = 0; i < n; i++) {
-        rows[i] = halo_sim_calib_scatter(i, nodes);
+        rows[i] = halo_sim_calib_scatter(i, g->nodes);
         dst[i] = (int32_t)rows[i];
     }
-    sample_job j = {.indptr = g->indptr, .indices = g->indices, .s = halo_sampler_new(),
-                    .rows = rows, .keys = rows, .dst = dst, .n = n};
-    int rc = sample_rates(o, &j, edge_s, node_s, block_node_s);
-    halo_free(dst);
-    halo_free(rows);
-    halo_sampler_free(j.s);
+    *j = (sample_job){.indptr = g->indptr, .indices = g->indices, .s = halo_sampler_new(),
+                      .rows = rows, .keys = rows, .dst = dst, .n = n};
+}
+
+static void scattered_free(sample_job *j)
+{
+    halo_free((void *)j->rows);
+    halo_free((void *)j->dst);
+    halo_sampler_free(j->s);
+}
+
+/* Seconds per edge beyond the frontier nodes' node_s of a cold sampling at fanout 10 of the
+ * random graph of `nodes` nodes with in-degrees lo..hi (a positive floor against noise). */
+static int class_edge_s(const halo_sim_calib_opts *o, int64_t nodes, int lo, int hi,
+                        double node_s, double *edge_s)
+{
+    halo_graph *g = halo_gen_random(nodes, lo, hi, 0xca2, 2);
+    sample_job j;
+    scattered_job(&j, g, CALIB_FRONTIER < nodes ? CALIB_FRONTIER : nodes);
+    j.off = HALO_ALLOC(int64_t, j.n + 1);
+    j.nbrs = HALO_ALLOC(int32_t, j.n * 10);
+    j.fanout = 10;
+    double t = 0;
+    int rc = cold_median(run_sample, &j, o->seconds / 3, &t);
+    if (rc == 0) {
+        double e = (double)(j.edges > 0 ? j.edges : 1);
+        double per = (t - (double)j.n * node_s) / e;
+        *edge_s = halo_sim_calib_sig4(per > 0.1 * t / e ? per : 0.1 * t / e);
+    }
+    halo_free(j.nbrs);
+    halo_free(j.off);
+    scattered_free(&j);
     halo_graph_free(g);
     return rc;
+}
+
+int halo_sim_calib_sample(const halo_sim_calib_opts *o, halo_sim_profile *p)
+{
+    int64_t nodes = o->quick ? (int64_t)1 << 18 : (int64_t)1 << 20;
+    halo_graph *g = halo_gen_random(nodes, 20, 44, 0xca1, 2);
+    sample_job j;
+    scattered_job(&j, g, CALIB_FRONTIER);
+    int rc = sample_rates(o, &j, &p->sample_edge_s, &p->sample_node_s, &p->block_node_s);
+    scattered_free(&j);
+    halo_graph_free(g);
+    HALO_CHECK(rc);
+    HALO_CHECK(class_edge_s(o, nodes, 2, 8, p->sample_node_s, &p->sample_copy_s));
+    return class_edge_s(o, o->quick ? 4096 : 16384, 500, 1500, p->sample_node_s,
+                        &p->sample_long_s);
 }
 
 /* ---- threads sharing the cores ---- */
@@ -556,23 +600,43 @@ static int64_t part_frontier(const halo_part *pt, int64_t want, int64_t *rows, i
  * 128 MiB buffer written first, untimed): a training step gathers its rows after the sampler,
  * the previous step's compute and the other ranks have used the caches, so a part's table
  * that fits in them is not found there as it would be by back-to-back repetitions. */
-static int cold_best(calib_fn fn, void *arg, double seconds, double *t)
+static int cold_run(calib_fn fn, void *arg, double seconds, size_t bytes, bool median,
+                    double *t)
 {
-    char *evict = HALO_ALLOC(char, CALIB_EVICT_BYTES);
+    char *evict = HALO_ALLOC(char, bytes);
+    double ts[50];
     int n = 0, rc = 0;
     double best = 1e30, start = halo_now();
     while (n < 50 && (n < 3 || halo_now() - start < seconds)) {
-        memset(evict, n & 0xff, CALIB_EVICT_BYTES);
+        memset(evict, n & 0xff, bytes);
         double t0 = halo_now();
         HALO_TRY(fn(arg));
         double d = halo_now() - t0;
         best = d < best ? d : best;
-        n++;
+        ts[n++] = d;
     }
-    *t = best > 0 ? best : 1e-9;
+    *t = median ? halo_sim_calib_median(ts, n) : best;
+    *t = *t > 0 ? *t : 1e-9;
 fail:
     halo_free(evict);
     return rc;
+}
+
+static int cold_best(calib_fn fn, void *arg, double seconds, double *t)
+{
+    return cold_run(fn, arg, seconds, CALIB_EVICT_BYTES, false, t);
+}
+
+/* Bytes a training step's fetch and compute write between two samplings of a rank: its input
+ * rows, activations and gradients, a few MiB (a 128 MiB eviction made the sampler 1.6x slower
+ * than it runs in training, none 1.5x faster). */
+#define CALIB_STEP_BYTES ((size_t)8 << 20)
+
+/* The median repetition after CALIB_STEP_BYTES written each time: a training step's sampling
+ * is one run between two steps, not the luckiest of fifty. */
+static int cold_median(calib_fn fn, void *arg, double seconds, double *t)
+{
+    return cold_run(fn, arg, seconds, CALIB_STEP_BYTES, true, t);
 }
 
 /* The gather of part pt's own feature rows (random owned rows, its row bytes and working set),
@@ -604,7 +668,7 @@ int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_si
 {
     halo_part *pt = NULL;
     HALO_CHECK(halo_part_load(pdir, 0, &pt));
-    int64_t want = o->quick ? 16384 : 65536;
+    int64_t want = CALIB_FRONTIER; /* a mini-batch layer's order of size */
     int64_t *rows = HALO_ALLOC(int64_t, want);
     int64_t *keys = HALO_ALLOC(int64_t, want);
     int32_t *dst = HALO_ALLOC(int32_t, want);
@@ -619,6 +683,9 @@ int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_si
                         .rows = rows, .keys = keys, .dst = dst, .n = n};
         rc = sample_rates(o, &j, &p->sample_edge_s, &p->sample_node_s, &p->block_node_s);
         halo_sampler_free(j.s);
+        /* the partition's own mix of lists taken whole, short and long: one rate for all */
+        p->sample_copy_s = 0;
+        p->sample_long_s = 0;
     }
     if (rc == 0 && pt->feat != NULL && pt->ntypes == 0 && pt->feat_dim > 0 && pt->nodes > 0) {
         rc = part_gather(o, pt, p);
@@ -672,12 +739,13 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
     p->trainers = 1;
     p->device = HALO_SIM_DEVICE_CPU;
     double t0 = halo_now();
-    HALO_CHECK(halo_sim_calib_sample(o, &p->sample_edge_s, &p->sample_node_s, &p->block_node_s));
+    HALO_CHECK(halo_sim_calib_sample(o, p));
     if (o->progress) {
         halo_info("calibrate: sampler: %.4g ns per edge, %.4g ns per node, block %.4g ns per "
-                  "source node (%.1f s)",
+                  "source node; %.4g ns per edge of a list taken whole, %.4g ns per edge drawn "
+                  "from a long one (%.1f s)",
                   p->sample_edge_s * 1e9, p->sample_node_s * 1e9, p->block_node_s * 1e9,
-                  halo_now() - t0);
+                  p->sample_copy_s * 1e9, p->sample_long_s * 1e9, halo_now() - t0);
     }
     int sk = 0;
     HALO_CHECK(halo_sim_calib_share(o, p->cores, &p->share_eff, &sk));

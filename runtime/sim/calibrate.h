@@ -23,11 +23,14 @@ typedef struct halo_sim_calib_opts {
     bool progress;  /* one line per measurement on stderr (halo_info) */
 } halo_sim_calib_opts;
 
-/* Sampler on a random CSR (uniform sources, mean in-degree 32): seconds per sampled edge and
- * per frontier node (halo_sample_rows_offsets + halo_sample_rows at fanouts 1 and 10, solved
- * for the two costs), and per source node of halo_sample_block_build. */
-int halo_sim_calib_sample(const halo_sim_calib_opts *o, double *edge_s, double *node_s,
-                          double *block_node_s);
+/* Sampler, on frontiers of a mini-batch layer's size (4096 nodes) from cold caches (as a
+ * training step finds them after its fetch and compute): on a random CSR of in-degrees 20..44
+ * (uniform sources) the seconds per frontier node and per edge drawn from a short list
+ * (halo_sample_rows_offsets + halo_sample_rows at fanouts 1 and 10, solved for the two costs)
+ * and per source node of halo_sample_block_build; at fanout 10 on in-degrees 2..8 the seconds
+ * per edge of a list taken whole, and on in-degrees 500..1500 per edge drawn from a long list
+ * (its draws each a cache line of their own). Into p's sample_* and block_node_s. */
+int halo_sim_calib_sample(const halo_sim_calib_opts *o, halo_sim_profile *p);
 /* How k = 2 x cores threads (at most 16) share the cores: each samples its own frontier of a
  * random graph; eff = (the time of one alone x k / cores) / (the time of all k at once), in
  * 0.1..1 (1: a fair split of the cores, nothing lost to switches and shared caches). */
@@ -67,12 +70,16 @@ double halo_sim_calib_slice(const halo_sim_calib_opts *o, int cores);
 double halo_sim_calib_sleep_over(const halo_sim_calib_opts *o);
 
 /* A unit of a training step's work for the oversubscription probe (halo calibrate runs it
- * alone and in 2 x cores ranks at once, and compares their CPU time): a gather of 8192 random
- * 512-byte rows from a 64 MiB table, then a 2048 x 128 x 128 sgemm on them; about a
- * millisecond on one core. key varies the rows. */
+ * alone and in 2 x cores ranks at once, and compares their CPU time), in three parts timed
+ * apart, since more processes than cores cost each kind of work its own: the sampler's (4096
+ * frontier nodes of a random graph of 2^18 nodes drawn at fanout 10 and their block built),
+ * a gather of 8192 random 512-byte rows from a 64 MiB table, and a 2048 x 128 x 128 sgemm on
+ * them; a few milliseconds on one core. key varies the draws and the rows. */
+enum { HALO_UNIT_SAMPLE, HALO_UNIT_GATHER, HALO_UNIT_GEMM, HALO_UNIT_PARTS };
 typedef struct halo_sim_calib_unit halo_sim_calib_unit;
 halo_sim_calib_unit *halo_sim_calib_unit_new(uint64_t key);
-void halo_sim_calib_unit_run(halo_sim_calib_unit *u);
+/* Runs the unit; cpu[k] gets part k's seconds on the calling thread's CPU clock. */
+void halo_sim_calib_unit_run(halo_sim_calib_unit *u, double cpu[HALO_UNIT_PARTS]);
 void halo_sim_calib_unit_free(halo_sim_calib_unit *u);
 
 /* GraphSAGE on one thread (model/): the fixed seconds of a training step (forward, backward

@@ -7,6 +7,8 @@
 #include "core/err.h"
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/timer.h"
+#include "graph/graph.h"
 #include "model/model.h"
 #include "model/ops.h"
 #include "sample/sample.h"
@@ -362,6 +364,10 @@ fail:
 #define UNIT_DIM 128
 /* Rows of its table: 64 MiB, more than a last-level cache. */
 #define UNIT_TABLE (1 << 17)
+/* Nodes of its graph, and the frontier it samples at fanout UNIT_FANOUT. */
+#define UNIT_NODES (1 << 18)
+#define UNIT_FRONTIER 4096
+#define UNIT_FANOUT 10
 
 struct halo_sim_calib_unit {
     float *table; /* [UNIT_TABLE x UNIT_DIM] rows gathered from */
@@ -369,6 +375,13 @@ struct halo_sim_calib_unit {
     float *rows;  /* [UNIT_ROWS x UNIT_DIM] the gathered rows, then the GEMM's input */
     float *w;     /* [UNIT_DIM x UNIT_DIM] weights */
     float *out;   /* [UNIT_ROWS / 4 x UNIT_DIM] the GEMM's output */
+    halo_graph *g;     /* the sampled graph */
+    halo_sampler *smp; /* its sampler */
+    int64_t *frow;     /* [UNIT_FRONTIER] frontier rows (and keys) */
+    int32_t *fdst;     /* [UNIT_FRONTIER] the same as int32 */
+    int64_t *off;      /* [UNIT_FRONTIER + 1] */
+    int32_t *nbrs;     /* [UNIT_FRONTIER x UNIT_FANOUT] */
+    int64_t batch;     /* draws' batch key, advanced per run */
 };
 
 halo_sim_calib_unit *halo_sim_calib_unit_new(uint64_t key)
@@ -391,14 +404,47 @@ halo_sim_calib_unit *halo_sim_calib_unit_new(uint64_t key)
     for (int i = 0; i < UNIT_DIM * UNIT_DIM; i++) {
         u->w[i] = (float)(i % 7) * 0.125f;
     }
+    u->g = halo_sim_calib_random_graph(UNIT_NODES);
+    u->smp = halo_sampler_new();
+    u->frow = HALO_ALLOC(int64_t, UNIT_FRONTIER);
+    u->fdst = HALO_ALLOC(int32_t, UNIT_FRONTIER);
+    u->off = HALO_ALLOC(int64_t, UNIT_FRONTIER + 1);
+    u->nbrs = HALO_ALLOC(int32_t, (int64_t)UNIT_FRONTIER * UNIT_FANOUT);
+    for (int i = 0; i < UNIT_FRONTIER; i++) { /* distinct: a permutation's first entries */
+        u->frow[i] = halo_sim_calib_scatter(i + (int64_t)key * UNIT_FRONTIER, UNIT_NODES);
+        u->fdst[i] = (int32_t)u->frow[i];
+    }
+    u->batch = (int64_t)key << 32;
     return u;
 }
 
-void halo_sim_calib_unit_run(halo_sim_calib_unit *u)
+/* The sampler's part: the frontier drawn at UNIT_FANOUT, then its block. */
+static void unit_sample(halo_sim_calib_unit *u)
 {
+    halo_sample_key k = {1, 0, u->batch++};
+    halo_sample_rows_offsets(u->g->indptr, u->frow, UNIT_FRONTIER, UNIT_FANOUT, u->off);
+    halo_sample_rows(u->smp, u->g->indptr, u->g->indices, u->frow, u->frow, UNIT_FRONTIER,
+                     UNIT_FANOUT, &k, 0, u->off, u->nbrs);
+    halo_block b;
+    memset(&b, 0, sizeof b);
+    if (halo_sample_block_build(u->smp, u->fdst, UNIT_FRONTIER, u->off, u->nbrs, &b) == 0) {
+        halo_sample_block_free(&b);
+    }
+}
+
+void halo_sim_calib_unit_run(halo_sim_calib_unit *u, double cpu[HALO_UNIT_PARTS])
+{
+    double t0 = halo_thread_cpu();
+    unit_sample(u);
+    double t1 = halo_thread_cpu();
     halo_store_gather(u->table, 0, UNIT_DIM, u->ids, UNIT_ROWS, u->rows);
+    double t2 = halo_thread_cpu();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, UNIT_ROWS / 4, UNIT_DIM, UNIT_DIM,
                 1.0f, u->rows, UNIT_DIM, u->w, UNIT_DIM, 0.0f, u->out, UNIT_DIM);
+    double t3 = halo_thread_cpu();
+    cpu[HALO_UNIT_SAMPLE] = t1 - t0;
+    cpu[HALO_UNIT_GATHER] = t2 - t1;
+    cpu[HALO_UNIT_GEMM] = t3 - t2;
 }
 
 void halo_sim_calib_unit_free(halo_sim_calib_unit *u)
@@ -409,6 +455,12 @@ void halo_sim_calib_unit_free(halo_sim_calib_unit *u)
         halo_free(u->rows);
         halo_free(u->w);
         halo_free(u->out);
+        halo_graph_free(u->g);
+        halo_sampler_free(u->smp);
+        halo_free(u->frow);
+        halo_free(u->fdst);
+        halo_free(u->off);
+        halo_free(u->nbrs);
         halo_free(u);
     }
 }

@@ -102,7 +102,7 @@ double halo_sim_cost_agg_s(const halo_sim_profile *p, double passes, double widt
  * (nd, in, out), the bases' composition at the same rate, and the per-relation means (each
  * sampled edge once forward, once more where dX is computed). */
 static double rgcn_layer_s(const halo_sim_profile *p, const halo_sim_work *w, int l,
-                           const int dims[3], int relations, int bases)
+                           const int dims[3], int relations, int bases, double *gemm)
 {
     double in = layer_dim(l, w->layers, dims[0], dims[1], dims[2]);
     double out = layer_dim(l + 1, w->layers, dims[0], dims[1], dims[2]);
@@ -110,6 +110,7 @@ static double rgcn_layer_s(const halo_sim_profile *p, const halo_sim_work *w, in
     double nd = (double)w->num_dst[l];
     double flops = rgcn_layer_flops(w, l, in, out, relations, bases);
     double rate = halo_sim_profile_gemm_rate(p, nd, in, out);
+    *gemm += flops / rate;
     return flops / rate + halo_sim_cost_agg_s(p, (double)w->num_edges[l] * (1.0 + dx), in) +
            p->elem_s * nd * (2.0 * out + in * (1.0 + dx));
 }
@@ -122,22 +123,33 @@ double halo_sim_cost_elems(const halo_sim_work *w, int l, int in_dim, int hidden
     return (double)w->num_dst[l] * (2.0 * out + in * (1.0 + dx));
 }
 
-double halo_sim_cost_fb_s(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
-                          int hidden, int classes, int relations, int bases)
+/* The forward/backward seconds of w's blocks (fit factor included); *gemm gets their GEMMs'
+ * part (it prices the oversubscription apart: sim/engine_cpu.c). */
+static double fb_split(const halo_sim_profile *p, const halo_sim_work *w, int in_dim, int hidden,
+                       int classes, int relations, int bases, double *gemm)
 {
     const int dims[3] = {in_dim, hidden, classes};
-    double sum = 0;
+    double sum = 0, g = 0;
     for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
         if (relations > 0) {
-            sum += rgcn_layer_s(p, w, l, dims, relations, bases);
+            sum += rgcn_layer_s(p, w, l, dims, relations, bases, &g);
             continue;
         }
         layer_shape s = shape_of(w, l, in_dim, hidden, classes);
-        sum += s.flops / halo_sim_profile_gemm_rate(p, s.rows, s.in, s.out) +
-               halo_sim_cost_agg_s(p, s.passes, s.width) +
+        double t = s.flops / halo_sim_profile_gemm_rate(p, s.rows, s.in, s.out);
+        g += t;
+        sum += t + halo_sim_cost_agg_s(p, s.passes, s.width) +
                p->elem_s * halo_sim_cost_elems(w, l, in_dim, hidden, classes);
     }
+    *gemm = fitf(p->fit_compute) * g;
     return fitf(p->fit_compute) * sum;
+}
+
+double halo_sim_cost_fb_s(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
+                          int hidden, int classes, int relations, int bases)
+{
+    double gemm;
+    return fb_split(p, w, in_dim, hidden, classes, relations, bases, &gemm);
 }
 
 /* GAT's GEMM flops of block l, heads H of F floats out of `in`: z = h W over the ns sources
@@ -174,30 +186,44 @@ double halo_sim_cost_flops_gat(const halo_sim_work *w, int in_dim, int hidden, i
 
 /* GAT's seconds of block l (halo_sim_cost_fb_s_gat, without the fit factor). */
 static double gat_layer_time(const halo_sim_profile *p, const halo_sim_work *w, int l,
-                             const int dims[4], int heads)
+                             const int dims[4], int heads, double *gemm_sum)
 {
     double in, h, f;
     gat_dims(w, l, dims, heads, &in, &h, &f);
     double nd = (double)w->num_dst[l], ns = (double)w->num_src[l], e = (double)w->num_edges[l];
     double gemm = gat_layer_flops(w, l, in, h * f) / halo_sim_profile_gemm_rate(p, ns, in, h * f);
+    *gemm_sum += gemm;
     double attention = halo_sim_cost_agg_s(p, 3.0 * e * h, f);
     return gemm + attention + p->elem_s * h * f * (3.0 * (ns + nd) + 2.0 * nd);
+}
+
+/* GAT's fb_split. */
+static double fb_split_gat(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
+                           int hidden, int classes, int heads, int out_heads, double *gemm)
+{
+    const int dims[4] = {in_dim, hidden, classes, out_heads};
+    double sum = 0, g = 0;
+    for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
+        sum += gat_layer_time(p, w, l, dims, heads, &g);
+    }
+    *gemm = fitf(p->fit_compute) * g;
+    return fitf(p->fit_compute) * sum;
 }
 
 double halo_sim_cost_fb_s_gat(const halo_sim_profile *p, const halo_sim_work *w, int in_dim,
                               int hidden, int classes, int heads, int out_heads)
 {
-    const int dims[4] = {in_dim, hidden, classes, out_heads};
-    double sum = 0;
-    for (int l = 0; l < w->layers && l < HALO_MAX_LAYERS; l++) {
-        sum += gat_layer_time(p, w, l, dims, heads);
-    }
-    return fitf(p->fit_compute) * sum;
+    double gemm;
+    return fb_split_gat(p, w, in_dim, hidden, classes, heads, out_heads, &gemm);
 }
 
-double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double edges)
+double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double edges,
+                              double copied, double lng)
 {
-    return fitf(p->fit_sample) * (nodes * p->sample_node_s + edges * p->sample_edge_s);
+    double copy_s = p->sample_copy_s > 0 ? p->sample_copy_s : p->sample_edge_s;
+    double long_s = p->sample_long_s > 0 ? p->sample_long_s : p->sample_edge_s;
+    return fitf(p->fit_sample) * (nodes * p->sample_node_s + copied * copy_s + lng * long_s +
+                                  (edges - copied - lng) * p->sample_edge_s);
 }
 
 double halo_sim_cost_build_s(const halo_sim_profile *p, double src, double edges)
@@ -329,12 +355,14 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
     double rb = (double)a->row_bytes;
     for (int l = 0; l < L; l++) {
         rw->serve[l] = halo_sim_cost_sample_s(p, (double)a->served_nodes[l],
-                                              (double)a->served_edges[l]);
+                                              (double)a->served_edges[l],
+                                              (double)a->served_copied[l],
+                                              (double)a->served_long[l]);
         rw->build[l] = halo_sim_cost_build_s(p, (double)a->num_src[l], (double)a->num_edges[l]);
     }
     rw->fetch_pre = halo_sim_cost_fetch_pre_s(p, (double)a->input_nodes, (double)a->lookups,
                                               (double)a->hook_calls, (double)a->hook_work,
-                                              (double)a->hits, rb);
+                                              (double)(a->hits + a->admits), rb);
     double params = (double)c->o.grad_floats, fc = fitf(p->fit_compute);
     if (c->gpu) {
         double bytes = (double)a->input_nodes * rb;
@@ -350,10 +378,14 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
         rw->copy = 0;
         rw->adam = fc * params * ADAM_BYTES / p->adam_bw;
     }
-    rw->fb = c->o.heads > 0 ? halo_sim_cost_fb_s_gat(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
-                                                     c->o.heads, c->o.out_heads)
-                            : halo_sim_cost_fb_s(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
-                                                 c->o.relations, c->o.bases);
+    double gemm = 0;
+    rw->fb = c->o.heads > 0 ? fb_split_gat(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
+                                           c->o.heads, c->o.out_heads, &gemm)
+                            : fb_split(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
+                                       c->o.relations, c->o.bases, &gemm);
+    /* the oversubscription slows its GEMMs and the rest apart (sim/engine_cpu.c) */
+    rw->fb_slow = rw->fb > 0 ? (gemm * c->slow_gemm + (rw->fb - gemm) * c->slow_gather) / rw->fb
+                             : 1.0;
     /* sparse Adam over the rows it owns that the step touched (its own and the ones it
        served): it reads row, gradient and two moments and writes three, on the host */
     double own_rows = a->embed_rows != NULL ? at(a->embed_rows, (size_t)q) : 0;
@@ -378,7 +410,8 @@ static void build_sample_xchg(halo_sim_cost *c, brec *r, const halo_sim_work *w)
         xsum_store(c, r, 2 * i);
         for (int q = 0; q < P; q++) {
             r->xr[(size_t)(2 * i) * P + q].own += halo_sim_cost_sample_s(
-                &c->pf, (double)w[q].local_nodes[l], (double)w[q].local_edges[l]);
+                &c->pf, (double)w[q].local_nodes[l], (double)w[q].local_edges[l],
+                (double)w[q].local_copied[l], (double)w[q].local_long[l]);
         }
         xsum_reset(c);
         for (int q = 0; q < P; q++) {
@@ -553,10 +586,16 @@ void halo_sim_cost_setup(halo_sim_cost *c)
 {
     c->busy_threads = (long)c->pf.trainers * (c->depth > 0 ? 2 + c->S : 1);
     c->oversub_threads = c->busy_threads > c->pf.cores;
-    c->oversub_slow = c->pf.trainers > c->pf.cores
-                          ? 1.0 + c->pf.oversub_penalty * (c->pf.trainers - c->pf.cores) /
-                                      c->pf.cores
-                          : 1.0;
+    /* more trainer processes than cores: each kind of work its own measured penalty */
+    double beyond = c->pf.trainers > c->pf.cores
+                        ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
+                        : 0.0;
+    /* every core busy (as many busy threads as cores or more): the sampler, whose constants
+       are measured alone, runs its measured slow-down against alone (caches and memory shared) */
+    double busy = c->busy_threads >= c->pf.cores ? 1.0 : 0.0;
+    c->slow_gather = 1.0 + c->pf.oversub_penalty * beyond;
+    c->slow_gemm = 1.0 + c->pf.oversub_gemm * beyond;
+    c->slow_sample = (1.0 + c->pf.corun_sample * busy) * (1.0 + c->pf.oversub_sample * beyond);
     threads_notice(c);
     const halo_sim_cost_opts *o = &c->o;
     const halo_sim_profile *p = &c->pf;

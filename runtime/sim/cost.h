@@ -54,6 +54,11 @@ typedef struct halo_sim_work {
     int64_t local_edges[HALO_MAX_LAYERS];  /* edges drawn for them */
     int64_t served_nodes[HALO_MAX_LAYERS]; /* nodes this rank sampled for peers' requests */
     int64_t served_edges[HALO_MAX_LAYERS]; /* edges drawn for them */
+    /* of local_edges and served_edges: the edges of lists taken whole (in-degree <= fanout)
+       and those drawn from long lists (in-degree > HALO_SIM_LONG_LIST); the rest are drawn
+       from short lists (untyped graphs; 0 on typed ones) */
+    int64_t local_copied[HALO_MAX_LAYERS], local_long[HALO_MAX_LAYERS];
+    int64_t served_copied[HALO_MAX_LAYERS], served_long[HALO_MAX_LAYERS];
     const int64_t *sample_req;  /* [L * P] request bytes this rank sends to peer p in layer l
                                    (at [l * P + p]); the owner receives them */
     const int64_t *sample_rep;  /* [L * P] reply bytes peer p sends to this rank in layer l */
@@ -62,6 +67,8 @@ typedef struct halo_sim_work {
     int64_t local_rows;         /* rows copied from this rank's own part */
     int64_t lookups;            /* remote ids looked up in the cache (0 without a cache) */
     int64_t hits;               /* rows copied from the cache */
+    int64_t admits;             /* rows copied into the cache's slots after the pull (its
+                                   policy's admissions) */
     int64_t hook_calls;         /* cache_batch calls (0 or 1) */
     int64_t hook_work;          /* work the policy's budget charged in the cache's hooks
                                    (halo_policy_work) */
@@ -124,9 +131,15 @@ double halo_sim_cost_flops_rgcn(const halo_sim_work *w, int in_dim, int hidden, 
 
 /* The per-stage cost functions of the model (one core or one device, the profile's fit factor
  * of the stage included; the engine spreads CPU work over threads and shares the cores). */
-/* Sampling `nodes` frontier nodes drawing `edges` edges: node * sample_node_s + edges *
- * sample_edge_s. */
-double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double edges);
+/* In-degree beyond which a list is long: the sampler's draws from it each touch a cache line of
+ * their own (sample/sample.c draws from at most 64 entries through a bit mask). */
+#define HALO_SIM_LONG_LIST 64
+
+/* Sampling `nodes` frontier nodes drawing `edges` edges, of which `copied` from lists taken
+ * whole and `lng` from long lists: nodes * sample_node_s + copied * sample_copy_s + lng *
+ * sample_long_s + the rest * sample_edge_s (a class whose constant is 0: sample_edge_s). */
+double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double edges,
+                              double copied, double lng);
 /* Building a block of `src` source nodes and `edges` edges: src * block_node_s + the edges'
  * 4-byte sources at memcpy_bw. */
 double halo_sim_cost_build_s(const halo_sim_profile *p, double src, double edges);
@@ -138,7 +151,7 @@ double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row
 double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes);
 /* The fetch's CPU work besides its exchanges: inputs * fetch_node_s (the pull's plan and its
  * loop over the batch's input nodes) + cache lookups + policy hook calls + the hooks' charged
- * work at hook_unit_s + cache hits copied. */
+ * work at hook_unit_s + `hits` rows copied (the cache's hits, and the rows it admits). */
 double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double inputs, double lookups,
                                  double hooks, double hook_work, double hits, double row_bytes);
 /* Aggregating `passes` edge rows of `width` floats: passes * (agg_edge_s + 4 width / agg_bw)

@@ -43,6 +43,7 @@ typedef struct step {
     int threads; /* STEP_CPU: threads the work is spread over */
     int xi;      /* STEP_XCHG: exchange number within the batch */
     double work; /* STEP_CPU: core-seconds; STEP_DELAY: seconds */
+    double slow; /* STEP_CPU: its slow-down by oversubscription (0: its stage's) */
 } step;
 
 /* One rank's part in one exchange (or the allreduce) of one batch. */
@@ -75,6 +76,8 @@ typedef struct rwork {
     double fetch_pre;              /* cache lookups, the policy hook, copying hits */
     double copy;                   /* host-to-device copy (GPU) */
     double fb;                     /* forward + backward: GEMMs and aggregation */
+    double fb_slow;                /* fb's slow-down by oversubscription: its GEMMs' and the
+                                      rest's measured ones, weighted by their seconds */
     double overhead;               /* fixed per step */
     double adam;                   /* optimiser (GPU: with its two PCIe copies) */
     double embed_apply;            /* sparse Adam of the embedding rows it owns (host) */
@@ -198,8 +201,12 @@ struct halo_sim_cost {
     long busy_threads;       /* busy threads per machine: its trainers x (trainer, fetch thread
                                 and samplers at depth >= 1; the trainer alone at depth 0) */
     int oversub_threads;     /* busy_threads outnumber the machine's cores */
-    double oversub_slow;     /* 1 + oversub_penalty x (trainers - cores) / cores when the
-                                trainers outnumber the cores, else 1: every CPU task's slow-down */
+    double slow_gather;      /* 1 + oversub_penalty x (trainers - cores) / cores when the
+                                trainers outnumber the cores, else 1: the slow-down of the
+                                fetch's, the compute's non-GEMM and the optimiser's work */
+    double slow_gemm;        /* the same with oversub_gemm: the compute's GEMMs */
+    double slow_sample;      /* the same with oversub_sample, times 1 + corun_sample when the
+                                busy threads are as many as the cores or more: the sampling */
     int netem;               /* emulated network on */
     double lat_local;        /* latency between ranks of one machine: shm_lat_s, or
                               * oversub_lat_s when its ranks outnumber its cores */
@@ -276,7 +283,8 @@ void halo_sim_cpu_assign(halo_sim_cost *c, sim_machine *m);
 void halo_sim_cpu_resched(halo_sim_cost *c, int mi);
 /* At the end of time slices: running tasks that had theirs while others queue queue again. */
 void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m);
-/* Starts `work` core-seconds on `threads` threads for simulated thread tid. */
-void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads);
+/* Starts `work` core-seconds on `threads` threads for simulated thread tid, slowed by `slow`
+ * (more processes than cores; 0: by its stage's kind of work). */
+void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double slow);
 
 #endif

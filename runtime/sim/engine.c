@@ -153,11 +153,11 @@ static void xchg_start(halo_sim_cost *c, brec *r, int xi)
         xr->own_end = -1;
         if (xr->crit > 0) {
             t->phase = 0;
-            halo_sim_cpu_start(c, xr->thread, xr->crit, 1);
+            halo_sim_cpu_start(c, xr->thread, xr->crit, 1, 0);
             x->outstanding++;
         } else if (xr->own > 0) {
             t->phase = 1;
-            halo_sim_cpu_start(c, xr->thread, xr->own, 1);
+            halo_sim_cpu_start(c, xr->thread, xr->own, 1, 0);
         } else {
             xr->own_end = c->now;
         }
@@ -305,7 +305,7 @@ static void cpu_done(halo_sim_cost *c, int tid)
     if (t->phase == 0) {
         if (xr->own > 0) {
             t->phase = 1;
-            halo_sim_cpu_start(c, tid, xr->own, 1);
+            halo_sim_cpu_start(c, tid, xr->own, 1, 0);
         } else {
             xr->own_end = c->now;
         }
@@ -331,7 +331,7 @@ static void try_rank(halo_sim_cost *c, int rank);
 
 static void add_step(sim_thread *t, int kind, double work, int threads, int xi)
 {
-    t->steps[t->nsteps++] = (step){kind, threads, xi, work};
+    t->steps[t->nsteps++] = (step){kind, threads, xi, work, 0};
 }
 
 /* Builds the program of a stage from the batch's work. */
@@ -367,6 +367,7 @@ static void stage_program(halo_sim_cost *c, sim_thread *t, const brec *r)
         }
         if (cpu) {
             add_step(t, STEP_CPU, w->fb, c->kthreads, 0);
+            t->steps[t->nsteps - 1].slow = w->fb_slow;
             add_step(t, STEP_CPU, w->overhead, 1, 0);
         } else {
             add_step(t, STEP_DELAY, w->fb + w->overhead, 1, 0);
@@ -408,7 +409,7 @@ static void thread_run(halo_sim_cost *c, int tid)
         }
         if (s->work > 0) {
             if (s->kind == STEP_CPU) {
-                halo_sim_cpu_start(c, tid, s->work, s->threads);
+                halo_sim_cpu_start(c, tid, s->work, s->threads, s->slow);
             } else {
                 resume_at(c, tid, c->now + s->work);
             }

@@ -9,11 +9,10 @@
 #include <math.h>
 #include <string.h>
 
-/* Speed of a running task, at most one. More trainer processes than cores cost more than
- * their share (switches between address spaces, caches refilled): the profile's
- * oversub_penalty per process beyond the cores, relative to the cores; while tasks queue for
- * the cores, the running ones get share_eff of their speed (what halo calibrate measured
- * for more busy threads than cores; 0: not measured, full speed). */
+/* Speed of a running task, at most one: while tasks queue for the cores, the running ones get
+ * share_eff of their speed (what halo calibrate measured for more busy threads than cores; 0:
+ * not measured, full speed). More trainer processes than cores make each task's work itself
+ * larger (halo_sim_cpu_start). */
 static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
 {
     int queued = 0;
@@ -29,7 +28,7 @@ static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
         double lost = s * c->pf.poll_frac / c->pf.cores;
         eff *= 1.0 - (lost < fair ? lost : fair);
     }
-    return eff / c->oversub_slow;
+    return eff;
 }
 
 /* Brings the running tasks' remaining seconds up to now. */
@@ -142,8 +141,16 @@ void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m)
     }
 }
 
+/* The slow-down of a CPU task of `stage` by more trainer processes than cores (switches
+ * between address spaces, caches and TLBs refilled): measured apart for the sampler's work,
+ * the GEMMs and the gathers (halo calibrate's oversubscription probe, by part of its unit). */
+static double stage_slow(const halo_sim_cost *c, int stage)
+{
+    return stage == STAGE_SAMPLE ? c->slow_sample : c->slow_gather;
+}
+
 /* Starts `work` core-seconds on `threads` threads for simulated thread tid. */
-void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads)
+void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double slow)
 {
     int mi = c->rk[c->th[tid].rank].machine;
     sim_machine *m = &c->mc[mi];
@@ -153,14 +160,15 @@ void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads)
         m->task = halo_realloc(m->task, (size_t)m->cap * sizeof *m->task);
     }
     int k = threads < c->pf.cores ? threads : c->pf.cores;
+    int st = c->th[tid].stage;
+    work *= slow > 0 ? slow : stage_slow(c, st);
     cpu_task nt = {work / threads, k, 0, c->now, tid, c->now, 0};
     /* the work on the thread's own clock (a compute on k threads: its share; more trainer
        processes than cores: the oversubscription penalty's caches refilled too), by stage as
        the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
-    int st = c->th[tid].stage;
     if (st != STAGE_COPY) {
         c->rk[c->th[tid].rank].cpu_s[st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2] +=
-            work / threads * c->oversub_slow;
+            work / threads;
     }
     if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */
         c->th[tid].keep = 0;

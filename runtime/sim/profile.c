@@ -71,6 +71,10 @@ static const pfield fields[] = {
      "per sampled edge (draw + write), one core"},
     {"cpu", "sample_node_ns", "sample_node_s", K_NUM, U_NS, R_POS, N_ALWAYS, OFF(sample_node_s),
      "per frontier node sampled (row lookup, offsets), one core"},
+    {"cpu", "sample_copy_ns", "sample_copy_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(sample_copy_s),
+     "per edge of a list taken whole (in-degree <= fanout; 0: sample_edge_ns), one core"},
+    {"cpu", "sample_long_ns", "sample_long_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(sample_long_s),
+     "per edge drawn from a long list (in-degree > 64; 0: sample_edge_ns), one core"},
     {"cpu", "block_node_ns", "block_node_s", K_NUM, U_NS, R_POS, N_ALWAYS, OFF(block_node_s),
      "per source node when building a block (dedup hash), one core"},
     {"cpu", "gather_GBps", "gather_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(gather_bw),
@@ -90,7 +94,14 @@ static const pfield fields[] = {
     {"cpu", "hook_unit_ns", "hook_unit_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(hook_unit_s),
      "per unit of work a policy hook's budget is charged (a Lua instruction; 0: not measured)"},
     {"cpu", "oversub_penalty", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_penalty),
-     "slow-down per trainer process beyond the cores, relative to the cores (0 = none)"},
+     "slow-down per trainer process beyond the cores, relative to the cores, of gathers "
+     "(fetch, aggregation, element passes; 0 = none)"},
+    {"cpu", "oversub_gemm", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_gemm),
+     "the same for the compute's GEMMs (0 = none)"},
+    {"cpu", "oversub_sample", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_sample),
+     "the same for the sampling stage (0 = none)"},
+    {"cpu", "corun_sample", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(corun_sample),
+     "slow-down of the sampling stage while every core is busy, against alone (0 = none)"},
     {"cpu", "slice_us", "slice_s", K_NUM, U_US, R_NONNEG, N_NEVER, OFF(slice_s),
      "time slice of a busy core: a task that ran this long while others wait gives it up (0: "
      "a task keeps its core to its end)"},
@@ -374,6 +385,46 @@ double halo_sim_profile_gemm_rate(const halo_sim_profile *p, double rows, double
         }
     }
     return 1.0 / spf;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..n-1] (sorted in place; the mean of the middle two when n is even). */
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void halo_sim_profile_median(const halo_sim_profile *ps, int n, halo_sim_profile *out)
+{
+    halo_sim_profile m = ps[0];
+    double v[16];
+    n = n < 16 ? n : 16;
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
+        if (fields[f].kind != K_NUM) {
+            continue;
+        }
+        for (int i = 0; i < n; i++) {
+            v[i] = *(const double *)((const char *)&ps[i] + fields[f].off);
+        }
+        *(double *)((char *)&m + fields[f].off) = median_of(v, n);
+    }
+    for (int r = 0; r < m.gemm_nr; r++) {
+        for (int a = 0; a < m.gemm_ni; a++) {
+            for (int o = 0; o < m.gemm_no; o++) {
+                for (int i = 0; i < n; i++) {
+                    v[i] = ps[i].gemm_rate[r][a][o];
+                }
+                m.gemm_rate[r][a][o] = median_of(v, n);
+            }
+        }
+    }
+    *out = m;
 }
 
 void halo_sim_profile_defaults(halo_sim_profile *p)

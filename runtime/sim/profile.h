@@ -33,6 +33,10 @@ typedef struct halo_sim_profile {
     /* CPU work, per core (one thread runs at this rate when it has a core to itself) */
     double sample_edge_s;      /* seconds per sampled edge (draw + write) */
     double sample_node_s;      /* seconds per frontier node sampled (row lookup, offsets) */
+    double sample_copy_s;      /* seconds per edge of a list taken whole (in-degree <= fanout;
+                                  0: sample_edge_s) */
+    double sample_long_s;      /* seconds per edge drawn from a long list (in-degree > 64: each
+                                  draw a cache line of its own; 0: sample_edge_s) */
     double block_node_s;       /* seconds per source node when building a block (dedup hash) */
     double gather_bw;          /* bytes/s of a gather of random feature rows (local copy) */
     double gather_row_s;       /* seconds per gathered row besides its bytes (0 in profiles
@@ -52,7 +56,16 @@ typedef struct halo_sim_profile {
                                   instruction; 0: not measured) */
     double oversub_penalty;    /* with t trainers (processes) on c < t cores, CPU work runs
                                   1 + oversub_penalty * (t - c) / c times slower than its share
-                                  (switches between processes, caches refilled); 0 = none */
+                                  (switches between processes, caches refilled); 0 = none.
+                                  Measured on gathers: it prices the fetch, the compute's
+                                  aggregation and element passes, Adam */
+    double oversub_gemm;       /* the same for the compute's GEMMs (0 = none) */
+    double oversub_sample;     /* the same for the sampling stage's work (0 = none) */
+    double corun_sample;       /* with as many busy threads as cores or more, the sampling
+                                  stage's work runs 1 + corun_sample times slower than alone on
+                                  the machine (cores that share caches and memory); its
+                                  constants are measured alone, the fetch's on 2 busy ranks
+                                  already; 0 = none */
     double slice_s;            /* the kernel's time slice of a busy core: a task that ran this
                                   long while others wait for a core gives it up and queues
                                   again (0: a task keeps its core to its end) */
@@ -114,6 +127,10 @@ typedef struct halo_sim_profile {
 
 /* Sets the fields that are optional with a default other than 0 (the fit factors, 1). */
 void halo_sim_profile_defaults(halo_sim_profile *p);
+/* Into out: ps[0] with every number of the file (each K_NUM field, each GEMM table rate) the
+ * median of its n values in ps[0..n-1] (n >= 1; the tables' axes those of ps[0], which the
+ * others share when one calibration wrote them all). */
+void halo_sim_profile_median(const halo_sim_profile *ps, int n, halo_sim_profile *out);
 
 /* Flop/s of a layer's GEMMs at (rows, in, out): the table, trilinear in the logarithms of the
  * three sizes (clamped to the grid), of the seconds per flop; gemm_flops without a table. */

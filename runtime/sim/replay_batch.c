@@ -11,6 +11,22 @@
 
 /* ---------------------------------------------------------------- sampling */
 
+/* Of the n rows' draws (offsets off): the edges of lists taken whole (a row of in-degree at
+ * most its count) into *copied, those drawn from lists longer than HALO_SIM_LONG_LIST into
+ * *lng (the cost model prices the three kinds apart). */
+static void edge_classes(const int64_t *indptr, const int64_t *rows, int64_t n,
+                         const int64_t *off, int64_t *copied, int64_t *lng)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t deg = indptr[rows[i] + 1] - indptr[rows[i]], cnt = off[i + 1] - off[i];
+        if (cnt >= deg) {
+            *copied += cnt;
+        } else if (deg > HALO_SIM_LONG_LIST) {
+            *lng += cnt;
+        }
+    }
+}
+
 /* One layer's draw of rank r's distributed sampling: frontier nodes grouped by owner, each
  * group drawn from its owner's CSR with the requester's keys, merged back in frontier order
  * into *out (the block is the frontier loop's). Counts the requests and replies per peer in
@@ -81,13 +97,20 @@ static int sim_sample_layer(sim *S, int r, const halo_sample_key *k, int layer, 
                              gkey + S->gstart[p], S->cnt[p], fanout, k, layer, off,
                              gnbr + S->nbase[p]);
         }
-        int64_t e = off[S->cnt[p]];
+        int64_t e = off[S->cnt[p]], copied = 0, lng = 0;
+        if (fan == NULL) {
+            edge_classes(pt->indptr, grow + S->gstart[p], S->cnt[p], off, &copied, &lng);
+        }
         if (p == r) {
             R->w.local_nodes[layer] += S->cnt[p];
             R->w.local_edges[layer] += e;
+            R->w.local_copied[layer] += copied;
+            R->w.local_long[layer] += lng;
         } else {
             S->r[p].w.served_nodes[layer] += S->cnt[p];
             S->r[p].w.served_edges[layer] += e;
+            S->r[p].w.served_copied[layer] += copied;
+            S->r[p].w.served_long[layer] += lng;
             /* header [+ the fanouts of every relation] + ids; counts + neighbours [+ relations] */
             R->sample_req[layer * P + p] = SIM_REQ_HDR + 4 * (int64_t)nrels + 4 * S->cnt[p];
             R->sample_rep[layer * P + p] =
@@ -197,6 +220,7 @@ static int sim_fetch(sim *S, int r, int epoch, int64_t b, int64_t step)
         R->w.lookups = nr;
         R->w.hook_calls = halo_policy_hooks(R->pol) & (1u << HALO_POLICY_CACHE_BATCH) ? 1 : 0;
         R->w.hook_work = halo_policy_work(R->pol) - work0;
+        R->w.admits = h1->admitted - h0.admitted;
     }
     for (int64_t i = 0; i < nr; i++) {
         if (!served[i]) {

@@ -23,6 +23,26 @@ check "... into cpu.fetch_GBps, a positive rate, and cpu.fetch_node_ns >= 0 (abs
     /^ *fetch_GBps = / { v = $3; sub(/,$/, "", v); r = (v + 0 > 0) }
     /^ *fetch_node_ns = / { v = $3; sub(/,$/, "", v); n = (v + 0 >= 0) }
     END { exit !(r && n) }' "$T/here.lua"
+check "it measures the oversubscription penalty of each kind of work" bash -c "
+    for k in sampling gathers GEMMs; do
+        grep -qE \"oversubscription penalty of \$k [0-9.e+-]+, the median of [0-9]+ pairs\" '$T/progress' || exit 1
+    done"
+check "... into cpu.oversub_penalty, cpu.oversub_gemm and cpu.oversub_sample, each >= 0" awk '
+    /^ *(oversub_penalty|oversub_gemm|oversub_sample) = / { v = $3; sub(/,$/, "", v); if (v + 0 >= 0) n++ }
+    END { exit n != 3 }' "$T/here.lua"
+check "... and the sampler's slow-down with every core busy, into cpu.corun_sample >= 0" bash -c "
+    grep -qE 'sampling with every core busy \(2 ranks\) runs [0-9.e+-]+ slower than alone' '$T/progress' &&
+    awk '/^ *corun_sample = / { v = \$3; sub(/,\$/, \"\", v); ok = v + 0 >= 0 } END { exit !ok }' '$T/here.lua'"
+check "the sampler's lists taken whole and long lists get their own constants" bash -c "
+    grep -qE 'ns per edge of a list taken whole, [0-9.e+-]+ ns per edge drawn from a long one' '$T/progress' &&
+    awk '/^ *sample_(copy|long)_ns = / { v = \$3; sub(/,\$/, \"\", v); if (v + 0 > 0) n++ } END { exit n != 2 }' '$T/here.lua'"
+check "--quick measures once" bash -c "! grep -q 'calibrate: pass ' '$T/progress'"
+check_fails "--repeat 10 is refused" "--repeat 10 \(want 1\.\.9\)" "$HALO" calibrate --quick --repeat 10 -o "$T/r.lua"
+check "... and writes nothing" test ! -e "$T/r.lua"
+check "--repeat 2 measures twice and writes the median of the passes" bash -c "
+    '$HALO' calibrate --quick --repeat 2 -o '$T/r2.lua' 2>'$T/r2.err' &&
+    [ \$(grep -c 'calibrate: pass [12] of 2' '$T/r2.err') -eq 2 ] &&
+    grep -q '; each figure the median of 2 passes' '$T/r2.lua'"
 check "it measures the kernel's time slice, into cpu.slice_us" bash -c "
     grep -qE 'with 2 x cores busy threads a thread runs [0-9.e+-]+ ms at a time' '$T/progress' &&
     grep -qE '^ *slice_us = [0-9.e+-]+,' '$T/here.lua'"

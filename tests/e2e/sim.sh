@@ -89,6 +89,26 @@ check "a cache policy's hook work is priced (lru: the fetch grows with cpu.hook_
 check "... and a policy without cache hooks does not move (distdgl)" awk \
     -v a="$(fetch_of "$T/distdgl-h0.jsonl")" -v b="$(fetch_of "$T/distdgl-h1.jsonl")" 'BEGIN { exit !(a > 0 && a == b) }'
 
+# the sampler's edges by the list they come from: drawn from a long list (in-degree > 64, the
+# products-like graph's hubs) at cpu.sample_long_ns, taken whole at cpu.sample_copy_ns; a dear
+# constant of either makes the simulated sampling slower than the profile without it
+sample_of() { sed -n 's/.*"sample_cpu_s":\([0-9.e+-]*\).*/\1/p' "$1" | head -n 1; }
+grep -vE "^ *sample_(long|copy)_ns = " $C >"$T/s0.lua"
+sed 's/^\( *sample_node_ns = .*\)$/\1\n        sample_long_ns = 1000,/' "$T/s0.lua" >"$T/sl.lua"
+sed 's/^\( *sample_node_ns = .*\)$/\1\n        sample_copy_ns = 1000,/' "$T/s0.lua" >"$T/sc.lua"
+# (every in-degree of this graph is above 10: at fanouts 5,10 no list is taken whole, at 40,40
+# many are)
+for s in s0:5,10 sl:5,10 sc:5,10 s0:40,40 sc:40,40; do
+    "$HALO" sim "$T/p4" -q --cluster "$T/${s%%:*}.lua" --trainers 4 --epochs 1 --batch 150 \
+        --policy $P/distdgl.lua --fanouts "${s#*:}" --metrics "$T/${s/:/-}.jsonl" >/dev/null 2>&1
+done
+check "edges drawn from long lists are priced at cpu.sample_long_ns" awk \
+    -v a="$(sample_of "$T/s0-5,10.jsonl")" -v b="$(sample_of "$T/sl-5,10.jsonl")" 'BEGIN { exit !(a > 0 && b > 1.2 * a) }'
+check "edges of lists taken whole are priced at cpu.sample_copy_ns" awk \
+    -v a="$(sample_of "$T/s0-40,40.jsonl")" -v b="$(sample_of "$T/sc-40,40.jsonl")" 'BEGIN { exit !(a > 0 && b > 1.2 * a) }'
+check "... and none is at fanouts below every in-degree" awk \
+    -v a="$(sample_of "$T/s0-5,10.jsonl")" -v b="$(sample_of "$T/sc-5,10.jsonl")" 'BEGIN { exit !(a > 0 && a == b) }'
+
 check_fails "a missing partition" "part|partition" "$HALO" sim "$T/nope" -q
 check_fails "--set without --policy" "--set needs --policy" "$HALO" sim "$T/p4" -q --set f=1
 check_fails "--netem without --cluster" "need --cluster" "$HALO" sim "$T/p4" -q --netem lat=1ms

@@ -683,11 +683,16 @@ static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
 /* ---------------------------------------------------------------- CPU contention */
 
 /* Stats of rank 0 when 4 symmetric trainers (CPU device) share one machine of `cores`. */
+/* Oversubscription penalties by kind of work (gathers, GEMMs, sampling), -1: as penalty. */
+static double pen_kind[3] = {-1, -1, -1};
+
 static halo_epoch_stats contended_with(int cores, int trainers, double penalty, double slice,
                                        double poll)
 {
     halo_sim_profile p = fast_profile(1, trainers, cores);
-    p.oversub_penalty = penalty;
+    p.oversub_penalty = pen_kind[0] >= 0 ? pen_kind[0] : penalty;
+    p.oversub_gemm = pen_kind[1] >= 0 ? pen_kind[1] : penalty;
+    p.oversub_sample = pen_kind[2] >= 0 ? pen_kind[2] : penalty;
     p.slice_s = slice;
     p.poll_frac = poll;
     p.device = HALO_SIM_DEVICE_CPU;
@@ -783,6 +788,32 @@ static void oversubscribed_machines_pay_the_penalty(void **state)
     halo_epoch_stats c = contended_pen(2, 2, 0), d = contended_pen(2, 2, 0.5);
     assert_close(d.sample_s, c.sample_s, 1e-12);
     assert_close(d.time_s, c.time_s, 1e-12);
+}
+
+/* Each kind of work pays its own penalty: the sampler's alone slows the sampling stage and
+ * nothing else; the GEMMs' alone slows the compute by less than the whole penalty (its
+ * aggregation is a gather's work); the gathers' alone slows the fetch and not the sampling. */
+static void each_kind_of_work_pays_its_own_penalty(void **state)
+{
+    (void)state;
+    halo_epoch_stats a = contended_pen(2, 4, 0);
+    pen_kind[0] = 0, pen_kind[1] = 0, pen_kind[2] = 0.5;
+    halo_epoch_stats s = contended_pen(2, 4, 0);
+    pen_kind[0] = 0, pen_kind[1] = 0.5, pen_kind[2] = 0;
+    halo_epoch_stats g = contended_pen(2, 4, 0);
+    pen_kind[0] = 0.5, pen_kind[1] = 0, pen_kind[2] = 0;
+    halo_epoch_stats r = contended_pen(2, 4, 0);
+    pen_kind[0] = pen_kind[1] = pen_kind[2] = -1;
+    assert_close(s.sample_cpu_s, 1.5 * a.sample_cpu_s, 1e-9);
+    assert_close(s.fetch_cpu_s, a.fetch_cpu_s, 1e-9);
+    assert_close(s.compute_cpu_s, a.compute_cpu_s, 1e-9);
+    assert_close(g.sample_cpu_s, a.sample_cpu_s, 1e-9);
+    assert_close(g.fetch_cpu_s, a.fetch_cpu_s, 1e-9);
+    assert_true(g.compute_cpu_s > 1.05 * a.compute_cpu_s);
+    assert_true(g.compute_cpu_s < 1.5 * a.compute_cpu_s);
+    assert_close(r.sample_cpu_s, a.sample_cpu_s, 1e-9);
+    assert_close(r.fetch_cpu_s, 1.5 * a.fetch_cpu_s, 1e-9);
+    assert_true(r.compute_cpu_s > a.compute_cpu_s);
 }
 
 /* Cores are served in arrival order: a task runs at full speed on the core it gets, the
@@ -1106,6 +1137,7 @@ int main(void)
         cmocka_unit_test(allreduce_is_a_ring_hierarchical_across_machines),
         cmocka_unit_test(trainers_of_a_machine_share_its_cores),
         cmocka_unit_test(oversubscribed_machines_pay_the_penalty),
+        cmocka_unit_test(each_kind_of_work_pays_its_own_penalty),
         cmocka_unit_test(tasks_give_their_core_up_at_the_end_of_a_slice),
         cmocka_unit_test(waiting_threads_poll_on_an_oversubscribed_machine),
         cmocka_unit_test(timeline_holds_every_stage_on_its_thread),

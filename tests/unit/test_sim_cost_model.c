@@ -63,9 +63,17 @@ static void sampling_is_per_node_and_per_edge(void **state)
     (void)state;
     halo_sim_profile p = round_profile();
     /* 1000 nodes x 100 ns + 5000 edges x 10 ns = 100 us + 50 us */
-    assert_close(halo_sim_cost_sample_s(&p, 1000, 5000), 150e-6);
+    assert_close(halo_sim_cost_sample_s(&p, 1000, 5000, 0, 0), 150e-6);
+    /* without their own constants, lists taken whole and long lists cost sample_edge_s */
+    assert_close(halo_sim_cost_sample_s(&p, 1000, 5000, 1000, 2000), 150e-6);
+    /* with them: 1000 copied x 2 ns + 2000 long x 40 ns + 2000 short x 10 ns + the nodes'
+       100 us = 2 + 80 + 20 + 100 us */
+    p.sample_copy_s = 2e-9;
+    p.sample_long_s = 40e-9;
+    assert_close(halo_sim_cost_sample_s(&p, 1000, 5000, 1000, 2000), 202e-6);
+    p.sample_copy_s = p.sample_long_s = 0;
     p.fit_sample = 1.5;
-    assert_close(halo_sim_cost_sample_s(&p, 1000, 5000), 225e-6);
+    assert_close(halo_sim_cost_sample_s(&p, 1000, 5000, 0, 0), 225e-6);
     /* a block: 2000 sources x 20 ns + 8000 edges x 4 bytes at 4 GB/s = 40 us + 8 us, x 1.5 */
     assert_close(halo_sim_cost_build_s(&p, 2000, 8000), 1.5 * 48e-6);
 }

@@ -354,6 +354,34 @@ static void the_sandbox_holds(void **state)
 
 /* ---- the data loader itself ---- */
 
+/* halo calibrate --repeat: each number of the written profile is the median of its passes,
+ * the GEMM table's rates cell by cell; the rest (names, whole numbers) is the first pass's. */
+static void the_median_of_passes_is_taken_field_by_field(void **state)
+{
+    (void)state;
+    halo_sim_profile ps[3];
+    for (int i = 0; i < 3; i++) {
+        memset(&ps[i], 0, sizeof ps[i]);
+        halo_sim_profile_defaults(&ps[i]);
+        snprintf(ps[i].name, sizeof ps[i].name, "pass%d", i);
+        ps[i].cores = 2 + i;
+        ps[i].gemm_nr = ps[i].gemm_ni = ps[i].gemm_no = 2;
+    }
+    ps[0].sample_edge_s = 9e-9, ps[1].sample_edge_s = 3e-9, ps[2].sample_edge_s = 5e-9;
+    ps[0].oversub_gemm = 0.5, ps[1].oversub_gemm = 0, ps[2].oversub_gemm = 0.1;
+    ps[0].gemm_rate[1][0][1] = 10, ps[1].gemm_rate[1][0][1] = 30, ps[2].gemm_rate[1][0][1] = 20;
+    halo_sim_profile m;
+    halo_sim_profile_median(ps, 3, &m);
+    assert_true(fabs(m.sample_edge_s - 5e-9) < 1e-21);
+    assert_true(fabs(m.oversub_gemm - 0.1) < 1e-15);
+    assert_true(fabs(m.gemm_rate[1][0][1] - 20) < 1e-12);
+    assert_string_equal(m.name, "pass0");
+    assert_int_equal(m.cores, 2);
+    /* two passes: the mean of the two */
+    halo_sim_profile_median(ps, 2, &m);
+    assert_true(fabs(m.sample_edge_s - 6e-9) < 1e-21);
+}
+
 static void data_loader_converts_and_refuses(void **state)
 {
     (void)state;
@@ -432,6 +460,7 @@ int main(void)
         cmocka_unit_test(bad_profiles_name_the_field),
         cmocka_unit_test(the_sandbox_holds),
         cmocka_unit_test(data_loader_converts_and_refuses),
+        cmocka_unit_test(the_median_of_passes_is_taken_field_by_field),
     };
     return cmocka_run_group_tests_name("sim_profile", tests, setup, teardown);
 }
