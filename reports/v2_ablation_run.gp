@@ -17,8 +17,8 @@ set table $p0s1
 plot data using (p0x(strcol("run.depth"))):(column("epoch_s")) with table if (strcol("partition.method") eq "multilevel")
 unset table
 $p0band0 << EOD
--0.6 0.119804523 0.1797067845
-3.6 0.119804523 0.1797067845
+-0.6 0.120650468333333 0.1809757025
+3.6 0.120650468333333 0.1809757025
 EOD
 
 # panel 2: bars of run.depth vs speedup
