@@ -28,10 +28,22 @@
 
 /* ---- sampler ---- */
 
-static int cold_median(calib_fn fn, void *arg, double seconds, double *t);
+static int cold_run(calib_fn fn, void *arg, double seconds, size_t bytes, bool median,
+                    double *t);
 
 /* Frontier nodes of a sampling measurement: a mini-batch layer's order of size. */
 #define CALIB_FRONTIER 4096
+
+/* Bytes written before each repetition of a cold measurement: more than a last-level cache. */
+#define CALIB_EVICT_BYTES ((size_t)128 << 20)
+
+/* Bytes a training step's fetch and compute write between two samplings of a rank, for the
+ * sampler's measurements on the random graphs (each repetition's median counts: a training
+ * step's sampling is one run between two steps, not the luckiest of fifty). Those graphs are
+ * larger than a last-level cache, so their rows come from memory anyway; a 128 MiB eviction
+ * made the sampler there 1.6x slower than it runs in training, none 1.5x faster. On the user's
+ * partition (--graph), which can fit the cache, CALIB_EVICT_BYTES is written instead. */
+#define CALIB_STEP_BYTES ((size_t)8 << 20)
 
 /* One sampling pass over a frontier: offsets and draws (the per-node and per-edge work). */
 typedef struct sample_job {
@@ -48,6 +60,7 @@ typedef struct sample_job {
     int64_t edges;       /* edges drawn by the last pass */
     int64_t batch;       /* batch number, advanced per pass (fresh draws) */
     int64_t src;         /* source nodes of the last block */
+    size_t evict;        /* bytes written before each repetition (0: CALIB_STEP_BYTES) */
 } sample_job;
 
 static int run_sample(void *arg)
@@ -84,12 +97,13 @@ static int sample_rates(const halo_sim_calib_opts *o, sample_job *j, double *edg
     int64_t e1 = 0, e10 = 0;
     int rc = 0;
     j->fanout = 1;
-    HALO_TRY(cold_median(run_sample, j, o->seconds / 3, &t1));
+    size_t ev = j->evict > 0 ? j->evict : CALIB_STEP_BYTES;
+    HALO_TRY(cold_run(run_sample, j, o->seconds / 3, ev, true, &t1));
     e1 = j->edges;
     j->fanout = 10;
-    HALO_TRY(cold_median(run_sample, j, o->seconds / 3, &t10));
+    HALO_TRY(cold_run(run_sample, j, o->seconds / 3, ev, true, &t10));
     e10 = j->edges;
-    HALO_TRY(cold_median(run_block, j, o->seconds / 3, &tb));
+    HALO_TRY(cold_run(run_block, j, o->seconds / 3, ev, true, &tb));
     /* t = n * node + edges * edge at two fanouts; clamp noise to a small positive share */
     double e = e10 > e1 ? (t10 - t1) / (double)(e10 - e1) : t10 / (double)(e10 > 0 ? e10 : 1);
     double floor_e = 0.05 * t10 / (double)(e10 > 0 ? e10 : 1);
@@ -139,7 +153,7 @@ static int class_edge_s(const halo_sim_calib_opts *o, int64_t nodes, int lo, int
     j.nbrs = HALO_ALLOC(int32_t, j.n * 10);
     j.fanout = 10;
     double t = 0;
-    int rc = cold_median(run_sample, &j, o->seconds / 3, &t);
+    int rc = cold_run(run_sample, &j, o->seconds / 3, CALIB_STEP_BYTES, true, &t);
     if (rc == 0) {
         double e = (double)(j.edges > 0 ? j.edges : 1);
         double per = (t - (double)j.n * node_s) / e;
@@ -593,8 +607,6 @@ static int64_t part_frontier(const halo_part *pt, int64_t want, int64_t *rows, i
     return n;
 }
 
-/* Bytes written before each repetition of a cold measurement: more than a last-level cache. */
-#define CALIB_EVICT_BYTES ((size_t)128 << 20)
 
 /* As halo_sim_calib_best, but every repetition starts with the caches holding other data (a
  * 128 MiB buffer written first, untimed): a training step gathers its rows after the sampler,
@@ -627,17 +639,6 @@ static int cold_best(calib_fn fn, void *arg, double seconds, double *t)
     return cold_run(fn, arg, seconds, CALIB_EVICT_BYTES, false, t);
 }
 
-/* Bytes a training step's fetch and compute write between two samplings of a rank: its input
- * rows, activations and gradients, a few MiB (a 128 MiB eviction made the sampler 1.6x slower
- * than it runs in training, none 1.5x faster). */
-#define CALIB_STEP_BYTES ((size_t)8 << 20)
-
-/* The median repetition after CALIB_STEP_BYTES written each time: a training step's sampling
- * is one run between two steps, not the luckiest of fifty. */
-static int cold_median(calib_fn fn, void *arg, double seconds, double *t)
-{
-    return cold_run(fn, arg, seconds, CALIB_STEP_BYTES, true, t);
-}
 
 /* The gather of part pt's own feature rows (random owned rows, its row bytes and working set),
  * from cold caches (cold_best): gather_bw such that rows cost gather_row_s + row_bytes / gather_bw each, as measured. */
@@ -679,8 +680,14 @@ int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_si
                          "from, too few to measure (64 at least)", pdir, (long long)n);
     }
     if (rc == 0) {
+        /* from caches that hold none of the partition: a part of tens of MiB stays in the
+           last-level cache when sampled back to back, but training's fetch, compute and other
+           ranks evict it between batches (a products-like part of 51K nodes: 39-103 ns per
+           frontier node with 8 MiB written before each repetition, 92-212 ns with 64 MiB;
+           training's own sampler ran it at about 190 ns) */
         sample_job j = {.indptr = pt->indptr, .indices = pt->indices, .s = halo_sampler_new(),
-                        .rows = rows, .keys = keys, .dst = dst, .n = n};
+                        .rows = rows, .keys = keys, .dst = dst, .n = n,
+                        .evict = CALIB_EVICT_BYTES};
         rc = sample_rates(o, &j, &p->sample_edge_s, &p->sample_node_s, &p->block_node_s);
         halo_sampler_free(j.s);
         /* the partition's own mix of lists taken whole, short and long: one rate for all */
