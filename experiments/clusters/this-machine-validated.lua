@@ -120,5 +120,5 @@ return {
         compute = 1, -- scale of the compute stage's time (1 = not fitted)
         allreduce = 1, -- scale of the allreduce's latency per ring step (1 = not fitted)
     },
-    validation = { seed = 10, configs = 20, median_pct = 13.7, worst_pct = 34.1, stage_median_pct = 18.7, fit = true, date = "2026-12-02 07:11 UTC" },
+    validation = { seed = 10, configs = 20, median_pct = 13.7, worst_pct = 34.1, stage_median_pct = 18.7, fit = true, date = "2026-12-02 08:27 UTC" },
 }
