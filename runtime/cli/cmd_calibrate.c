@@ -248,20 +248,20 @@ static int unit_text(const double cpu[HALO_UNIT_PARTS], char *text, size_t size,
 
 /* The figures of a probe on c into text (rank 0's): the link figures with 2 ranks, the
  * seconds per exchange with more (the oversubscribed probe). */
-static int probe_text(halo_comm *c, bool quick, const char *fetch_dir, char *text, size_t size,
-                      int *len)
+static int probe_text(halo_comm *c, bool quick, bool with_units, const char *fetch_dir,
+                      char *text, size_t size, int *len)
 {
     if (halo_comm_size(c) == 2) {
         mpi_figs f;
         memset(&f, 0, sizeof f);
         double poll = 0;
         HALO_CHECK(probe_measure(c, quick, &f));
-        if (fetch_dir != NULL) { /* the units with a core per rank: the oversubscription's base */
+        if (with_units) { /* the units with a core per rank: the oversubscription's base */
             HALO_CHECK(units(c, quick ? 16 : 48, f.unit, &poll));
         }
         *len = snprintf(text, size, "lat_s %.9g\nbw_Bps %.9g\noverhead_s %.9g\nallreduce_s %.9g\n",
                         f.lat_s, f.bw, f.overhead_s, f.allreduce_s);
-        if (fetch_dir != NULL) {
+        if (with_units) {
             *len = unit_text(f.unit, text, size, *len);
         }
         return fetch_dir != NULL ? halo_calib_fetch_probe(c, fetch_dir, quick, text, size, len)
@@ -277,7 +277,8 @@ static int probe_text(halo_comm *c, bool quick, const char *fetch_dir, char *tex
 }
 
 /* `halo calibrate --probe-mpi FILE`: rank 0 writes "key value" lines to FILE. */
-static int probe_main(int argc, char **argv, const char *file, bool quick, bool fetch)
+static int probe_main(int argc, char **argv, const char *file, bool quick, bool units,
+                      bool fetch)
 {
     halo_comm *c;
     int rc = halo_comm_init(&argc, &argv, &c);
@@ -296,7 +297,7 @@ static int probe_main(int argc, char **argv, const char *file, bool quick, bool 
     const char *slash = strrchr(file, '/');
     snprintf(dir, sizeof dir, "%.*s", slash != NULL ? (int)(slash - file) : 1,
              slash != NULL ? file : ".");
-    rc = probe_text(c, quick, fetch ? dir : NULL, text, sizeof text, &n);
+    rc = probe_text(c, quick, units || fetch, fetch ? dir : NULL, text, sizeof text, &n);
     if (rc == 0 && halo_comm_rank(c) == 0) {
         rc = halo_output_file_check(file, "probe file", halo_comm_size(c) == 2 ? "lat_s " : "xchg_s ",
                                     false);
@@ -350,10 +351,15 @@ static void last_line(const char *path, char *out, size_t size)
     }
 }
 
+/* What a 2-rank probe measures besides the links: nothing, the units of step work (the
+ * oversubscription's base), or the units and the fetch probe. */
+enum { PROBE_LINKS, PROBE_UNITS, PROBE_FETCH };
+
 /* Runs the probe under `mpirun -np np` (TCP only when tcp) and reads its figures: the link
- * figures into f with 2 ranks, the seconds per exchange into *xchg with more. */
+ * figures into f with 2 ranks (and what `probe` adds), the seconds per exchange into *xchg
+ * with more. */
 static int run_probe(const char *mpirun, const char *exe, const char *dir, bool tcp, bool quick,
-                     bool fetch, int np, mpi_figs *f, double *xchg, double *unit, double *poll)
+                     int probe, int np, mpi_figs *f, double *xchg, double *unit, double *poll)
 {
     char file[600], log[600], nps[16];
     const char *name = tcp ? "tcp" : np > 2 ? "oversub" : "shm";
@@ -383,8 +389,8 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
     if (quick) {
         args[n++] = (char *)"--quick";
     }
-    if (fetch) {
-        args[n++] = (char *)"--probe-fetch";
+    if (probe != PROBE_LINKS) {
+        args[n++] = (char *)(probe == PROBE_FETCH ? "--probe-fetch" : "--probe-units");
     }
     args[n] = NULL;
     posix_spawn_file_actions_t fa;
@@ -442,7 +448,8 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
         fclose(in);
     }
     /* poll_frac: 0 when nobody waited */
-    if (got < (np == 2 ? 4 + (fetch ? 8 + HALO_UNIT_PARTS : 0) : 1 + HALO_UNIT_PARTS)) {
+    int want = 4 + (probe != PROBE_LINKS ? HALO_UNIT_PARTS : 0) + (probe == PROBE_FETCH ? 8 : 0);
+    if (got < (np == 2 ? want : 1 + HALO_UNIT_PARTS)) {
         return halo_errorf(HALO_EMPI, "calibrate: the MPI probe over %s wrote no figures", what);
     }
     return 0;
@@ -577,9 +584,9 @@ static int penalties(const pen_probe *pp, const double base[HALO_UNIT_PARTS],
             memcpy(s2.unit, base, sizeof s2.unit);
             memcpy(u2, over, sizeof u2);
         } else {
-            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, true, 2, &s2,
+            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, PROBE_UNITS, 2, &s2,
                                  NULL, NULL, NULL));
-            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, false, pp->over,
+            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, PROBE_LINKS, pp->over,
                                  NULL, &x2, u2, &p2));
         }
         const double *b = unit_sum(s2.unit) > 0 ? s2.unit : pp->alone;
@@ -636,18 +643,18 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     double xchg = 0, unit_over[HALO_UNIT_PARTS] = {0}, poll = 0, pen[HALO_UNIT_PARTS] = {0};
     double corun[HALO_UNIT_PARTS] = {0};
     int over = pp.over;
-    int rc = run_probe(mpirun, exe, dir, false, quick, true, 2, &shm, NULL, NULL, NULL);
+    int rc = run_probe(mpirun, exe, dir, false, quick, PROBE_FETCH, 2, &shm, NULL, NULL, NULL);
     if (rc == 0) {
         halo_info("calibrate: MPI over shared memory: latency %.3g us, %.4g GB/s, %.3g us per "
                   "message, allreduce %.3g us (%.1f s)",
                   shm.lat_s * 1e6, shm.bw / 1e9, shm.overhead_s * 1e6, shm.allreduce_s * 1e6,
                   halo_now() - t0);
-        rc = run_probe(mpirun, exe, dir, true, quick, false, 2, &tcp, NULL, NULL, NULL);
+        rc = run_probe(mpirun, exe, dir, true, quick, PROBE_LINKS, 2, &tcp, NULL, NULL, NULL);
     }
     if (rc == 0) {
         halo_info("calibrate: MPI over TCP: latency %.3g us, %.4g GB/s (%.1f s)", tcp.lat_s * 1e6,
                   tcp.bw / 1e9, halo_now() - t0);
-        rc = run_probe(mpirun, exe, dir, false, quick, false, over, NULL, &xchg, unit_over,
+        rc = run_probe(mpirun, exe, dir, false, quick, PROBE_LINKS, over, NULL, &xchg, unit_over,
                        &poll);
     }
     if (rc == 0) {
@@ -827,7 +834,7 @@ int halo_cmd_calibrate(int argc, char **argv)
     const char *out = NULL, *name = NULL, *probe = NULL, *from = NULL, *basef = NULL;
     const char *graph = NULL;
     int rounds = 4, repeat = 0;
-    bool quick = false, no_mpi = false, probe_fetch = false;
+    bool quick = false, no_mpi = false, probe_fetch = false, probe_units = false;
     const halo_opt opts[] = {
         {"output", 'o', HALO_OPT_STRING, &out, "PROFILE.lua", "profile file to write (required)"},
         {"quick", 0, HALO_OPT_FLAG, &quick, NULL, "measure for about 30 s instead of 1-3 min"},
@@ -849,7 +856,10 @@ int halo_cmd_calibrate(int argc, char **argv)
          "internal: the probe run under mpirun (2 ranks: ping-pong; more: exchanges); "
          "writes its figures to FILE"},
         {"probe-fetch", 0, HALO_OPT_FLAG, &probe_fetch, NULL,
-         "internal: with --probe-mpi and 2 ranks, also the fetch probe"},
+         "internal: with --probe-mpi and 2 ranks, also the units of step work and the fetch "
+         "probe"},
+        {"probe-units", 0, HALO_OPT_FLAG, &probe_units, NULL,
+         "internal: with --probe-mpi and 2 ranks, also the units of step work"},
         {NULL, 0, 0, NULL, NULL, NULL},
     };
     const halo_cmd_help help = {
@@ -887,7 +897,7 @@ int halo_cmd_calibrate(int argc, char **argv)
             halo_errorf(HALO_EUSAGE, "calibrate: unexpected argument '%s'", pos[0]));
     }
     if (probe != NULL) {
-        return probe_main(argc, argv, probe, quick, probe_fetch);
+        return probe_main(argc, argv, probe, quick, probe_units, probe_fetch);
     }
     if (out == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: -o PROFILE.lua is required"));
