@@ -246,6 +246,98 @@ static int unit_text(const double cpu[HALO_UNIT_PARTS], char *text, size_t size,
     return len;
 }
 
+/* Rounds of the oversubscribed probe's paired measurement, and units per phase. */
+#define PAIR_ROUNDS 5
+#define PAIR_UNITS 12
+
+/* Sleeps s seconds (a rank left out of a phase: it takes no core). */
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* One phase of the paired measurement: the first `active` ranks run PAIR_UNITS units, each
+ * followed by an exchange (with every peer when all ranks run, as units() does; else a ring
+ * among the active ranks by point-to-point messages), while the others sleep `idle_s`. The
+ * active ranks' median CPU per part goes to med[k] (0 elsewhere); returns the phase's wall
+ * seconds on this rank. */
+static int pair_phase(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int active,
+                      double idle_s, double med[HALO_UNIT_PARTS], double *wall)
+{
+    int r = halo_comm_rank(c), P = halo_comm_size(c);
+    double t[HALO_UNIT_PARTS][PAIR_UNITS + 1], t0 = halo_now();
+    memset(med, 0, HALO_UNIT_PARTS * sizeof *med);
+    HALO_CHECK(halo_comm_barrier(c));
+    if (r < active) {
+        for (int i = 0; i < PAIR_UNITS + 1; i++) { /* the first unit warms up */
+            double part[HALO_UNIT_PARTS];
+            halo_sim_calib_unit_run(u, part);
+            for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+                t[k][i] = part[k];
+            }
+            if (active == P) {
+                HALO_CHECK(ping_once(c, pg));
+            } else {
+                int64_t v = i;
+                HALO_CHECK(halo_comm_send(c, &v, 8, (r + 1) % active, 77));
+                HALO_CHECK(halo_comm_recv(c, &v, 8, (r + active - 1) % active, 77));
+            }
+        }
+        for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+            med[k] = halo_sim_calib_median(t[k] + 1, PAIR_UNITS);
+        }
+    } else {
+        nap(idle_s);
+    }
+    *wall = halo_now() - t0;
+    return 0;
+}
+
+/* The oversubscription's cost to the work itself, paired inside one job: rounds of a phase in
+ * which half the ranks (a core each) run units while the others sleep, then one in which every
+ * rank runs them; ratio[k] is the median over the rounds of the second's CPU per part over
+ * the first's. Two separate jobs (2 ranks, then 2 x cores ranks) put their ratio anywhere from
+ * 0.03 to 0.8 on a quiet 2-core VM from one pair to the next, with each job's own figures
+ * moving by a third: where the processes and their memory landed differed between the jobs.
+ * Collective. */
+static int paired(halo_comm *c, double ratio[HALO_UNIT_PARTS])
+{
+    int P = halo_comm_size(c), half = P / 2 > 1 ? P / 2 : 1;
+    halo_sim_calib_unit *u = halo_sim_calib_unit_new((uint64_t)halo_comm_rank(c) + 1);
+    ping pg = ping_new(c);
+    double rs[HALO_UNIT_PARTS][PAIR_ROUNDS], idle = 0.2;
+    int rc = 0;
+    for (int round = 0; round < PAIR_ROUNDS; round++) {
+        double base[HALO_UNIT_PARTS], over[HALO_UNIT_PARTS], wall = 0;
+        HALO_TRY(pair_phase(c, u, &pg, half, idle, base, &wall));
+        /* the sleepers' next nap: the active ranks' phase and a half */
+        double w[1] = {halo_comm_rank(c) < half ? wall : 0};
+        HALO_TRY(halo_comm_allreduce_max_f64(c, w, 1));
+        idle = 1.5 * w[0] + 0.005;
+        HALO_TRY(pair_phase(c, u, &pg, P, 0, over, &wall));
+        double m[2 * HALO_UNIT_PARTS];
+        memcpy(m, base, sizeof base);
+        memcpy(m + HALO_UNIT_PARTS, over, sizeof over);
+        HALO_TRY(halo_comm_allreduce_sum_f64(c, m, 2 * HALO_UNIT_PARTS));
+        for (int k = 0; k < HALO_UNIT_PARTS; k++) { /* means over the ranks that ran */
+            double b = m[k] / half, o = m[HALO_UNIT_PARTS + k] / P;
+            rs[k][round] = b > 0 ? o / b : 1;
+        }
+    }
+    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+        ratio[k] = halo_sim_calib_median(rs[k], PAIR_ROUNDS);
+    }
+fail:
+    ping_free(&pg);
+    halo_sim_calib_unit_free(u);
+    return rc;
+}
+
+static const char *const ratio_keys[HALO_UNIT_PARTS] = {"ratio_sample", "ratio_gather",
+                                                        "ratio_gemm"};
+
 /* The figures of a probe on c into text (rank 0's): the link figures with 2 ranks, the
  * seconds per exchange with more (the oversubscribed probe). */
 static int probe_text(halo_comm *c, bool quick, bool with_units, const char *fetch_dir,
@@ -267,12 +359,16 @@ static int probe_text(halo_comm *c, bool quick, bool with_units, const char *fet
         return fetch_dir != NULL ? halo_calib_fetch_probe(c, fetch_dir, quick, text, size, len)
                                  : 0;
     }
-    double x = 0, unit[HALO_UNIT_PARTS] = {0}, poll = 0;
+    double x = 0, unit[HALO_UNIT_PARTS] = {0}, poll = 0, ratio[HALO_UNIT_PARTS] = {0};
     HALO_CHECK(exchanges(c, quick ? 50 : 400, &x));
     HALO_CHECK(units(c, quick ? 16 : 48, unit, &poll));
+    HALO_CHECK(paired(c, ratio));
     *len = snprintf(text, size, "xchg_s %.9g\npoll_frac %.9g\nranks %d\n", x, poll,
                     halo_comm_size(c));
     *len = unit_text(unit, text, size, *len);
+    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+        *len += snprintf(text + *len, size - (size_t)*len, "%s %.9g\n", ratio_keys[k], ratio[k]);
+    }
     return 0;
 }
 
@@ -359,7 +455,8 @@ enum { PROBE_LINKS, PROBE_UNITS, PROBE_FETCH };
  * figures into f with 2 ranks (and what `probe` adds), the seconds per exchange into *xchg
  * with more. */
 static int run_probe(const char *mpirun, const char *exe, const char *dir, bool tcp, bool quick,
-                     int probe, int np, mpi_figs *f, double *xchg, double *unit, double *poll)
+                     int probe, int np, mpi_figs *f, double *xchg, double *unit, double *poll,
+                     double *ratio)
 {
     char file[600], log[600], nps[16];
     const char *name = tcp ? "tcp" : np > 2 ? "oversub" : "shm";
@@ -434,6 +531,9 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
         for (int k = 0; k < HALO_UNIT_PARTS && dst == NULL; k++) {
             dst = strcmp(key, unit_keys[k]) == 0 ? (f != NULL ? &f->unit[k] : &unit[k]) : NULL;
         }
+        for (int k = 0; k < HALO_UNIT_PARTS && dst == NULL && ratio != NULL; k++) {
+            dst = strcmp(key, ratio_keys[k]) == 0 ? &ratio[k] : NULL;
+        }
         for (int i = 0; i < 8 && f != NULL && dst == NULL; i++) {
             char k[48];
             snprintf(k, sizeof k, "fetch%d_%s", fw[i / 4], fk[i % 4]);
@@ -449,7 +549,7 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
     }
     /* poll_frac: 0 when nobody waited */
     int want = 4 + (probe != PROBE_LINKS ? HALO_UNIT_PARTS : 0) + (probe == PROBE_FETCH ? 8 : 0);
-    if (got < (np == 2 ? want : 1 + HALO_UNIT_PARTS)) {
+    if (got < (np == 2 ? want : 1 + HALO_UNIT_PARTS * (ratio != NULL ? 2 : 1))) {
         return halo_errorf(HALO_EMPI, "calibrate: the MPI probe over %s wrote no figures", what);
     }
     return 0;
@@ -565,12 +665,13 @@ typedef struct pen_probe {
     double alone[HALO_UNIT_PARTS];      /* the unit's parts on this process alone */
 } pen_probe;
 
-/* The oversubscription penalties of the unit's parts (pen[k]): each a ratio of two probes' CPU
- * per part, and one pair of them swung from 0 to 0.69 between two calibrations of the same
- * quiet machine: the median of PEN_ROUNDS pairs, each pair run back to back (the first pair is
- * base/over, already run). */
+/* The oversubscription penalties of the unit's parts (pen[k]): the median over PEN_ROUNDS
+ * oversubscribed jobs of each job's own paired ratio (paired(): half the ranks against all of
+ * them, in one job) less 1; and the co-run factors (corun[k]): 2 ranks (a core each) against
+ * the unit alone, from a 2-rank job run before each (the first round's jobs are base/over and
+ * its ratio, already run). */
 static int penalties(const pen_probe *pp, const double base[HALO_UNIT_PARTS],
-                     const double over[HALO_UNIT_PARTS], double pen[HALO_UNIT_PARTS],
+                     const double ratio[HALO_UNIT_PARTS], double pen[HALO_UNIT_PARTS],
                      double corun[HALO_UNIT_PARTS])
 {
     static const char *const what[HALO_UNIT_PARTS] = {"sampling", "gathers", "GEMMs"};
@@ -579,23 +680,23 @@ static int penalties(const pen_probe *pp, const double base[HALO_UNIT_PARTS],
     for (int r = 0; r < PEN_ROUNDS; r++) {
         mpi_figs s2;
         memset(&s2, 0, sizeof s2);
-        double x2 = 0, u2[HALO_UNIT_PARTS] = {0}, p2 = 0;
+        double x2 = 0, u2[HALO_UNIT_PARTS] = {0}, p2 = 0, q2[HALO_UNIT_PARTS] = {0};
         if (r == 0) {
             memcpy(s2.unit, base, sizeof s2.unit);
-            memcpy(u2, over, sizeof u2);
+            memcpy(q2, ratio, sizeof q2);
         } else {
             HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, PROBE_UNITS, 2, &s2,
-                                 NULL, NULL, NULL));
+                                 NULL, NULL, NULL, NULL));
             HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, PROBE_LINKS, pp->over,
-                                 NULL, &x2, u2, &p2));
+                                 NULL, &x2, u2, &p2, q2));
         }
         const double *b = unit_sum(s2.unit) > 0 ? s2.unit : pp->alone;
         bool ok = true;
         for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-            ok = ok && b[k] > 0 && u2[k] > 0;
+            ok = ok && b[k] > 0 && q2[k] > 0;
         }
         for (int k = 0; k < HALO_UNIT_PARTS && ok; k++) {
-            pens[k][npen] = u2[k] / b[k] - 1;
+            pens[k][npen] = q2[k] - 1;
             runs[k][npen] = pp->alone[k] > 0 ? b[k] / pp->alone[k] - 1 : 0;
         }
         npen += ok;
@@ -608,8 +709,8 @@ static int penalties(const pen_probe *pp, const double base[HALO_UNIT_PARTS],
         }
         pen[k] = npen > 0 ? halo_sim_calib_median(pens[k], npen) : 0;
         pen[k] = pen[k] > 0 ? halo_sim_calib_sig4(pen[k]) : 0;
-        halo_info("calibrate: oversubscription penalty of %s %.3g, the median of %d pairs of "
-                  "probes (%s)", what[k], pen[k], npen, each);
+        halo_info("calibrate: oversubscription penalty of %s %.3g, the median of %d jobs' "
+                  "paired probes (%s)", what[k], pen[k], npen, each);
         corun[k] = npen > 0 ? halo_sim_calib_median(runs[k], npen) : 0;
         corun[k] = corun[k] > 0 ? halo_sim_calib_sig4(corun[k]) : 0;
     }
@@ -641,21 +742,21 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     pen_probe pp = {mpirun, exe, dir, quick, 2 * p->cores > 2 ? 2 * p->cores : 4, {0}};
     unit_cpu_alone(quick ? 16 : 48, pp.alone);
     double xchg = 0, unit_over[HALO_UNIT_PARTS] = {0}, poll = 0, pen[HALO_UNIT_PARTS] = {0};
-    double corun[HALO_UNIT_PARTS] = {0};
+    double corun[HALO_UNIT_PARTS] = {0}, ratio[HALO_UNIT_PARTS] = {0};
     int over = pp.over;
-    int rc = run_probe(mpirun, exe, dir, false, quick, PROBE_FETCH, 2, &shm, NULL, NULL, NULL);
+    int rc = run_probe(mpirun, exe, dir, false, quick, PROBE_FETCH, 2, &shm, NULL, NULL, NULL, NULL);
     if (rc == 0) {
         halo_info("calibrate: MPI over shared memory: latency %.3g us, %.4g GB/s, %.3g us per "
                   "message, allreduce %.3g us (%.1f s)",
                   shm.lat_s * 1e6, shm.bw / 1e9, shm.overhead_s * 1e6, shm.allreduce_s * 1e6,
                   halo_now() - t0);
-        rc = run_probe(mpirun, exe, dir, true, quick, PROBE_LINKS, 2, &tcp, NULL, NULL, NULL);
+        rc = run_probe(mpirun, exe, dir, true, quick, PROBE_LINKS, 2, &tcp, NULL, NULL, NULL, NULL);
     }
     if (rc == 0) {
         halo_info("calibrate: MPI over TCP: latency %.3g us, %.4g GB/s (%.1f s)", tcp.lat_s * 1e6,
                   tcp.bw / 1e9, halo_now() - t0);
         rc = run_probe(mpirun, exe, dir, false, quick, PROBE_LINKS, over, NULL, &xchg, unit_over,
-                       &poll);
+                       &poll, ratio);
     }
     if (rc == 0) {
         halo_info("calibrate: MPI with %d ranks on %d cores: %.3g us per exchange; a unit of "
@@ -663,7 +764,7 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
                   "waiting for the others polls %.3g of a core (%.1f s)", over, p->cores,
                   xchg * 1e6, unit_sum(unit_over) * 1e3, unit_sum(shm.unit) * 1e3,
                   unit_sum(pp.alone) * 1e3, poll, halo_now() - t0);
-        rc = penalties(&pp, shm.unit, unit_over, pen, corun);
+        rc = penalties(&pp, shm.unit, ratio, pen, corun);
     }
     halo_rmtree(dir);
     HALO_CHECK(rc);
@@ -738,8 +839,9 @@ static int graph_main(const char *graph, const char *basef, bool quick, const ch
         return halo_cli_fail(rc);
     }
     halo_info("calibrate: on %s: sampler %.4g ns per edge, %.4g ns per node, block %.4g ns per "
-              "source node, gather %.4g GB/s (%.1f s)", graph, p.sample_edge_s * 1e9,
-              p.sample_node_s * 1e9, p.block_node_s * 1e9, p.gather_bw / 1e9, halo_now() - t0);
+              "source node and %.4g per hash operation, gather %.4g GB/s (%.1f s)", graph,
+              p.sample_edge_s * 1e9, p.sample_node_s * 1e9, p.block_node_s * 1e9,
+              p.block_edge_s * 1e9, p.gather_bw / 1e9, halo_now() - t0);
     char comment[9000];
     snprintf(comment, sizeof comment,
              "%s with its sampling, block and gather constants measured on the partition\n"

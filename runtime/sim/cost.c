@@ -226,8 +226,11 @@ double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double ed
                                   (edges - copied - lng) * p->sample_edge_s);
 }
 
-double halo_sim_cost_build_s(const halo_sim_profile *p, double src, double edges)
+double halo_sim_cost_build_s(const halo_sim_profile *p, double dst, double src, double edges)
 {
+    if (p->block_edge_s > 0) { /* a hash operation per destination and per edge */
+        return fitf(p->fit_sample) * (src * p->block_node_s + (dst + edges) * p->block_edge_s);
+    }
     return fitf(p->fit_sample) * (src * p->block_node_s + edges * INDEX_BYTES / p->memcpy_bw);
 }
 
@@ -358,7 +361,8 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
                                               (double)a->served_edges[l],
                                               (double)a->served_copied[l],
                                               (double)a->served_long[l]);
-        rw->build[l] = halo_sim_cost_build_s(p, (double)a->num_src[l], (double)a->num_edges[l]);
+        rw->build[l] = halo_sim_cost_build_s(p, (double)a->num_dst[l], (double)a->num_src[l],
+                                             (double)a->num_edges[l]);
     }
     rw->fetch_pre = halo_sim_cost_fetch_pre_s(p, (double)a->input_nodes, (double)a->lookups,
                                               (double)a->hook_calls, (double)a->hook_work,

@@ -140,9 +140,11 @@ double halo_sim_cost_flops_rgcn(const halo_sim_work *w, int in_dim, int hidden, 
  * sample_long_s + the rest * sample_edge_s (a class whose constant is 0: sample_edge_s). */
 double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double edges,
                               double copied, double lng);
-/* Building a block of `src` source nodes and `edges` edges: src * block_node_s + the edges'
- * 4-byte sources at memcpy_bw. */
-double halo_sim_cost_build_s(const halo_sim_profile *p, double src, double edges);
+/* Building a block of `dst` destination nodes, `src` source nodes and `edges` edges: src *
+ * block_node_s + (dst + edges) * block_edge_s (a hash operation per destination and per edge),
+ * or, with block_edge_s 0 (older profiles), src * block_node_s + the edges' 4-byte sources at
+ * memcpy_bw. */
+double halo_sim_cost_build_s(const halo_sim_profile *p, double dst, double src, double edges);
 /* Gathering `rows` feature rows of row_bytes each: rows * (gather_row_s + row_bytes /
  * gather_bw). */
 double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row_bytes);

@@ -77,6 +77,8 @@ static const pfield fields[] = {
      "per edge drawn from a long list (in-degree > 64; 0: sample_edge_ns), one core"},
     {"cpu", "block_node_ns", "block_node_s", K_NUM, U_NS, R_POS, N_ALWAYS, OFF(block_node_s),
      "per source node when building a block (dedup hash), one core"},
+    {"cpu", "block_edge_ns", "block_edge_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(block_edge_s),
+     "per hash operation of a block being built (a destination inserted, an edge looked up; 0: not measured), one core"},
     {"cpu", "gather_GBps", "gather_Bps", K_NUM, U_GBPS, R_POS, N_ALWAYS, OFF(gather_bw),
      "gather of random feature rows (local copy), one core"},
     {"cpu", "gather_row_ns", "gather_row_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(gather_row_s),

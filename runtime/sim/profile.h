@@ -38,6 +38,9 @@ typedef struct halo_sim_profile {
     double sample_long_s;      /* seconds per edge drawn from a long list (in-degree > 64: each
                                   draw a cache line of its own; 0: sample_edge_s) */
     double block_node_s;       /* seconds per source node when building a block (dedup hash) */
+    double block_edge_s;       /* seconds per hash operation of a block being built (each
+                                  destination and each edge; 0: not measured, the edges' indices
+                                  at memcpy_bw instead) */
     double gather_bw;          /* bytes/s of a gather of random feature rows (local copy) */
     double gather_row_s;       /* seconds per gathered row besides its bytes (0 in profiles
                                   written before it was measured: bytes / gather_bw only) */

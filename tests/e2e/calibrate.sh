@@ -25,7 +25,7 @@ check "... into cpu.fetch_GBps, a positive rate, and cpu.fetch_node_ns >= 0 (abs
     END { exit !(r && n) }' "$T/here.lua"
 check "it measures the oversubscription penalty of each kind of work" bash -c "
     for k in sampling gathers GEMMs; do
-        grep -qE \"oversubscription penalty of \$k [0-9.e+-]+, the median of [0-9]+ pairs\" '$T/progress' || exit 1
+        grep -qE \"oversubscription penalty of \$k [0-9.e+-]+, the median of [0-9]+ jobs. paired probes\" '$T/progress' || exit 1
     done"
 check "... into cpu.oversub_penalty, cpu.oversub_gemm and cpu.oversub_sample, each >= 0" awk '
     /^ *(oversub_penalty|oversub_gemm|oversub_sample) = / { v = $3; sub(/,$/, "", v); if (v + 0 >= 0) n++ }
@@ -54,7 +54,7 @@ check "it measures a unit of step work with 2 x cores ranks against alone" \
 check "it prices a policy hook's charged work, into cpu.hook_unit_ns" bash -c "
     grep -qE 'policy hook [0-9.e+-]+ us per call, [0-9.e+-]+ ns per unit of charged work' '$T/progress' &&
     awk '/^ *hook_unit_ns = / { v = \$3; sub(/,\$/, \"\", v); ok = v + 0 > 0 } END { exit !ok }' '$T/here.lua'"
-fields="machines trainers cores sample_edge_ns sample_node_ns block_node_ns gather_GBps memcpy_GBps
+fields="machines trainers cores sample_edge_ns sample_node_ns block_node_ns block_edge_ns gather_GBps memcpy_GBps
 lookup_node_ns hook_us shm_lat_us oversub_lat_us shm_GBps net_lat_us nics nic_GBps msg_overhead_us
 allreduce_lat_us lat_us Gbit pinned_GBps pageable_GBps pinned kind gemm_TFLOPs agg_GBps
 step_overhead_us adam_GBps"
@@ -63,9 +63,9 @@ for f in $fields; do grep -qE "^ *$f = " "$T/here.lua" || missing="$missing $f";
 [ -z "$missing" ] && ok "every field is written" || not_ok "every field is written (missing:$missing)"
 # every rate (a bandwidth, a cost per item, a flop rate) is a positive number
 check "rates are positive numbers" awk '
-    /^ *(sample_edge_ns|sample_node_ns|block_node_ns|gather_GBps|memcpy_GBps|lookup_node_ns|shm_GBps|nic_GBps|gemm_TFLOPs|agg_GBps|adam_GBps) = / {
+    /^ *(sample_edge_ns|sample_node_ns|block_node_ns|block_edge_ns|gather_GBps|memcpy_GBps|lookup_node_ns|shm_GBps|nic_GBps|gemm_TFLOPs|agg_GBps|adam_GBps) = / {
         v = $3; sub(/,$/, "", v); if (!(v + 0 > 0)) { print "bad: " $0; bad = 1 } n++ }
-    END { exit (bad || n != 11) }' "$T/here.lua"
+    END { exit (bad || n != 12) }' "$T/here.lua"
 check "one machine, one trainer, device cpu, this machine's cores" bash -c "
     grep -qE '^ *machines = 1,' '$T/here.lua' && grep -qE '^ *trainers = 1,' '$T/here.lua' &&
     grep -qE '^ *kind = \"cpu\",' '$T/here.lua' &&

@@ -148,6 +148,7 @@ static halo_sim_profile formula_profile(void)
     p.sample_edge_s = 2e-8;
     p.sample_node_s = 5e-8;
     p.block_node_s = 3e-8;
+    p.block_edge_s = 7e-9;
     p.gather_bw = 5e9;
     p.memcpy_bw = 1e10;
     p.lookup_node_s = 4e-8;
@@ -283,7 +284,7 @@ static void two_ranks_take_the_times_of_the_formulas(void **state)
             formula_xchg(&p, t, out, in, p.net_lat_s, zero, own);
             for (int r = 0; r < 2; r++) {
                 t[r] += (double)w[r].num_src[l] * p.block_node_s +
-                        (double)w[r].num_edges[l] * 4 / p.memcpy_bw;
+                        (double)(w[r].num_dst[l] + w[r].num_edges[l]) * p.block_edge_s;
             }
         }
         for (int r = 0; r < 2; r++) {

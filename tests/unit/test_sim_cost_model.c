@@ -75,7 +75,12 @@ static void sampling_is_per_node_and_per_edge(void **state)
     p.fit_sample = 1.5;
     assert_close(halo_sim_cost_sample_s(&p, 1000, 5000, 0, 0), 225e-6);
     /* a block: 2000 sources x 20 ns + 8000 edges x 4 bytes at 4 GB/s = 40 us + 8 us, x 1.5 */
-    assert_close(halo_sim_cost_build_s(&p, 2000, 8000), 1.5 * 48e-6);
+    assert_close(halo_sim_cost_build_s(&p, 1000, 2000, 8000), 1.5 * 48e-6);
+    /* measured per hash operation: 2000 sources x 20 ns + (1000 destinations + 8000 edges) x
+       6 ns = 40 + 54 us, x 1.5; the index bytes are in the 6 ns */
+    p.block_edge_s = 6e-9;
+    assert_close(halo_sim_cost_build_s(&p, 1000, 2000, 8000), 1.5 * 94e-6);
+    p.block_edge_s = 0;
 }
 
 static void gathers_are_per_row_and_per_byte(void **state)
