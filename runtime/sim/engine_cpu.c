@@ -22,10 +22,14 @@ static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
     double eff = queued && c->pf.share_eff > 0 ? c->pf.share_eff : 1.0;
     /* threads waiting in exchanges poll (a spin that yields, then short sleeps): with more
        busy threads than cores and every core taken, each takes poll_frac of a core from the
-       running tasks, at most a fair share of the cores between pollers and tasks */
+       running tasks, at most a fair share of the cores between pollers and tasks, and at most
+       poll_frac of each core: a poller gets a core when the task on it yields or its slice
+       ends, and gives it back at its next yield, so pollers queued on one core take turns in
+       the same gaps (the runtime's 16-thread runs on 2 cores polled 0.2-0.5 of a core in all,
+       where one poll_frac per waiting thread would take more than the cores) */
     if (c->oversub_threads && m->spinning > 0 && (queued || m->held >= c->pf.cores)) {
         double s = m->spinning, fair = s / (s + m->n);
-        double lost = s * c->pf.poll_frac / c->pf.cores;
+        double lost = (s < c->pf.cores ? s : c->pf.cores) * c->pf.poll_frac / c->pf.cores;
         eff *= 1.0 - (lost < fair ? lost : fair);
     }
     return eff;

@@ -717,7 +717,7 @@ static halo_epoch_stats contended_with(int cores, int trainers, double penalty, 
         w->local_rows = 1000;
         w->row_bytes = 400;
     }
-    halo_epoch_stats s[4];
+    halo_epoch_stats s[8]; /* up to 8 trainers */
     run_epoch(&o, &tw, 10, s);
     tw_free(&tw);
     return s[0];
@@ -775,6 +775,18 @@ static void waiting_threads_poll_on_an_oversubscribed_machine(void **state)
     assert_true(b.compute_s > a.compute_s);
     assert_close(b.compute_cpu_s, a.compute_cpu_s, 1e-9); /* the same work, slower */
     assert_close(c.time_s, d.time_s, 1e-12);
+}
+
+/* Pollers queued on a core take turns in the same gaps: 8 trainers on 2 cores, most of them
+ * waiting at a time, lose at most poll_frac of each core (1 / (1 - 0.2) = 1.25 times the epoch
+ * without polling), where one poll_frac per waiting thread would take up to a fair share
+ * between pollers and tasks (1.6 times and more). */
+static void pollers_take_at_most_poll_frac_of_each_core(void **state)
+{
+    (void)state;
+    halo_epoch_stats a = contended_full(2, 8, 0, 0), b = contended_poll(2, 8, 0.2);
+    assert_true(b.time_s > 1.05 * a.time_s);
+    assert_true(b.time_s < 1.28 * a.time_s);
 }
 
 /* The oversubscription penalty: 4 processes on 2 cores with penalty 0.5 run their CPU work
@@ -1141,6 +1153,7 @@ int main(void)
         cmocka_unit_test(each_kind_of_work_pays_its_own_penalty),
         cmocka_unit_test(tasks_give_their_core_up_at_the_end_of_a_slice),
         cmocka_unit_test(waiting_threads_poll_on_an_oversubscribed_machine),
+        cmocka_unit_test(pollers_take_at_most_poll_frac_of_each_core),
         cmocka_unit_test(timeline_holds_every_stage_on_its_thread),
         cmocka_unit_test(flops_are_the_models_gemms),
         cmocka_unit_test(embedding_exchanges_are_charged_to_the_compute),
