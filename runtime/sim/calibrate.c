@@ -86,29 +86,35 @@ static int run_block(void *arg)
 
 /* Block building (halo_sample_block_build): t = (dst + edges) * x + src * s, a hash operation
  * per destination node and per edge (an insert or a probe) and the source list's entry per
- * distinct source. Measured on j's fanout-10 draws twice: as drawn (on the random graph nearly
- * every source is new) and folded onto 4n ids (about a third new, as on a small partition),
- * each from caches that hold none of the hash (CALIB_EVICT_BYTES written before each
- * repetition). Why so: training's block building ran at 9.8 ns per edge on a 2-rank arxiv-like
- * run (perf), where src was half the edges; the model's earlier price per source node, measured
- * with 8 MiB written, was 3.6 ns, and a frontier of 4096 at fanout 10 cost the same with 15K
- * distinct sources as with 44K. A solution below 0 (noise) leaves s a small share. */
+ * distinct source. Measured on j's frontier with its fanout-10 draws' count of edges, twice,
+ * with ids of our own: every edge a new source, then the edges folded onto 4n ids (about a
+ * third new, as on a small partition); each from caches that hold none of the hash
+ * (CALIB_EVICT_BYTES written before each repetition). Own ids keep the two apart on any graph
+ * (a small partition's own draws repeat as much as the folded ones: solved on those, one read
+ * 447 ns per source). Why so: training's block building ran at 9.8 ns per edge on a 2-rank
+ * arxiv-like run (perf), where src was half the edges; the model's earlier price per source
+ * node, measured with 8 MiB written, was 3.6 ns, and a frontier of 4096 at fanout 10 cost the
+ * same with 15K distinct sources as with 44K. A solution below 0 (noise) leaves s a small
+ * share. */
 static int block_rates(const halo_sim_calib_opts *o, sample_job *j, double *node_s,
                        double *edge_s)
 {
     int64_t n = j->n, ne = j->off[n];
     double ta = 0, tb = 0;
-    HALO_CHECK(cold_run(run_block, j, o->seconds / 6, CALIB_EVICT_BYTES, true, &ta));
-    int64_t src_a = j->src;
-    int32_t *drawn = j->nbrs, *folded = HALO_ALLOC(int32_t, ne > 0 ? ne : 1);
-    for (int64_t e = 0; e < ne; e++) {
-        folded[e] = (int32_t)((uint32_t)drawn[e] % (uint32_t)(4 * n)); /* about a third new */
+    int32_t *drawn = j->nbrs, *ids = HALO_ALLOC(int32_t, ne > 0 ? ne : 1);
+    for (int64_t e = 0; e < ne; e++) { /* above every node id: none is a destination */
+        ids[e] = (int32_t)(((uint32_t)1 << 30) + (uint32_t)e);
     }
-    j->nbrs = folded;
-    int rc = cold_run(run_block, j, o->seconds / 6, CALIB_EVICT_BYTES, true, &tb);
+    j->nbrs = ids;
+    int rc = cold_run(run_block, j, o->seconds / 6, CALIB_EVICT_BYTES, true, &ta);
+    int64_t src_a = j->src;
+    for (int64_t e = 0; e < ne && rc == 0; e++) {
+        ids[e] = (int32_t)(((uint32_t)e * 2654435761u) % (uint32_t)(4 * n));
+    }
+    rc = rc < 0 ? rc : cold_run(run_block, j, o->seconds / 6, CALIB_EVICT_BYTES, true, &tb);
     int64_t src_b = j->src;
     j->nbrs = drawn;
-    halo_free(folded);
+    halo_free(ids);
     HALO_CHECK(rc);
     double ops = (double)(n + ne);
     double s = src_a > src_b ? (ta - tb) / (double)(src_a - src_b) : 0;
