@@ -2,6 +2,7 @@
  * ranks (a ping-pong through comm/, run under mpirun as child processes), writes a profile. */
 #include "cli/cli.h"
 #include "cli/calibrate_fetch.h"
+#include "cli/calibrate_probe.h"
 
 #include "comm/comm.h"
 #include "core/args.h"
@@ -28,385 +29,10 @@
 
 extern char **environ;
 
-/* What one MPI probe measured between two ranks. */
-typedef struct mpi_figs {
-    double lat_s;       /* half the round trip of an 8-byte ping-pong */
-    double bw;          /* bytes/s of a 4 MiB ping-pong (both directions counted) */
-    double overhead_s;  /* seconds per 8-byte message streamed one way */
-    double allreduce_s; /* seconds per allreduce of one float */
-    double unit[HALO_UNIT_PARTS]; /* CPU seconds of a unit of step work's parts with a core
-                                     per rank (units) */
-    double fetch[2][4]; /* the fetch probe's sums at its narrow and wide rows
-                           (calibrate_fetch.h): CPU seconds, input nodes, rows, messages; 0
-                           when it did not run */
-} mpi_figs;
-
-/* ---- the probe (runs under mpirun, two ranks) ---- */
-
-/* Blocks of a probe measurement: each figure is the best block, so that a moment when the
- * other rank's core was busy (a loaded machine) does not count as the link's latency. */
-#define PROBE_BLOCKS 10
-
-/* Ping-pong of n-byte messages in PROBE_BLOCKS blocks of iters round trips; *rt gets the
- * seconds per round trip of the best block (rank 0's clock). */
-static int pingpong(halo_comm *c, char *buf, int64_t n, int iters, double *rt)
-{
-    int me = halo_comm_rank(c);
-    *rt = 1e30;
-    for (int b = 0; b < PROBE_BLOCKS; b++) {
-        HALO_CHECK(halo_comm_barrier(c));
-        double t0 = halo_now();
-        for (int i = 0; i < iters; i++) {
-            if (me == 0) {
-                HALO_CHECK(halo_comm_send(c, buf, n, 1, 1));
-                HALO_CHECK(halo_comm_recv(c, buf, n, 1, 2));
-            } else {
-                HALO_CHECK(halo_comm_recv(c, buf, n, 0, 1));
-                HALO_CHECK(halo_comm_send(c, buf, n, 0, 2));
-            }
-        }
-        double t = (halo_now() - t0) / iters;
-        *rt = t < *rt ? t : *rt;
-    }
-    return 0;
-}
-
-/* A stream of iters 8-byte messages from rank 0 to rank 1 and one acknowledgement, in
- * PROBE_BLOCKS blocks; *per gets the best block's seconds per message. */
-static int stream(halo_comm *c, char *buf, int iters, double *per)
-{
-    int me = halo_comm_rank(c);
-    *per = 1e30;
-    for (int b = 0; b < PROBE_BLOCKS; b++) {
-        HALO_CHECK(halo_comm_barrier(c));
-        double t0 = halo_now();
-        for (int i = 0; i < iters; i++) {
-            HALO_CHECK(me == 0 ? halo_comm_send(c, buf, 8, 1, 3) : halo_comm_recv(c, buf, 8, 0, 3));
-        }
-        HALO_CHECK(me == 0 ? halo_comm_recv(c, buf, 8, 1, 4) : halo_comm_send(c, buf, 8, 0, 4));
-        double t = (halo_now() - t0) / iters;
-        *per = t < *per ? t : *per;
-    }
-    return 0;
-}
-
-/* Allreduces of one float in PROBE_BLOCKS blocks of iters; *per: the best block's seconds. */
-static int allreduces(halo_comm *c, int iters, double *per)
-{
-    float x = 1.0f;
-    *per = 1e30;
-    for (int b = 0; b < PROBE_BLOCKS; b++) {
-        HALO_CHECK(halo_comm_barrier(c));
-        double t0 = halo_now();
-        for (int i = 0; i < iters; i++) {
-            HALO_CHECK(halo_comm_allreduce_sum_f32(c, &x, 1));
-        }
-        double t = (halo_now() - t0) / iters;
-        *per = t < *per ? t : *per;
-    }
-    return 0;
-}
-
-/* The measurements of one probe (collective over the two ranks); figures valid on rank 0. */
-static int probe_measure(halo_comm *c, bool quick, mpi_figs *f)
-{
-    const int64_t big = 4 << 20;
-    char *buf = HALO_NEW(char, big);
-    int small = quick ? 200 : 2000, large = quick ? 2 : 6, msgs = quick ? 500 : 5000;
-    double rt = 0;
-    int rc = 0;
-    HALO_TRY(pingpong(c, buf, 8, small, &rt));
-    f->lat_s = rt / 2;
-    HALO_TRY(pingpong(c, buf, big, large, &rt));
-    f->bw = 2.0 * (double)big / rt;
-    HALO_TRY(stream(c, buf, msgs, &f->overhead_s));
-    HALO_TRY(allreduces(c, small, &f->allreduce_s));
-fail:
-    halo_free(buf);
-    return rc;
-}
-
-/* Blocks of the oversubscribed probe: its figure is the median block, not the best, because
- * the descheduled ranks it measures are the normal case there, not a disturbance. */
-#define OVERSUB_BLOCKS 9
-
-/* Batched exchanges of 8 bytes to every peer (the runtime's halo_comm_xchg, as a fetch does)
- * in OVERSUB_BLOCKS blocks of iters; *per gets the median block's seconds per exchange. */
-/* 8 bytes to every peer, the payload of the probes' exchanges. */
-typedef struct ping {
-    int64_t *off; /* [P + 1] byte offsets of each peer's 8 bytes */
-    char *buf;    /* [P * 8] */
-} ping;
-
-static ping ping_new(halo_comm *c)
-{
-    int P = halo_comm_size(c);
-    ping p = {HALO_NEW(int64_t, (size_t)P + 1), HALO_NEW(char, (size_t)P * 8)};
-    for (int q = 0; q <= P; q++) {
-        p.off[q] = (int64_t)q * 8;
-    }
-    return p;
-}
-
-static void ping_free(ping *p)
-{
-    halo_free(p->off);
-    halo_free(p->buf);
-}
-
-/* One batched exchange of p with every peer (the runtime's halo_comm_xchg, as a fetch's ids
- * go). Collective. */
-static int ping_once(halo_comm *c, const ping *p)
-{
-    halo_xchg x = {0};
-    int rc = halo_comm_xchg_start(c, &x, p->buf, p->off);
-    rc = rc < 0 ? rc : halo_comm_xchg_wait(c, &x);
-    halo_xchg_free(&x);
-    return rc;
-}
-
-static int exchanges(halo_comm *c, int iters, double *per)
-{
-    ping pg = ping_new(c);
-    double t[OVERSUB_BLOCKS];
-    int rc = 0;
-    for (int b = 0; b < OVERSUB_BLOCKS; b++) {
-        HALO_TRY(halo_comm_barrier(c));
-        double t0 = halo_now();
-        for (int i = 0; i < iters; i++) {
-            HALO_TRY(ping_once(c, &pg));
-        }
-        t[b] = (halo_now() - t0) / iters;
-    }
-    *per = halo_sim_calib_median(t, OVERSUB_BLOCKS);
-fail:
-    ping_free(&pg);
-    return rc;
-}
 
 /* Pairs of probes (a core per rank, then 2 x cores ranks) whose median is the
  * oversubscription penalty. */
 #define PEN_ROUNDS 7
-
-/* Most units a probe runs. */
-#define MAX_UNITS 64
-
-/* Every rank runs n units of a training step's work (halo_sim_calib_unit), each followed by an
- * exchange with every peer as a step's are; cpu[k] gets the mean over the ranks of the median CPU
- * seconds of the unit's part k on the rank's clock (what the oversubscription costs the work
- * itself: switches, caches and TLBs refilled; the waiting is not in it). */
-static int units(halo_comm *c, int n, double cpu[HALO_UNIT_PARTS], double *poll)
-{
-    double waited = 0, polled = 0;
-    halo_sim_calib_unit *u = halo_sim_calib_unit_new((uint64_t)halo_comm_rank(c) + 1);
-    ping pg = ping_new(c);
-    double t[HALO_UNIT_PARTS][MAX_UNITS];
-    int rc = 0;
-    n = n < MAX_UNITS ? n : MAX_UNITS;
-    HALO_TRY(halo_comm_barrier(c));
-    for (int i = 0; i < n + 2; i++) {
-        double part[HALO_UNIT_PARTS];
-        halo_sim_calib_unit_run(u, part);
-        double w0 = halo_now(), p0 = halo_thread_wait_cpu();
-        HALO_TRY(ping_once(c, &pg));
-        if (i >= 2) { /* after two warm-up units */
-            for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-                t[k][i - 2] = part[k];
-            }
-            waited += halo_now() - w0;
-            polled += halo_thread_wait_cpu() - p0;
-        }
-    }
-    double m[HALO_UNIT_PARTS + 2] = {0};
-    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        m[k] = halo_sim_calib_median(t[k], n);
-    }
-    m[HALO_UNIT_PARTS] = waited;
-    m[HALO_UNIT_PARTS + 1] = polled;
-    HALO_TRY(halo_comm_allreduce_sum_f64(c, m, HALO_UNIT_PARTS + 2));
-    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        cpu[k] = m[k] / halo_comm_size(c);
-    }
-    *poll = m[HALO_UNIT_PARTS] > 0 ? m[HALO_UNIT_PARTS + 1] / m[HALO_UNIT_PARTS] : 0;
-fail:
-    ping_free(&pg);
-    halo_sim_calib_unit_free(u);
-    return rc;
-}
-
-/* The unit's parts as "unit_PART_cpu_s" lines. */
-static const char *const unit_keys[HALO_UNIT_PARTS] = {"unit_sample_cpu_s", "unit_gather_cpu_s",
-                                                       "unit_gemm_cpu_s"};
-
-static int unit_text(const double cpu[HALO_UNIT_PARTS], char *text, size_t size, int len)
-{
-    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        len += snprintf(text + len, size - (size_t)len, "%s %.9g\n", unit_keys[k], cpu[k]);
-    }
-    return len;
-}
-
-/* Rounds of the oversubscribed probe's paired measurement, and units per phase. */
-#define PAIR_ROUNDS 5
-#define PAIR_UNITS 12
-
-/* Sleeps s seconds (a rank left out of a phase: it takes no core). */
-static void nap(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-/* One phase of the paired measurement: the first `active` ranks run PAIR_UNITS units, each
- * followed by an exchange (with every peer when all ranks run, as units() does; else a ring
- * among the active ranks by point-to-point messages), while the others sleep `idle_s`. The
- * active ranks' median CPU per part goes to med[k] (0 elsewhere); returns the phase's wall
- * seconds on this rank. */
-static int pair_phase(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int active,
-                      double idle_s, double med[HALO_UNIT_PARTS], double *wall)
-{
-    int r = halo_comm_rank(c), P = halo_comm_size(c);
-    double t[HALO_UNIT_PARTS][PAIR_UNITS + 1], t0 = halo_now();
-    memset(med, 0, HALO_UNIT_PARTS * sizeof *med);
-    HALO_CHECK(halo_comm_barrier(c));
-    if (r < active) {
-        for (int i = 0; i < PAIR_UNITS + 1; i++) { /* the first unit warms up */
-            double part[HALO_UNIT_PARTS];
-            halo_sim_calib_unit_run(u, part);
-            for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-                t[k][i] = part[k];
-            }
-            if (active == P) {
-                HALO_CHECK(ping_once(c, pg));
-            } else {
-                int64_t v = i;
-                HALO_CHECK(halo_comm_send(c, &v, 8, (r + 1) % active, 77));
-                HALO_CHECK(halo_comm_recv(c, &v, 8, (r + active - 1) % active, 77));
-            }
-        }
-        for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-            med[k] = halo_sim_calib_median(t[k] + 1, PAIR_UNITS);
-        }
-    } else {
-        nap(idle_s);
-    }
-    *wall = halo_now() - t0;
-    return 0;
-}
-
-/* The oversubscription's cost to the work itself, paired inside one job: rounds of a phase in
- * which half the ranks (a core each) run units while the others sleep, then one in which every
- * rank runs them; ratio[k] is the median over the rounds of the second's CPU per part over
- * the first's. Two separate jobs (2 ranks, then 2 x cores ranks) put their ratio anywhere from
- * 0.03 to 0.8 on a quiet 2-core VM from one pair to the next, with each job's own figures
- * moving by a third: where the processes and their memory landed differed between the jobs.
- * Collective. */
-static int paired(halo_comm *c, double ratio[HALO_UNIT_PARTS])
-{
-    int P = halo_comm_size(c), half = P / 2 > 1 ? P / 2 : 1;
-    halo_sim_calib_unit *u = halo_sim_calib_unit_new((uint64_t)halo_comm_rank(c) + 1);
-    ping pg = ping_new(c);
-    double rs[HALO_UNIT_PARTS][PAIR_ROUNDS], idle = 0.2;
-    int rc = 0;
-    for (int round = 0; round < PAIR_ROUNDS; round++) {
-        double base[HALO_UNIT_PARTS], over[HALO_UNIT_PARTS], wall = 0;
-        HALO_TRY(pair_phase(c, u, &pg, half, idle, base, &wall));
-        /* the sleepers' next nap: the active ranks' phase and a half */
-        double w[1] = {halo_comm_rank(c) < half ? wall : 0};
-        HALO_TRY(halo_comm_allreduce_max_f64(c, w, 1));
-        idle = 1.5 * w[0] + 0.005;
-        HALO_TRY(pair_phase(c, u, &pg, P, 0, over, &wall));
-        double m[2 * HALO_UNIT_PARTS];
-        memcpy(m, base, sizeof base);
-        memcpy(m + HALO_UNIT_PARTS, over, sizeof over);
-        HALO_TRY(halo_comm_allreduce_sum_f64(c, m, 2 * HALO_UNIT_PARTS));
-        for (int k = 0; k < HALO_UNIT_PARTS; k++) { /* means over the ranks that ran */
-            double b = m[k] / half, o = m[HALO_UNIT_PARTS + k] / P;
-            rs[k][round] = b > 0 ? o / b : 1;
-        }
-    }
-    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        ratio[k] = halo_sim_calib_median(rs[k], PAIR_ROUNDS);
-    }
-fail:
-    ping_free(&pg);
-    halo_sim_calib_unit_free(u);
-    return rc;
-}
-
-static const char *const ratio_keys[HALO_UNIT_PARTS] = {"ratio_sample", "ratio_gather",
-                                                        "ratio_gemm"};
-
-/* The figures of a probe on c into text (rank 0's): the link figures with 2 ranks, the
- * seconds per exchange with more (the oversubscribed probe). */
-static int probe_text(halo_comm *c, bool quick, bool with_units, const char *fetch_dir,
-                      char *text, size_t size, int *len)
-{
-    if (halo_comm_size(c) == 2) {
-        mpi_figs f;
-        memset(&f, 0, sizeof f);
-        double poll = 0;
-        HALO_CHECK(probe_measure(c, quick, &f));
-        if (with_units) { /* the units with a core per rank: the oversubscription's base */
-            HALO_CHECK(units(c, quick ? 16 : 48, f.unit, &poll));
-        }
-        *len = snprintf(text, size, "lat_s %.9g\nbw_Bps %.9g\noverhead_s %.9g\nallreduce_s %.9g\n",
-                        f.lat_s, f.bw, f.overhead_s, f.allreduce_s);
-        if (with_units) {
-            *len = unit_text(f.unit, text, size, *len);
-        }
-        return fetch_dir != NULL ? halo_calib_fetch_probe(c, fetch_dir, quick, text, size, len)
-                                 : 0;
-    }
-    double x = 0, unit[HALO_UNIT_PARTS] = {0}, poll = 0, ratio[HALO_UNIT_PARTS] = {0};
-    HALO_CHECK(exchanges(c, quick ? 50 : 400, &x));
-    HALO_CHECK(units(c, quick ? 16 : 48, unit, &poll));
-    HALO_CHECK(paired(c, ratio));
-    *len = snprintf(text, size, "xchg_s %.9g\npoll_frac %.9g\nranks %d\n", x, poll,
-                    halo_comm_size(c));
-    *len = unit_text(unit, text, size, *len);
-    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        *len += snprintf(text + *len, size - (size_t)*len, "%s %.9g\n", ratio_keys[k], ratio[k]);
-    }
-    return 0;
-}
-
-/* `halo calibrate --probe-mpi FILE`: rank 0 writes "key value" lines to FILE. */
-static int probe_main(int argc, char **argv, const char *file, bool quick, bool units,
-                      bool fetch)
-{
-    halo_comm *c;
-    int rc = halo_comm_init(&argc, &argv, &c);
-    if (rc < 0) {
-        return halo_cli_fail(rc);
-    }
-    if (halo_comm_size(c) < 2) {
-        halo_comm_fail(c, halo_errorf(HALO_EUSAGE,
-                                      "calibrate --probe-mpi: run it with 2 ranks or more, "
-                                      "not %d",
-                                      halo_comm_size(c)));
-    }
-    char text[1024], dir[1024];
-    int n = 0;
-    /* the fetch probe's partition goes beside FILE (calibrate's temporary directory) */
-    const char *slash = strrchr(file, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash != NULL ? (int)(slash - file) : 1,
-             slash != NULL ? file : ".");
-    rc = probe_text(c, quick, units || fetch, fetch ? dir : NULL, text, sizeof text, &n);
-    if (rc == 0 && halo_comm_rank(c) == 0) {
-        rc = halo_output_file_check(file, "probe file", halo_comm_size(c) == 2 ? "lat_s " : "xchg_s ",
-                                    false);
-        if (rc == 0) {
-            rc = halo_file_write_atomic(file, text, (size_t)n);
-        }
-    }
-    if (rc < 0) {
-        halo_comm_fail(c, rc);
-    }
-    halo_comm_finalize(c);
-    return 0;
-}
 
 /* ---- the parent side ---- */
 
@@ -529,10 +155,11 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
                       : strcmp(key, "poll_frac") == 0   ? poll
                                                         : NULL;
         for (int k = 0; k < HALO_UNIT_PARTS && dst == NULL; k++) {
-            dst = strcmp(key, unit_keys[k]) == 0 ? (f != NULL ? &f->unit[k] : &unit[k]) : NULL;
+            dst = strcmp(key, halo_calib_unit_keys[k]) == 0 ? (f != NULL ? &f->unit[k] : &unit[k])
+                                                             : NULL;
         }
         for (int k = 0; k < HALO_UNIT_PARTS && dst == NULL && ratio != NULL; k++) {
-            dst = strcmp(key, ratio_keys[k]) == 0 ? &ratio[k] : NULL;
+            dst = strcmp(key, halo_calib_ratio_keys[k]) == 0 ? &ratio[k] : NULL;
         }
         for (int i = 0; i < 8 && f != NULL && dst == NULL; i++) {
             char k[48];
@@ -637,8 +264,8 @@ static void fetch_constants(const mpi_figs *f, halo_sim_profile *p)
 static void unit_cpu_alone(int n, double cpu[HALO_UNIT_PARTS])
 {
     halo_sim_calib_unit *u = halo_sim_calib_unit_new(1);
-    double t[HALO_UNIT_PARTS][MAX_UNITS];
-    n = n < MAX_UNITS ? n : MAX_UNITS;
+    double t[HALO_UNIT_PARTS][HALO_CALIB_MAX_UNITS];
+    n = n < HALO_CALIB_MAX_UNITS ? n : HALO_CALIB_MAX_UNITS;
     for (int i = 0; i < n + 2; i++) {
         double part[HALO_UNIT_PARTS];
         halo_sim_calib_unit_run(u, part);
@@ -999,7 +626,7 @@ int halo_cmd_calibrate(int argc, char **argv)
             halo_errorf(HALO_EUSAGE, "calibrate: unexpected argument '%s'", pos[0]));
     }
     if (probe != NULL) {
-        return probe_main(argc, argv, probe, quick, probe_units, probe_fetch);
+        return halo_calib_probe_main(argc, argv, probe, quick, probe_units, probe_fetch);
     }
     if (out == NULL) {
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: -o PROFILE.lua is required"));
