@@ -162,47 +162,63 @@ fail:
     return rc;
 }
 
-/* Every rank runs n units of a training step's work (halo_sim_calib_unit), each followed by an
- * exchange with every peer as a step's are; cpu[k] gets the mean over the ranks of the median CPU
- * seconds of the unit's part k on the rank's clock (what the oversubscription costs the work
- * itself: switches, caches and TLBs refilled; the waiting is not in it). */
-static int units(halo_comm *c, int n, double cpu[HALO_UNIT_PARTS], double *poll)
+/* The first `active` ranks' loop of units of a training step's work (halo_sim_calib_unit):
+ * `warm` units, then n timed ones, each followed by an exchange (with every peer when every rank
+ * runs, as a step's are; else a ring among the active ranks by point-to-point messages). med[k]
+ * gets the median CPU seconds of the unit's part k on the rank's clock; *waited and *polled
+ * (when not NULL) add the timed units' wall and polling CPU seconds in the exchanges. */
+static int unit_loop(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int active, int n,
+                     int warm, double med[HALO_UNIT_PARTS], double *waited, double *polled)
 {
-    double waited = 0, polled = 0;
-    halo_sim_calib_unit *u = halo_sim_calib_unit_new((uint64_t)halo_comm_rank(c) + 1);
-    ping pg = ping_new(c);
+    int r = halo_comm_rank(c), P = halo_comm_size(c);
     double t[HALO_UNIT_PARTS][HALO_CALIB_MAX_UNITS];
-    int rc = 0;
     n = n < HALO_CALIB_MAX_UNITS ? n : HALO_CALIB_MAX_UNITS;
-    HALO_TRY(halo_comm_barrier(c));
-    for (int i = 0; i < n + 2; i++) {
+    for (int i = 0; i < n + warm; i++) {
         double part[HALO_UNIT_PARTS];
         halo_sim_calib_unit_run(u, part);
         double w0 = halo_now(), p0 = halo_thread_wait_cpu();
-        HALO_TRY(ping_once(c, &pg));
-        if (i >= 2) { /* after two warm-up units */
+        if (active == P) {
+            HALO_CHECK(ping_once(c, pg));
+        } else {
+            int64_t v = i;
+            HALO_CHECK(halo_comm_send(c, &v, 8, (r + 1) % active, 77));
+            HALO_CHECK(halo_comm_recv(c, &v, 8, (r + active - 1) % active, 77));
+        }
+        if (i >= warm) {
             for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-                t[k][i - 2] = part[k];
+                t[k][i - warm] = part[k];
             }
-            waited += halo_now() - w0;
-            polled += halo_thread_wait_cpu() - p0;
+            if (waited != NULL) {
+                *waited += halo_now() - w0;
+                *polled += halo_thread_wait_cpu() - p0;
+            }
         }
     }
-    double m[HALO_UNIT_PARTS + 2] = {0};
     for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        m[k] = halo_sim_calib_median(t[k], n);
+        med[k] = halo_sim_calib_median(t[k], n);
     }
+    return 0;
+}
+
+/* Every rank runs n units of u after two warm-up ones (unit_loop); cpu[k] gets the mean over
+ * the ranks of the median CPU seconds of the unit's part k on the rank's clock (what the
+ * oversubscription costs the work itself: switches, caches and TLBs refilled; the waiting is
+ * not in it), *poll the polling CPU per second waited in the exchanges. */
+static int units(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int n,
+                 double cpu[HALO_UNIT_PARTS], double *poll)
+{
+    double waited = 0, polled = 0;
+    double m[HALO_UNIT_PARTS + 2] = {0};
+    HALO_CHECK(halo_comm_barrier(c));
+    HALO_CHECK(unit_loop(c, u, pg, halo_comm_size(c), n, 2, m, &waited, &polled));
     m[HALO_UNIT_PARTS] = waited;
     m[HALO_UNIT_PARTS + 1] = polled;
-    HALO_TRY(halo_comm_allreduce_sum_f64(c, m, HALO_UNIT_PARTS + 2));
+    HALO_CHECK(halo_comm_allreduce_sum_f64(c, m, HALO_UNIT_PARTS + 2));
     for (int k = 0; k < HALO_UNIT_PARTS; k++) {
         cpu[k] = m[k] / halo_comm_size(c);
     }
     *poll = m[HALO_UNIT_PARTS] > 0 ? m[HALO_UNIT_PARTS + 1] / m[HALO_UNIT_PARTS] : 0;
-fail:
-    ping_free(&pg);
-    halo_sim_calib_unit_free(u);
-    return rc;
+    return 0;
 }
 
 /* The unit's parts as "unit_PART_cpu_s" lines. */
@@ -229,36 +245,17 @@ static void nap(double s)
     }
 }
 
-/* One phase of the paired measurement: the first `active` ranks run PAIR_UNITS units, each
- * followed by an exchange (with every peer when all ranks run, as units() does; else a ring
- * among the active ranks by point-to-point messages), while the others sleep `idle_s`. The
- * active ranks' median CPU per part goes to med[k] (0 elsewhere); returns the phase's wall
- * seconds on this rank. */
+/* One phase of the paired measurement: the first `active` ranks run PAIR_UNITS units after one
+ * warm-up (unit_loop) while the others sleep `idle_s`. The active ranks' median CPU per part
+ * goes to med[k] (0 elsewhere); *wall gets the phase's wall seconds on this rank. */
 static int pair_phase(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int active,
                       double idle_s, double med[HALO_UNIT_PARTS], double *wall)
 {
-    int r = halo_comm_rank(c), P = halo_comm_size(c);
-    double t[HALO_UNIT_PARTS][PAIR_UNITS + 1], t0 = halo_now();
+    double t0 = halo_now();
     memset(med, 0, HALO_UNIT_PARTS * sizeof *med);
     HALO_CHECK(halo_comm_barrier(c));
-    if (r < active) {
-        for (int i = 0; i < PAIR_UNITS + 1; i++) { /* the first unit warms up */
-            double part[HALO_UNIT_PARTS];
-            halo_sim_calib_unit_run(u, part);
-            for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-                t[k][i] = part[k];
-            }
-            if (active == P) {
-                HALO_CHECK(ping_once(c, pg));
-            } else {
-                int64_t v = i;
-                HALO_CHECK(halo_comm_send(c, &v, 8, (r + 1) % active, 77));
-                HALO_CHECK(halo_comm_recv(c, &v, 8, (r + active - 1) % active, 77));
-            }
-        }
-        for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-            med[k] = halo_sim_calib_median(t[k] + 1, PAIR_UNITS);
-        }
+    if (halo_comm_rank(c) < active) {
+        HALO_CHECK(unit_loop(c, u, pg, active, PAIR_UNITS, 1, med, NULL, NULL));
     } else {
         nap(idle_s);
     }
@@ -274,25 +271,23 @@ static int pair_phase(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int 
  * figures moving by a third: where the processes and their memory landed differed between the
  * jobs. Paired in one job, six jobs read 0.21-0.34.
  * Collective. */
-static int paired(halo_comm *c, double ratio[HALO_UNIT_PARTS])
+static int paired(halo_comm *c, halo_sim_calib_unit *u, const ping *pg,
+                  double ratio[HALO_UNIT_PARTS])
 {
     int P = halo_comm_size(c), half = P / 2 > 1 ? P / 2 : 1;
-    halo_sim_calib_unit *u = halo_sim_calib_unit_new((uint64_t)halo_comm_rank(c) + 1);
-    ping pg = ping_new(c);
     double rs[HALO_UNIT_PARTS][PAIR_ROUNDS], idle = 0.2;
-    int rc = 0;
     for (int round = 0; round < PAIR_ROUNDS; round++) {
         double base[HALO_UNIT_PARTS], over[HALO_UNIT_PARTS], wall = 0;
-        HALO_TRY(pair_phase(c, u, &pg, half, idle, base, &wall));
+        HALO_CHECK(pair_phase(c, u, pg, half, idle, base, &wall));
         /* the sleepers' next nap: the active ranks' phase and a half */
         double w[1] = {halo_comm_rank(c) < half ? wall : 0};
-        HALO_TRY(halo_comm_allreduce_max_f64(c, w, 1));
+        HALO_CHECK(halo_comm_allreduce_max_f64(c, w, 1));
         idle = 1.5 * w[0] + 0.005;
-        HALO_TRY(pair_phase(c, u, &pg, P, 0, over, &wall));
+        HALO_CHECK(pair_phase(c, u, pg, P, 0, over, &wall));
         double m[2 * HALO_UNIT_PARTS];
         memcpy(m, base, sizeof base);
         memcpy(m + HALO_UNIT_PARTS, over, sizeof over);
-        HALO_TRY(halo_comm_allreduce_sum_f64(c, m, 2 * HALO_UNIT_PARTS));
+        HALO_CHECK(halo_comm_allreduce_sum_f64(c, m, 2 * HALO_UNIT_PARTS));
         for (int k = 0; k < HALO_UNIT_PARTS; k++) { /* means over the ranks that ran */
             double b = m[k] / half, o = m[HALO_UNIT_PARTS + k] / P;
             rs[k][round] = b > 0 ? o / b : 1;
@@ -301,14 +296,28 @@ static int paired(halo_comm *c, double ratio[HALO_UNIT_PARTS])
     for (int k = 0; k < HALO_UNIT_PARTS; k++) {
         ratio[k] = halo_sim_calib_median(rs[k], PAIR_ROUNDS);
     }
-fail:
-    ping_free(&pg);
-    halo_sim_calib_unit_free(u);
-    return rc;
+    return 0;
 }
 
 const char *const halo_calib_ratio_keys[HALO_UNIT_PARTS] = {"ratio_sample", "ratio_gather",
                                                         "ratio_gemm"};
+
+/* The units of step work of a probe job (units()) and, when ratio is not NULL, their paired
+ * measurement (paired()), on one unit and one ping per rank: a unit fills a 64 MiB table and
+ * builds a 2^18-node graph, once per job. */
+static int probe_units(halo_comm *c, bool quick, double cpu[HALO_UNIT_PARTS], double *poll,
+                       double ratio[HALO_UNIT_PARTS])
+{
+    halo_sim_calib_unit *u = halo_sim_calib_unit_new((uint64_t)halo_comm_rank(c) + 1);
+    ping pg = ping_new(c);
+    int rc = units(c, u, &pg, quick ? 16 : 48, cpu, poll);
+    if (rc == 0 && ratio != NULL) {
+        rc = paired(c, u, &pg, ratio);
+    }
+    ping_free(&pg);
+    halo_sim_calib_unit_free(u);
+    return rc;
+}
 
 /* The figures of a probe on c into text (rank 0's): the link figures with 2 ranks, the
  * seconds per exchange with more (the oversubscribed probe). */
@@ -321,7 +330,7 @@ static int probe_text(halo_comm *c, bool quick, bool with_units, const char *fet
         double poll = 0;
         HALO_CHECK(probe_measure(c, quick, &f));
         if (with_units) { /* the units with a core per rank: the oversubscription's base */
-            HALO_CHECK(units(c, quick ? 16 : 48, f.unit, &poll));
+            HALO_CHECK(probe_units(c, quick, f.unit, &poll, NULL));
         }
         *len = snprintf(text, size, "lat_s %.9g\nbw_Bps %.9g\noverhead_s %.9g\nallreduce_s %.9g\n",
                         f.lat_s, f.bw, f.overhead_s, f.allreduce_s);
@@ -333,8 +342,7 @@ static int probe_text(halo_comm *c, bool quick, bool with_units, const char *fet
     }
     double x = 0, unit[HALO_UNIT_PARTS] = {0}, poll = 0, ratio[HALO_UNIT_PARTS] = {0};
     HALO_CHECK(exchanges(c, quick ? 50 : 400, &x));
-    HALO_CHECK(units(c, quick ? 16 : 48, unit, &poll));
-    HALO_CHECK(paired(c, ratio));
+    HALO_CHECK(probe_units(c, quick, unit, &poll, ratio));
     *len = snprintf(text, size, "xchg_s %.9g\npoll_frac %.9g\nranks %d\n", x, poll,
                     halo_comm_size(c));
     *len = unit_text(unit, text, size, *len);
