@@ -108,8 +108,6 @@ fail:
  * the descheduled ranks it measures are the normal case there, not a disturbance. */
 #define OVERSUB_BLOCKS 9
 
-/* Batched exchanges of 8 bytes to every peer (the runtime's halo_comm_xchg, as a fetch does)
- * in OVERSUB_BLOCKS blocks of iters; *per gets the median block's seconds per exchange. */
 /* 8 bytes to every peer, the payload of the probes' exchanges. */
 typedef struct ping {
     int64_t *off; /* [P + 1] byte offsets of each peer's 8 bytes */
@@ -143,6 +141,8 @@ static int ping_once(halo_comm *c, const ping *p)
     return rc;
 }
 
+/* Batched exchanges of 8 bytes to every peer (the runtime's halo_comm_xchg, as a fetch does)
+ * in OVERSUB_BLOCKS blocks of iters; *per gets the median block's seconds per exchange. */
 static int exchanges(halo_comm *c, int iters, double *per)
 {
     ping pg = ping_new(c);
@@ -222,13 +222,16 @@ static int units(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int n,
 }
 
 /* The unit's parts as "unit_PART_cpu_s" lines. */
-const char *const halo_calib_unit_keys[HALO_UNIT_PARTS] = {"unit_sample_cpu_s", "unit_gather_cpu_s",
-                                                       "unit_gemm_cpu_s"};
+const char *const halo_calib_unit_keys[HALO_UNIT_PARTS] = {"unit_sample_cpu_s",
+                                                           "unit_gather_cpu_s", "unit_gemm_cpu_s"};
 
-static int unit_text(const double cpu[HALO_UNIT_PARTS], char *text, size_t size, int len)
+/* One "key value" line per part of the unit (keys: halo_calib_unit_keys or _ratio_keys) appended
+ * to text at len; returns the new length. */
+static int parts_text(const char *const keys[HALO_UNIT_PARTS], const double v[HALO_UNIT_PARTS],
+                      char *text, size_t size, int len)
 {
     for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        len += snprintf(text + len, size - (size_t)len, "%s %.9g\n", halo_calib_unit_keys[k], cpu[k]);
+        len += snprintf(text + len, size - (size_t)len, "%s %.9g\n", keys[k], v[k]);
     }
     return len;
 }
@@ -335,7 +338,7 @@ static int probe_text(halo_comm *c, bool quick, bool with_units, const char *fet
         *len = snprintf(text, size, "lat_s %.9g\nbw_Bps %.9g\noverhead_s %.9g\nallreduce_s %.9g\n",
                         f.lat_s, f.bw, f.overhead_s, f.allreduce_s);
         if (with_units) {
-            *len = unit_text(f.unit, text, size, *len);
+            *len = parts_text(halo_calib_unit_keys, f.unit, text, size, *len);
         }
         return fetch_dir != NULL ? halo_calib_fetch_probe(c, fetch_dir, quick, text, size, len)
                                  : 0;
@@ -345,10 +348,8 @@ static int probe_text(halo_comm *c, bool quick, bool with_units, const char *fet
     HALO_CHECK(probe_units(c, quick, unit, &poll, ratio));
     *len = snprintf(text, size, "xchg_s %.9g\npoll_frac %.9g\nranks %d\n", x, poll,
                     halo_comm_size(c));
-    *len = unit_text(unit, text, size, *len);
-    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        *len += snprintf(text + *len, size - (size_t)*len, "%s %.9g\n", halo_calib_ratio_keys[k], ratio[k]);
-    }
+    *len = parts_text(halo_calib_unit_keys, unit, text, size, *len);
+    *len = parts_text(halo_calib_ratio_keys, ratio, text, size, *len);
     return 0;
 }
 
@@ -375,7 +376,8 @@ int halo_calib_probe_main(int argc, char **argv, const char *file, bool quick, b
              slash != NULL ? file : ".");
     rc = probe_text(c, quick, units || fetch, fetch ? dir : NULL, text, sizeof text, &n);
     if (rc == 0 && halo_comm_rank(c) == 0) {
-        rc = halo_output_file_check(file, "probe file", halo_comm_size(c) == 2 ? "lat_s " : "xchg_s ",
+        rc = halo_output_file_check(file, "probe file",
+                                    halo_comm_size(c) == 2 ? "lat_s " : "xchg_s ",
                                     false);
         if (rc == 0) {
             rc = halo_file_write_atomic(file, text, (size_t)n);

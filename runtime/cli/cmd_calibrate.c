@@ -312,10 +312,10 @@ static int penalties(const pen_probe *pp, const double base[HALO_UNIT_PARTS],
             memcpy(s2.unit, base, sizeof s2.unit);
             memcpy(q2, ratio, sizeof q2);
         } else {
-            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, PROBE_UNITS, 2, &s2,
-                                 NULL, NULL, NULL, NULL));
-            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, PROBE_LINKS, pp->over,
-                                 NULL, &x2, u2, &p2, q2));
+            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, PROBE_UNITS, 2,
+                                 &s2, NULL, NULL, NULL, NULL));
+            HALO_CHECK(run_probe(pp->mpirun, pp->exe, pp->dir, false, pp->quick, PROBE_LINKS,
+                                 pp->over, NULL, &x2, u2, &p2, q2));
         }
         const double *b = unit_sum(s2.unit) > 0 ? s2.unit : pp->alone;
         bool ok = true;
@@ -371,7 +371,8 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     double xchg = 0, unit_over[HALO_UNIT_PARTS] = {0}, poll = 0, pen[HALO_UNIT_PARTS] = {0};
     double corun[HALO_UNIT_PARTS] = {0}, ratio[HALO_UNIT_PARTS] = {0};
     int over = pp.over;
-    int rc = run_probe(mpirun, exe, dir, false, quick, PROBE_FETCH, 2, &shm, NULL, NULL, NULL, NULL);
+    int rc = run_probe(mpirun, exe, dir, false, quick, PROBE_FETCH, 2, &shm, NULL, NULL, NULL,
+                       NULL);
     if (rc == 0) {
         halo_info("calibrate: MPI over shared memory: latency %.3g us, %.4g GB/s, %.3g us per "
                   "message, allreduce %.3g us (%.1f s)",
