@@ -12,12 +12,9 @@
 #include "core/mem.h"
 #include "core/timer.h"
 
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- the probe (runs under mpirun, two ranks) ---- */
 
@@ -240,14 +237,6 @@ static int parts_text(const char *const keys[HALO_UNIT_PARTS], const double v[HA
 #define PAIR_ROUNDS 5
 #define PAIR_UNITS 12
 
-/* Sleeps s seconds (a rank left out of a phase: it takes no core). */
-static void nap(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
 /* One phase of the paired measurement: the first `active` ranks run PAIR_UNITS units after one
  * warm-up (unit_loop) while the others sleep `idle_s`. The active ranks' median CPU per part
  * goes to med[k] (0 elsewhere); *wall gets the phase's wall seconds on this rank. */
@@ -260,7 +249,7 @@ static int pair_phase(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int 
     if (halo_comm_rank(c) < active) {
         HALO_CHECK(unit_loop(c, u, pg, active, PAIR_UNITS, 1, med, NULL, NULL));
     } else {
-        nap(idle_s);
+        halo_sleep_s(idle_s); /* a rank left out of a phase: it takes no core */
     }
     *wall = halo_now() - t0;
     return 0;

@@ -316,10 +316,7 @@ static void send_all(char m, int skip)
 /* Ends the process if the abort has not done so in time. */
 static void *grace_main(void *arg)
 {
-    double s = *(const double *)arg;
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    halo_sleep_s(*(const double *)arg);
     _exit(halo_exit_code(HALO_EMPI));
     return NULL;
 }

@@ -2,7 +2,36 @@
  * below 24 elements) and an LSD radix sort for long rows of bounded keys. */
 #include "core/sort.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_f64(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void halo_sort_i64(int64_t *a, int64_t n)
+{
+    qsort(a, (size_t)n, sizeof *a, cmp_i64);
+}
+
+void halo_sort_f64(double *a, int64_t n)
+{
+    qsort(a, (size_t)n, sizeof *a, cmp_f64);
+}
+
+double halo_median_f64(double *v, int64_t n)
+{
+    halo_sort_f64(v, n);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 void halo_sort_i32(int32_t *a, int64_t n)
 {

@@ -1,6 +1,7 @@
 /* Monotonic clock and per-thread CPU time. */
 #include "core/timer.h"
 
+#include <errno.h>
 #include <time.h>
 
 double halo_now(void)
@@ -8,6 +9,17 @@ double halo_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void halo_sleep_s(double s)
+{
+    if (!(s > 0)) {
+        return;
+    }
+    time_t whole = (time_t)s;
+    struct timespec ts = {whole, (long)((s - (double)whole) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
 }
 
 double halo_thread_cpu(void)

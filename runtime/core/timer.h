@@ -5,6 +5,10 @@
 /* Seconds since an arbitrary fixed point (CLOCK_MONOTONIC). */
 double halo_now(void);
 
+/* Sleeps s seconds (none when s <= 0), the whole of them: a signal's interruption sleeps the
+ * rest. */
+void halo_sleep_s(double s);
+
 /* CPU seconds the calling thread has used (CLOCK_THREAD_CPUTIME_ID). */
 double halo_thread_cpu(void);
 

@@ -5,6 +5,7 @@
 
 #include "core/err.h"
 #include "core/mem.h"
+#include "core/sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -87,11 +88,6 @@ int halo_partition_dist_pairs(const halo_graph *g, int64_t v0, int64_t v1, const
     return 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 int halo_partition_dist_build(const int32_t *pairs, int64_t npairs, int64_t v0, int64_t v1,
                               int64_t **xadj_out, int64_t **adj_out)
@@ -122,7 +118,7 @@ int halo_partition_dist_build(const int32_t *pairs, int64_t npairs, int64_t v0, 
     int64_t out = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t b = xadj[i], e = xadj[i + 1];
-        qsort(adj + b, (size_t)(e - b), sizeof *adj, cmp_i64);
+        halo_sort_i64(adj + b, e - b);
         xadj[i] = out;
         for (int64_t k = b; k < e; k++) {
             if (k == b || adj[k] != adj[k - 1]) {

@@ -9,12 +9,10 @@
 #include "core/rng.h"
 #include "core/timer.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* One worker thread. */
 typedef struct pipe_worker {
@@ -58,10 +56,7 @@ void halo_pipe_jitter(const halo_pipe *p, int64_t batch, int key)
     }
     uint64_t h = halo_hash5(p->o.jitter_seed, HALO_RNG_TEST, (uint64_t)batch, (uint64_t)key,
                             0x6a17);
-    long us = (long)(h % (uint64_t)(p->jitter_us + 1));
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
+    halo_sleep_s(1e-6 * (double)(h % (uint64_t)(p->jitter_us + 1)));
 }
 
 /* Clears an item for batch b. */

@@ -4,6 +4,7 @@
 #include "core/args.h"
 #include "core/err.h"
 #include "core/mem.h"
+#include "core/sort.h"
 #include "core/rng.h"
 
 #include <errno.h>
@@ -68,11 +69,6 @@ void halo_sampler_free(halo_sampler *s)
     halo_free(s);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
 
 /* Draws k distinct positions of [0, d) (0 < k < d) into s->pos in ascending order with Floyd's
  * algorithm: for j = d-k .. d-1 take t uniform in [0, j], or j itself when t is already taken.
@@ -142,7 +138,7 @@ static void draw_positions(halo_sampler *s, halo_rng *r, int64_t d, int64_t k)
             t = j; /* t was taken: j is new (never drawn before, all earlier draws are < j) */
         }
     }
-    qsort(pos, (size_t)k, sizeof *pos, cmp_i64);
+    halo_sort_i64(pos, k);
 }
 
 int64_t halo_sample_rows_offsets(const int64_t *indptr, const int64_t *row, int64_t n, int fanout,

@@ -84,6 +84,14 @@ static int run_block(void *arg)
     return 0;
 }
 
+/* v, or share of the mean t / n where v is below it: a cost solved from two timings that noise
+ * drove to or below 0 keeps a small positive share of the whole. */
+static double floor_share(double v, double share, double t, double n)
+{
+    double f = share * t / (n > 0 ? n : 1);
+    return v > f ? v : f;
+}
+
 /* Block building (halo_sample_block_build): t = (dst + edges) * x + src * s, a hash operation
  * per destination node and per edge (an insert or a probe) and the source list's entry per
  * distinct source. Measured on j's frontier with its fanout-10 draws' count of edges, twice,
@@ -118,9 +126,8 @@ static int block_rates(const halo_sim_calib_opts *o, sample_job *j, double *node
     HALO_CHECK(rc);
     double ops = (double)(n + ne);
     double s = src_a > src_b ? (ta - tb) / (double)(src_a - src_b) : 0;
-    s = s > 0.05 * ta / (double)src_a ? s : 0.05 * ta / (double)src_a;
-    double x = (ta - s * (double)src_a) / ops;
-    x = x > 0.05 * ta / ops ? x : 0.05 * ta / ops;
+    s = floor_share(s, 0.05, ta, (double)src_a);
+    double x = floor_share((ta - s * (double)src_a) / ops, 0.05, ta, ops);
     *node_s = halo_sim_calib_sig4(s);
     *edge_s = halo_sim_calib_sig4(x);
     return 0;
@@ -148,10 +155,8 @@ static int sample_rates(const halo_sim_calib_opts *o, sample_job *j, double *edg
     HALO_TRY(block_rates(o, j, block_node_s, block_edge_s));
     /* t = n * node + edges * edge at two fanouts; clamp noise to a small positive share */
     double e = e10 > e1 ? (t10 - t1) / (double)(e10 - e1) : t10 / (double)(e10 > 0 ? e10 : 1);
-    double floor_e = 0.05 * t10 / (double)(e10 > 0 ? e10 : 1);
-    e = e > floor_e ? e : floor_e;
-    double nd = (t1 - (double)e1 * e) / (double)n;
-    nd = nd > 0.05 * t1 / (double)n ? nd : 0.05 * t1 / (double)n;
+    e = floor_share(e, 0.05, t10, (double)e10);
+    double nd = floor_share((t1 - (double)e1 * e) / (double)n, 0.05, t1, (double)n);
     *edge_s = halo_sim_calib_sig4(e);
     *node_s = halo_sim_calib_sig4(nd);
 fail:
@@ -198,7 +203,7 @@ static int class_edge_s(const halo_sim_calib_opts *o, int64_t nodes, int lo, int
     if (rc == 0) {
         double e = (double)(j.edges > 0 ? j.edges : 1);
         double per = (t - (double)j.n * node_s) / e;
-        *edge_s = halo_sim_calib_sig4(per > 0.1 * t / e ? per : 0.1 * t / e);
+        *edge_s = halo_sim_calib_sig4(floor_share(per, 0.1, t, e));
     }
     halo_free(j.nbrs);
     halo_free(j.off);
@@ -792,8 +797,8 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
     HALO_CHECK(halo_sim_calib_sample(o, p));
     if (o->progress) {
         halo_info("calibrate: sampler: %.4g ns per edge, %.4g ns per node, block %.4g ns per "
-                  "source node and %.4g per edge; %.4g ns per edge of a list taken whole, %.4g "
-                  "ns per edge drawn from a long one (%.1f s)",
+                  "source node and %.4g per hash operation (a destination or an edge); %.4g ns per "
+                  "edge of a list taken whole, %.4g ns per edge drawn from a long one (%.1f s)",
                   p->sample_edge_s * 1e9, p->sample_node_s * 1e9, p->block_node_s * 1e9,
                   p->block_edge_s * 1e9, p->sample_copy_s * 1e9, p->sample_long_s * 1e9,
                   halo_now() - t0);

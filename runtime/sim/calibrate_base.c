@@ -3,6 +3,7 @@
 #include "sim/calibrate_int.h"
 
 #include "core/err.h"
+#include "core/sort.h"
 #include "core/timer.h"
 #include "graph/gen.h"
 
@@ -36,16 +37,9 @@ double halo_sim_calib_sig4(double x)
     return strtod(buf, NULL);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 double halo_sim_calib_median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return halo_median_f64(v, n);
 }
 
 /* i-th element of a scattered permutation of [0, n), n a power of two (an odd multiplier). */

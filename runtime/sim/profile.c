@@ -6,6 +6,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "core/sort.h"
 #include "policy/policy.h"
 
 #include <limits.h>
@@ -389,19 +390,6 @@ double halo_sim_profile_gemm_rate(const halo_sim_profile *p, double rows, double
     return 1.0 / spf;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of v[0..n-1] (sorted in place; the mean of the middle two when n is even). */
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 void halo_sim_profile_median(const halo_sim_profile *ps, int n, halo_sim_profile *out)
 {
     halo_sim_profile m = ps[0];
@@ -414,7 +402,7 @@ void halo_sim_profile_median(const halo_sim_profile *ps, int n, halo_sim_profile
         for (int i = 0; i < n; i++) {
             v[i] = *(const double *)((const char *)&ps[i] + fields[f].off);
         }
-        *(double *)((char *)&m + fields[f].off) = median_of(v, n);
+        *(double *)((char *)&m + fields[f].off) = halo_median_f64(v, n);
     }
     for (int r = 0; r < m.gemm_nr; r++) {
         for (int a = 0; a < m.gemm_ni; a++) {
@@ -422,7 +410,7 @@ void halo_sim_profile_median(const halo_sim_profile *ps, int n, halo_sim_profile
                 for (int i = 0; i < n; i++) {
                     v[i] = ps[i].gemm_rate[r][a][o];
                 }
-                m.gemm_rate[r][a][o] = median_of(v, n);
+                m.gemm_rate[r][a][o] = halo_median_f64(v, n);
             }
         }
     }

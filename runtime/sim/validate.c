@@ -2,6 +2,7 @@
 #include "sim/validate.h"
 
 #include "core/err.h"
+#include "core/sort.h"
 #include "core/fs.h"
 #include "core/json.h"
 #include "core/mem.h"
@@ -202,12 +203,6 @@ static int table_load(const char *path, epoch_table *tb)
     return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median over epochs [first, epochs) of the slowest rank's time and of each stage's mean per
  * rank: the median, not the mean, so that one epoch disturbed by other work on a shared
  * machine does not move the figure. */
@@ -230,8 +225,7 @@ static void table_times(const epoch_table *tb, int first, double *out, double *s
         for (int e = 0; e < n; e++) {
             col[e] = v[(size_t)e * HALO_SIM_T_N + k];
         }
-        qsort(col, (size_t)n, sizeof *col, cmp_double);
-        out[k] = n % 2 ? col[n / 2] : (col[n / 2 - 1] + col[n / 2]) / 2;
+        out[k] = halo_median_f64(col, n);
         if (k == 0) {
             /* how steady the epochs were: their range against their median */
             *spread = out[0] > 0 ? (col[n - 1] - col[0]) / out[0] : 0;

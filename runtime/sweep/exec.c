@@ -4,6 +4,7 @@
 
 #include "core/err.h"
 #include "core/mem.h"
+#include "core/timer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -405,13 +406,6 @@ static void log_reason(const char *log, char *out, size_t size)
     snprintf(out, size, "%s", err[0] ? err : last);
 }
 
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
-    }
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -482,7 +476,7 @@ int halo_sweep_spawn(const halo_sweep_cmd *c, const char *log, double timeout)
             killed = true;
             kill(-pid, SIGKILL);
         }
-        sleep_s(nap);
+        halo_sleep_s(nap);
         nap = nap < 0.02 ? nap * 2 : 0.02;
     }
     child_pgid = 0;

@@ -67,8 +67,7 @@ static double busy_cores(double secs, int cores)
     if (cpu_jiffies(&b0, &t0) < 0) {
         return -1;
     }
-    struct timespec ts = {(time_t)secs, (long)((secs - floor(secs)) * 1e9)};
-    nanosleep(&ts, NULL);
+    halo_sleep_s(secs);
     if (cpu_jiffies(&b1, &t1) < 0 || t1 <= t0) {
         return -1;
     }

@@ -11,12 +11,15 @@
 #include "core/json.h"
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/timer.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 static void errorf_formats_message_and_returns_code(void **state)
@@ -332,6 +335,34 @@ static void outputs_replace_only_previous_outputs_of_their_kind(void **state)
     halo_rmtree(base);
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+}
+
+/* A signal in the middle of halo_sleep_s does not cut the sleep short (nanosleep alone returns
+ * at the signal). */
+static void sleep_sleeps_the_whole_time_through_a_signal(void **state)
+{
+    (void)state;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm; /* no SA_RESTART: the signal interrupts nanosleep */
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+    struct itimerval it = {{0, 0}, {0, 5000}}; /* once, 5 ms in */
+    assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+    double t0 = halo_now();
+    halo_sleep_s(0.05);
+    double slept = halo_now() - t0;
+    sigaction(SIGALRM, &old, NULL);
+    assert_true(slept >= 0.05);
+    t0 = halo_now();
+    halo_sleep_s(-1);
+    halo_sleep_s(0);
+    assert_true(halo_now() - t0 < 1.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +378,7 @@ int main(void)
         cmocka_unit_test(args_refuse_negative_counts_unless_signed),
         cmocka_unit_test(inputs_must_be_regular_files),
         cmocka_unit_test(outputs_replace_only_previous_outputs_of_their_kind),
+        cmocka_unit_test(sleep_sleeps_the_whole_time_through_a_signal),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

@@ -94,12 +94,40 @@ static void quicksort_takes_negative_values(void **state)
     assert_memory_equal(a, ref, sizeof a);
 }
 
+static void int64_and_double_sorts_order_ascending(void **state)
+{
+    (void)state;
+    int64_t a[6] = {5, -3, INT64_MAX, 0, INT64_MIN, 5};
+    const int64_t want[6] = {INT64_MIN, -3, 0, 5, 5, INT64_MAX};
+    halo_sort_i64(a, 6);
+    assert_memory_equal(a, want, sizeof a);
+    double d[5] = {2.5, -1, 1e300, 0, -1e-300};
+    halo_sort_f64(d, 5);
+    for (int i = 1; i < 5; i++) {
+        assert_true(d[i - 1] <= d[i]);
+    }
+    assert_true(d[0] == -1 && d[4] == 1e300);
+}
+
+static void median_takes_the_middle_or_the_mean_of_the_middle_two(void **state)
+{
+    (void)state;
+    double odd[5] = {9, 1, 7, 3, 5};
+    assert_true(halo_median_f64(odd, 5) == 5);
+    double even[4] = {10, 1, 4, 2};
+    assert_true(halo_median_f64(even, 4) == 3);
+    double one[1] = {-2};
+    assert_true(halo_median_f64(one, 1) == -2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(quicksort_matches_qsort),
         cmocka_unit_test(radix_sort_matches_qsort),
         cmocka_unit_test(quicksort_takes_negative_values),
+        cmocka_unit_test(int64_and_double_sorts_order_ascending),
+        cmocka_unit_test(median_takes_the_middle_or_the_mean_of_the_middle_two),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
