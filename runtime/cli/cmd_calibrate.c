@@ -8,6 +8,7 @@
 #include "core/args.h"
 #include "core/err.h"
 #include "core/fs.h"
+#include "core/host.h"
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/timer.h"
@@ -28,7 +29,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
 
 /* Pairs of probes (a core per rank, then 2 x cores ranks) whose median is the
  * oversubscription penalty. */
@@ -202,26 +202,6 @@ static int check_out(const char *path)
     }
     return halo_error_prefix(halo_output_file_check(path, "profile", HALO_PROFILE_SIG, true),
                              "calibrate -o");
-}
-
-/* The "model name" line of /proc/cpuinfo into out ("unknown CPU" when absent). */
-static void cpu_model(char *out, size_t size)
-{
-    snprintf(out, size, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':') != NULL) {
-            const char *v = strchr(line, ':') + 1;
-            v += strspn(v, " \t");
-            line[strcspn(line, "\n")] = '\0';
-            snprintf(out, size, "%s", v);
-            break;
-        }
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
 }
 
 /* cpu.fetch_node_ns and cpu.fetch_GBps from the fetch probe's sums at its two row widths:
@@ -514,7 +494,10 @@ static int write_profile(const char *out, const char *name, bool quick, int repe
         snprintf(passes, sizeof passes, "; each figure the median of %d passes", repeat);
     }
     gethostname(host, sizeof host - 1);
-    cpu_model(cpu, sizeof cpu);
+    halo_host_cpu_model(cpu, sizeof cpu);
+    if (cpu[0] == '\0') {
+        snprintf(cpu, sizeof cpu, "unknown CPU");
+    }
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);

@@ -4,6 +4,7 @@
 
 #include "core/err.h"
 #include "core/fs.h"
+#include "core/host.h"
 #include "core/json.h"
 #include "core/mem.h"
 #include "sim/profile.h"
@@ -33,31 +34,6 @@ static void first_line(const char *cmd, char *out, size_t size)
     out[strcspn(out, "\r\n")] = '\0';
     if (pclose(p) != 0) {
         out[0] = '\0';
-    }
-}
-
-/* The CPU model from /proc/cpuinfo ("" when unknown). */
-static void cpu_model(char *out, size_t size)
-{
-    out[0] = '\0';
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "model name", 10) == 0) {
-            const char *c = strchr(line, ':');
-            if (c != NULL) {
-                c++;
-                while (*c == ' ' || *c == '\t') {
-                    c++;
-                }
-                snprintf(out, size, "%s", c);
-                out[strcspn(out, "\r\n")] = '\0';
-            }
-            break;
-        }
-    }
-    if (f != NULL) {
-        fclose(f);
     }
 }
 
@@ -264,7 +240,7 @@ static void meta_provenance(halo_jw *w, const halo_sweep_meta_in *in, const halo
     char commit[128], host[256] = "", cpu[256], date[64];
     first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
     gethostname(host, sizeof host - 1);
-    cpu_model(cpu, sizeof cpu);
+    halo_host_cpu_model(cpu, sizeof cpu);
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);

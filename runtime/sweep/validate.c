@@ -4,7 +4,9 @@
 
 #include "core/err.h"
 #include "core/fs.h"
+#include "core/host.h"
 #include "core/json.h"
+#include "core/log.h"
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/timer.h"
@@ -812,6 +814,64 @@ static int record(const halo_validate_opts *o, const halo_vsummary *s)
     return 0;
 }
 
+/* The CPU and the time halo calibrate wrote into the first line of the profile at path
+ * ("-- Measured by `halo calibrate` on HOST (CPU, N cores online) on YYYY-MM-DD HH:MM UTC...");
+ * false when it does not start so (written by hand, or by halo sim validate for a cluster). */
+static bool profile_origin(const char *path, char *cpu, size_t size, time_t *when)
+{
+    char line[1024] = "";
+    FILE *f = fopen(path, "r");
+    bool got = f != NULL && fgets(line, sizeof line, f) != NULL;
+    if (f != NULL) {
+        fclose(f);
+    }
+    const char *by = got ? strstr(line, "-- Measured by `halo calibrate") : NULL;
+    const char *open = by != NULL ? strstr(by, "` on ") : NULL;
+    open = open != NULL ? strchr(open, '(') : NULL;
+    const char *tail = open != NULL ? strstr(open, " cores online) on ") : NULL;
+    if (by != line || tail == NULL) {
+        return false;
+    }
+    const char *comma = tail;
+    while (comma > open && *comma != ',') {
+        comma--;
+    }
+    snprintf(cpu, size, "%.*s", (int)(comma > open ? comma - open - 1 : 0), open + 1);
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    bool dated = sscanf(tail + strlen(" cores online) on "), "%d-%d-%d %d:%d UTC", &tm.tm_year,
+                        &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min) == 5;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    *when = dated ? timegm(&tm) : 0;
+    return cpu[0] != '\0';
+}
+
+/* Notices when the profile was measured on another CPU or hours ago: its constants are then
+ * not this machine's as it is now, and the errors measure that as much as the model. */
+static void profile_notices(const char *path)
+{
+    char cpu[512], here[512];
+    time_t when = 0;
+    if (!profile_origin(path, cpu, sizeof cpu, &when)) {
+        return;
+    }
+    halo_host_cpu_model(here, sizeof here);
+    if (here[0] != '\0' && strcmp(cpu, here) != 0) {
+        halo_notice("sim validate: profile %s was measured on %s, this host is %s: its constants "
+                    "are another machine's (halo calibrate -o FILE measures this one)",
+                    path, cpu, here);
+    }
+    double hours = when > 0 ? difftime(time(NULL), when) / 3600.0 : 0;
+    if (hours > 2) {
+        bool days = hours >= 48;
+        halo_notice("sim validate: profile %s was calibrated %.0f %s ago; a machine's state "
+                    "moves its constants (two calibrations of one quiet VM 30 minutes apart moved "
+                    "the worst epoch error by 10-20 points, docs/sim-model.md): calibrate just "
+                    "before measuring", path, days ? hours / 24 : hours, days ? "days" : "hours");
+    }
+}
+
 /* Space, cluster and directories; prints the first line. */
 static int prepare(const halo_validate_opts *o, halo_vspace *sp, vcluster *cl, char *prof,
                    size_t size, halo_sim_profile *p)
@@ -825,6 +885,7 @@ static int prepare(const halo_validate_opts *o, halo_vspace *sp, vcluster *cl, c
         HALO_CHECK(halo_vspace_add_edges(sp, o->edges));
     }
     HALO_CHECK(halo_sim_profile_load(o->profile, p));
+    profile_notices(o->profile);
     char dir[4200];
     const char *sub[] = {"graphs", "parts", "runs"};
     for (int k = 0; k < 3 && !o->dry_run; k++) {

@@ -4,6 +4,7 @@
 
 #include "core/err.h"
 #include "core/fs.h"
+#include "core/host.h"
 #include "core/json.h"
 #include "core/mem.h"
 #include "sweep/internal.h"
@@ -314,25 +315,6 @@ static void first_line(const char *cmd, char *out, size_t size)
     pclose(p);
 }
 
-/* The CPU model from /proc/cpuinfo ("" when unknown). */
-static void cpu_model(char *out, size_t size)
-{
-    out[0] = '\0';
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        const char *c = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && c != NULL) {
-            c += strspn(c + 1, " \t") + 1;
-            snprintf(out, size, "%.*s", (int)strcspn(c, "\r\n\"\\"), c);
-            break;
-        }
-    }
-    if (f != NULL) {
-        fclose(f);
-    }
-}
-
 /* sim_vs_measured.meta.json: what the figure shows, for halo report's index.md. */
 static void meta_text(const halo_validate_opts *o, const halo_vsummary *s, const char *profile,
                       bool figure, halo_sb *out)
@@ -391,7 +373,7 @@ static void meta_text(const halo_validate_opts *o, const halo_vsummary *s, const
     halo_jw_key(&w, "fit");
     halo_jw_bool(&w, s->fit);
     char commit[128], date[64], host[256] = "", cpu[256];
-    cpu_model(cpu, sizeof cpu);
+    halo_host_cpu_model(cpu, sizeof cpu);
     first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
     gethostname(host, sizeof host - 1);
     time_t now = time(NULL);

@@ -124,6 +124,20 @@ check "--dry-run prints the configurations and writes nothing" bash -c "
     [ \$(grep -c 'mpirun .*halo train ' '$T/dry3') -eq 8 ] && [ ! -e '$T/o0' ]"
 check "another seed draws other configurations" bash -c "
     ! diff -q <(tail -n +2 '$T/dry3') <(tail -n +2 '$T/dry4') >/dev/null"
+# the profile's origin: measured on another CPU, years ago, a notice each; this host's CPU a
+# minute ago, neither
+sed '1s|.*|-- Measured by `halo calibrate` on elsewhere (Imaginary CPU 9000, 2 cores online) on 2020-01-01 00:00 UTC.|' \
+    "$T/p.lua" >"$T/old.lua"
+"${V[@]}" --profile "$T/old.lua" --out "$T/o0" --dry-run --configs 1 >"$T/dry_old" 2>&1
+check "a profile measured on another CPU gets a notice naming both" \
+    grep -q "was measured on Imaginary CPU 9000, this host is " "$T/dry_old"
+check "... and one calibrated days ago another" grep -qE "calibrated [0-9]+ days ago" "$T/dry_old"
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+sed "1s|.*|-- Measured by \`halo calibrate\` on here ($cpu, 2 cores online) on $(date -u '+%Y-%m-%d %H:%M') UTC.|" \
+    "$T/p.lua" >"$T/new.lua"
+"${V[@]}" --profile "$T/new.lua" --out "$T/o0" --dry-run --configs 1 >"$T/dry_new" 2>&1
+check "this host's profile of a minute ago gets neither" \
+    bash -c "! grep -qE 'was measured on|(hours|days) ago' '$T/dry_new' && grep -q 'mpirun .*halo train ' '$T/dry_new'"
 "$HALO" sim validate --dry-run --configs 300 --profile "$T/p.lua" --out "$T/o0" >"$T/dry" 2>&1
 missing=""
 for f in policies/*.lua; do
