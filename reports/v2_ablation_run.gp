@@ -17,8 +17,8 @@ set table $p0s1
 plot data using (p0x(strcol("run.depth"))):(column("epoch_s")) with table if (strcol("partition.method") eq "multilevel")
 unset table
 $p0band0 << EOD
--0.6 0.122781322666667 0.184171984
-3.6 0.122781322666667 0.184171984
+-0.6 0.119699482333333 0.1795492235
+3.6 0.119699482333333 0.1795492235
 EOD
 
 # panel 2: bars of run.depth vs speedup
