@@ -161,22 +161,23 @@ fail:
 
 /* The first `active` ranks' loop of units of a training step's work (halo_sim_calib_unit):
  * `warm` units, then n timed ones, each followed by an exchange (with every peer when every rank
- * runs, as a step's are; else a ring among the active ranks by point-to-point messages). med[k]
- * gets the median CPU seconds of the unit's part k on the rank's clock; *waited and *polled
- * (when not NULL) add the timed units' wall and polling CPU seconds in the exchanges. */
+ * runs, as a step's are; else a ring among the active ranks by point-to-point messages; none
+ * when c is NULL: this process alone). med[k] gets the median CPU seconds of the unit's part k
+ * on the rank's clock; *waited and *polled (when not NULL) add the timed units' wall and
+ * polling CPU seconds in the exchanges. */
 static int unit_loop(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int active, int n,
                      int warm, double med[HALO_UNIT_PARTS], double *waited, double *polled)
 {
-    int r = halo_comm_rank(c), P = halo_comm_size(c);
+    int r = c != NULL ? halo_comm_rank(c) : 0, P = c != NULL ? halo_comm_size(c) : 1;
     double t[HALO_UNIT_PARTS][HALO_CALIB_MAX_UNITS];
     n = n < HALO_CALIB_MAX_UNITS ? n : HALO_CALIB_MAX_UNITS;
     for (int i = 0; i < n + warm; i++) {
         double part[HALO_UNIT_PARTS];
         halo_sim_calib_unit_run(u, part);
         double w0 = halo_now(), p0 = halo_thread_wait_cpu();
-        if (active == P) {
+        if (c != NULL && active == P) {
             HALO_CHECK(ping_once(c, pg));
-        } else {
+        } else if (c != NULL) {
             int64_t v = i;
             HALO_CHECK(halo_comm_send(c, &v, 8, (r + 1) % active, 77));
             HALO_CHECK(halo_comm_recv(c, &v, 8, (r + active - 1) % active, 77));
@@ -195,6 +196,13 @@ static int unit_loop(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int a
         med[k] = halo_sim_calib_median(t[k], n);
     }
     return 0;
+}
+
+void halo_calib_unit_alone(int n, double cpu[HALO_UNIT_PARTS])
+{
+    halo_sim_calib_unit *u = halo_sim_calib_unit_new(1);
+    (void)unit_loop(NULL, u, NULL, 1, n, 2, cpu, NULL, NULL); /* no exchange: it cannot fail */
+    halo_sim_calib_unit_free(u);
 }
 
 /* Every rank runs n units of u after two warm-up ones (unit_loop); cpu[k] gets the mean over

@@ -29,6 +29,10 @@ typedef struct mpi_figs {
 extern const char *const halo_calib_unit_keys[HALO_UNIT_PARTS];
 extern const char *const halo_calib_ratio_keys[HALO_UNIT_PARTS];
 
+/* The median CPU seconds of a unit of step work's parts on this process alone, no MPI: n units
+ * after two warm-up ones, as the probe's ranks run them (the oversubscription's base). */
+void halo_calib_unit_alone(int n, double cpu[HALO_UNIT_PARTS]);
+
 /* `halo calibrate --probe-mpi FILE [--quick] [--probe-units] [--probe-fetch]` under mpirun: rank
  * 0 writes "key value" lines to FILE (with 2 ranks the links, the units with --probe-units or
  * --probe-fetch, the fetch probe with --probe-fetch; with more the exchanges, polling, units

@@ -239,26 +239,6 @@ static void fetch_constants(const mpi_figs *f, halo_sim_profile *p)
               p->fetch_node_s * 1e9, p->fetch_bw / 1e9, p->gather_bw / 1e9);
 }
 
-/* The median CPU seconds of a unit of step work's parts on this process alone (n units after
- * two). */
-static void unit_cpu_alone(int n, double cpu[HALO_UNIT_PARTS])
-{
-    halo_sim_calib_unit *u = halo_sim_calib_unit_new(1);
-    double t[HALO_UNIT_PARTS][HALO_CALIB_MAX_UNITS];
-    n = n < HALO_CALIB_MAX_UNITS ? n : HALO_CALIB_MAX_UNITS;
-    for (int i = 0; i < n + 2; i++) {
-        double part[HALO_UNIT_PARTS];
-        halo_sim_calib_unit_run(u, part);
-        for (int k = 0; k < HALO_UNIT_PARTS && i >= 2; k++) {
-            t[k][i - 2] = part[k];
-        }
-    }
-    halo_sim_calib_unit_free(u);
-    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        cpu[k] = halo_sim_calib_median(t[k], n);
-    }
-}
-
 static double unit_sum(const double cpu[HALO_UNIT_PARTS])
 {
     return cpu[HALO_UNIT_SAMPLE] + cpu[HALO_UNIT_GATHER] + cpu[HALO_UNIT_GEMM];
@@ -347,7 +327,7 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     memset(&shm, 0, sizeof shm);
     memset(&tcp, 0, sizeof tcp);
     pen_probe pp = {mpirun, exe, dir, quick, 2 * p->cores > 2 ? 2 * p->cores : 4, {0}};
-    unit_cpu_alone(quick ? 16 : 48, pp.alone);
+    halo_calib_unit_alone(quick ? 16 : 48, pp.alone);
     double xchg = 0, unit_over[HALO_UNIT_PARTS] = {0}, poll = 0, pen[HALO_UNIT_PARTS] = {0};
     double corun[HALO_UNIT_PARTS] = {0}, ratio[HALO_UNIT_PARTS] = {0};
     int over = pp.over;

@@ -36,6 +36,9 @@ const char *halo_sweep_get(const halo_sweep_point *p, const char *key);
 uint64_t halo_sweep_hash(uint64_t h, const char *s);
 /* 16 hex digits of a mixed hash into out[17]. */
 void halo_sweep_hex(uint64_t h, char *out);
+/* The first line a shell command prints, without its line end ("" when the command fails or
+ * prints nothing; sweep/report.c). */
+void halo_sweep_first_line(const char *cmd, char *out, size_t size);
 /* Shortest decimal text that reads back to v (integers without a point). */
 void halo_sweep_fmt_num(double v, char *buf, size_t size);
 /* A label for a value: a policy or profile path "dir/name.lua" shows as "name", an unset

@@ -19,8 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The first line a shell command prints (empty when it fails). */
-static void first_line(const char *cmd, char *out, size_t size)
+void halo_sweep_first_line(const char *cmd, char *out, size_t size)
 {
     out[0] = '\0';
     fflush(NULL);
@@ -238,7 +237,7 @@ static void meta_provenance(halo_jw *w, const halo_sweep_meta_in *in, const halo
                             const char *dir, const char *name)
 {
     char commit[128], host[256] = "", cpu[256], date[64];
-    first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
+    halo_sweep_first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
     gethostname(host, sizeof host - 1);
     halo_host_cpu_model(cpu, sizeof cpu);
     time_t now = time(NULL);

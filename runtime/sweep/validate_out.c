@@ -300,21 +300,6 @@ static void gp_text(const halo_vsummary *s, const char *profile, bool fit, halo_
         fit ? "" : " (UNFIT: load or unsteady epochs)");
 }
 
-/* The first line a shell command prints ("" when none). */
-static void first_line(const char *cmd, char *out, size_t size)
-{
-    out[0] = '\0';
-    FILE *p = popen(cmd, "r");
-    if (p == NULL) {
-        return;
-    }
-    if (fgets(out, (int)size, p) == NULL) {
-        out[0] = '\0';
-    }
-    out[strcspn(out, "\n")] = '\0';
-    pclose(p);
-}
-
 /* sim_vs_measured.meta.json: what the figure shows, for halo report's index.md. */
 static void meta_text(const halo_validate_opts *o, const halo_vsummary *s, const char *profile,
                       bool figure, halo_sb *out)
@@ -374,7 +359,7 @@ static void meta_text(const halo_validate_opts *o, const halo_vsummary *s, const
     halo_jw_bool(&w, s->fit);
     char commit[128], date[64], host[256] = "", cpu[256];
     halo_host_cpu_model(cpu, sizeof cpu);
-    first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
+    halo_sweep_first_line("git rev-parse --short HEAD 2>/dev/null", commit, sizeof commit);
     gethostname(host, sizeof host - 1);
     time_t now = time(NULL);
     struct tm tm;
