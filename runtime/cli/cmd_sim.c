@@ -203,7 +203,9 @@ static int cmd_sim_validate(int argc, char **argv)
         "sampler threads, netem) with the seed, runs each with mpirun halo train and with\n"
         "halo sim, and prints per configuration the epoch and per-stage errors and whether\n"
         "the counts are equal, then the median and worst |error| of each. A machine too\n"
-        "loaded to measure is said so and the result marked UNFIT. Exit: 0 valid, 1 error,\n"
+        "loaded to measure is said so and the result marked UNFIT; a profile calibrated on\n"
+        "another CPU or more than two hours ago gets a notice (calibrate just before you\n"
+        "measure: halo calibrate -o P.lua). Exit: 0 valid, 1 error,\n"
         "2 usage, 3 counts differ, 4 unfit (without --force), 5 beyond a --max-* bound\n"
         "(docs/sim.md, \"halo sim validate\").",
     };
