@@ -38,15 +38,16 @@ static halo_graph *probe_graph(int64_t n, int dim)
     return g;
 }
 
-/* Rank 0 writes the probe's partition (a random assignment: every part holds rows the others
- * ask for) into a new directory under dir; every rank gets its path in pdir. */
-static int probe_partition(halo_comm *c, const char *dir, bool quick, int dim, char *pdir,
+/* Rank 0 writes the probe's partition of a graph of n nodes (a random assignment: every part
+ * holds rows the others ask for) into a new directory under dir; every rank gets its path in
+ * pdir. */
+static int probe_partition(halo_comm *c, const char *dir, int64_t n, int dim, char *pdir,
                            size_t size)
 {
     int rc = 0;
     memset(pdir, 0, size);
     if (halo_comm_rank(c) == 0) {
-        halo_graph *g = probe_graph(quick ? 40000 : 160000, dim);
+        halo_graph *g = probe_graph(n, dim);
         int P = halo_comm_size(c);
         int32_t *assign = HALO_ALLOC(int32_t, g->nodes);
         halo_rng r;
@@ -60,7 +61,7 @@ static int probe_partition(halo_comm *c, const char *dir, bool quick, int dim, c
         opts.choice.assignment = assign;
         opts.choice.assignment_len = g->nodes;
         opts.parts = P;
-        snprintf(pdir, size, "%s/fetch-probe-%d", dir, dim);
+        snprintf(pdir, size, "%s/fetch-probe-%d-%lld", dir, dim, (long long)n);
         rc = halo_partition_write(g, assign, &opts, pdir, NULL);
         halo_free(assign);
         halo_graph_free(g);
@@ -88,13 +89,15 @@ typedef struct fetch_sums {
  * tables and the feature rows warm. */
 #define PROBE_EVICT_BYTES ((size_t)64 << 20)
 
-/* Samples batch b's 256 seeds at fanouts fan into mb, after writing evict (PROBE_EVICT_BYTES).
- * Collective. */
+/* Samples batch b's 256 seeds at fanouts fan into mb, after writing evict (PROBE_EVICT_BYTES;
+ * NULL: nothing, the caches keep what the last batch left). Collective. */
 static int sample_batch(halo_store *st, halo_sampler *smp, const int fan[2], int b, char *evict,
                         halo_minibatch *mb)
 {
     const halo_part *pt = halo_store_part(st);
-    memset(evict, b & 0xff, PROBE_EVICT_BYTES);
+    if (evict != NULL) {
+        memset(evict, b & 0xff, PROBE_EVICT_BYTES);
+    }
     int32_t seeds[256];
     int32_t n = pt->num_train < 256 ? (int32_t)pt->num_train : 256;
     for (int32_t i = 0; i < n; i++) {
@@ -148,16 +151,18 @@ fail:
     return rc;
 }
 
-/* The probe at one row width: its sums over all ranks appended to text as fetchD_* lines. */
-static int probe_width(halo_comm *c, const char *dir, bool quick, int dim, char *text,
-                       size_t size, int *len)
+/* One run of the probe: a graph of n nodes with rows of dim floats, the caches emptied before
+ * each batch or not (warm); its sums over all ranks appended to text as NAME_* lines, with the
+ * feature bytes per rank (NAME_table_bytes). */
+static int probe_run(halo_comm *c, const char *dir, bool quick, int64_t n, int dim, bool warm,
+                     const char *name, char *text, size_t size, int *len)
 {
     char pdir[1024];
-    HALO_CHECK(probe_partition(c, dir, quick, dim, pdir, sizeof pdir));
+    HALO_CHECK(probe_partition(c, dir, n, dim, pdir, sizeof pdir));
     halo_store *st = NULL;
     HALO_CHECK(halo_store_open(c, pdir, &st));
     fetch_sums s = {0, 0, 0, 0};
-    char *evict = HALO_ALLOC(char, PROBE_EVICT_BYTES);
+    char *evict = warm ? NULL : HALO_ALLOC(char, PROBE_EVICT_BYTES);
     int rc = fetch_batches(c, st, quick ? 12 : 42, dim, &s, evict);
     halo_free(evict);
     halo_store_close(st);
@@ -168,16 +173,28 @@ static int probe_width(halo_comm *c, const char *dir, bool quick, int dim, char 
     if (halo_comm_rank(c) == 0) {
         halo_rmtree(pdir);
     }
+    double table = (double)n * dim * sizeof(float) / halo_comm_size(c);
     *len += snprintf(text + *len, size - (size_t)*len,
-                     "fetch%d_cpu_s %.9g\nfetch%d_inputs %.9g\nfetch%d_rows %.9g\n"
-                     "fetch%d_msgs %.9g\n",
-                     dim, sum[0], dim, sum[1], dim, sum[2], dim, sum[3]);
+                     "%s_cpu_s %.9g\n%s_inputs %.9g\n%s_rows %.9g\n%s_msgs %.9g\n"
+                     "%s_table_bytes %.9g\n",
+                     name, sum[0], name, sum[1], name, sum[2], name, sum[3], name, table);
     return 0;
 }
+
+const char *const halo_calib_fetch_runs[HALO_CALIB_FETCH_RUNS] = {"fetch16", "fetch128",
+                                                                 "fetch128warm"};
 
 int halo_calib_fetch_probe(halo_comm *c, const char *dir, bool quick, char *text, size_t size,
                            int *len)
 {
-    HALO_CHECK(probe_width(c, dir, quick, HALO_CALIB_FETCH_NARROW, text, size, len));
-    return probe_width(c, dir, quick, HALO_CALIB_FETCH_WIDE, text, size, len);
+    int64_t n = quick ? 40000 : 160000;
+    HALO_CHECK(probe_run(c, dir, quick, n, HALO_CALIB_FETCH_NARROW, false,
+                         halo_calib_fetch_runs[0], text, size, len));
+    HALO_CHECK(probe_run(c, dir, quick, n, HALO_CALIB_FETCH_WIDE, false,
+                         halo_calib_fetch_runs[1], text, size, len));
+    /* a table of HALO_SIM_CALIB_WARM_BYTES per rank that stays in the caches */
+    int64_t warm = HALO_SIM_CALIB_WARM_BYTES * halo_comm_size(c) /
+                   (HALO_CALIB_FETCH_WIDE * (int64_t)sizeof(float));
+    return probe_run(c, dir, quick, warm, HALO_CALIB_FETCH_WIDE, true, halo_calib_fetch_runs[2],
+                     text, size, len);
 }

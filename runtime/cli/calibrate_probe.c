@@ -227,8 +227,8 @@ static int units(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int n,
 }
 
 /* The unit's parts as "unit_PART_cpu_s" lines. */
-const char *const halo_calib_unit_keys[HALO_UNIT_PARTS] = {"unit_sample_cpu_s",
-                                                           "unit_gather_cpu_s", "unit_gemm_cpu_s"};
+const char *const halo_calib_unit_keys[HALO_UNIT_PARTS] = {
+    "unit_sample_cpu_s", "unit_gather_cpu_s", "unit_gemm_cpu_s", "unit_gather_warm_cpu_s"};
 
 /* One "key value" line per part of the unit (keys: halo_calib_unit_keys or _ratio_keys) appended
  * to text at len; returns the new length. */
@@ -300,7 +300,7 @@ static int paired(halo_comm *c, halo_sim_calib_unit *u, const ping *pg,
 }
 
 const char *const halo_calib_ratio_keys[HALO_UNIT_PARTS] = {"ratio_sample", "ratio_gather",
-                                                        "ratio_gemm"};
+                                                            "ratio_gemm", "ratio_gather_warm"};
 
 /* The units of step work of a probe job (units()) and, when ratio is not NULL, their paired
  * measurement (paired()), on one unit and one ping per rank: a unit fills a 64 MiB table and

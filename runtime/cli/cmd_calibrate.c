@@ -145,8 +145,8 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
     char key[32];
     double v;
     while (in != NULL && fscanf(in, "%31s %lf", key, &v) == 2) {
-        static const char *const fk[4] = {"cpu_s", "inputs", "rows", "msgs"};
-        const int fw[2] = {HALO_CALIB_FETCH_NARROW, HALO_CALIB_FETCH_WIDE};
+        static const char *const fk[HALO_CALIB_FETCH_FIGS] = {"cpu_s", "inputs", "rows", "msgs",
+                                                              "table_bytes"};
         double *dst = strcmp(key, "lat_s") == 0         ? &f->lat_s
                       : strcmp(key, "bw_Bps") == 0      ? &f->bw
                       : strcmp(key, "overhead_s") == 0  ? &f->overhead_s
@@ -161,10 +161,15 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
         for (int k = 0; k < HALO_UNIT_PARTS && dst == NULL && ratio != NULL; k++) {
             dst = strcmp(key, halo_calib_ratio_keys[k]) == 0 ? &ratio[k] : NULL;
         }
-        for (int i = 0; i < 8 && f != NULL && dst == NULL; i++) {
+        for (int i = 0; i < HALO_CALIB_FETCH_RUNS * HALO_CALIB_FETCH_FIGS && f != NULL &&
+                        dst == NULL;
+             i++) {
             char k[48];
-            snprintf(k, sizeof k, "fetch%d_%s", fw[i / 4], fk[i % 4]);
-            dst = strcmp(key, k) == 0 ? &f->fetch[i / 4][i % 4] : NULL;
+            snprintf(k, sizeof k, "%s_%s", halo_calib_fetch_runs[i / HALO_CALIB_FETCH_FIGS],
+                     fk[i % HALO_CALIB_FETCH_FIGS]);
+            dst = strcmp(key, k) == 0 ? &f->fetch[i / HALO_CALIB_FETCH_FIGS]
+                                                 [i % HALO_CALIB_FETCH_FIGS]
+                                      : NULL;
         }
         if (dst != NULL && v > 0) {
             *dst = v;
@@ -175,7 +180,7 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
         fclose(in);
     }
     /* poll_frac: 0 when nobody waited */
-    int want = 4 + (probe != PROBE_LINKS ? HALO_UNIT_PARTS : 0) + (probe == PROBE_FETCH ? 8 : 0);
+    int want = 4 + (probe != PROBE_LINKS ? HALO_UNIT_PARTS : 0) + (probe == PROBE_FETCH ? HALO_CALIB_FETCH_RUNS * HALO_CALIB_FETCH_FIGS : 0);
     if (got < (np == 2 ? want : 1 + HALO_UNIT_PARTS * (ratio != NULL ? 2 : 1))) {
         return halo_errorf(HALO_EMPI, "calibrate: the MPI probe over %s wrote no figures", what);
     }
@@ -232,16 +237,36 @@ static void fetch_constants(const mpi_figs *f, halo_sim_profile *p)
     }
     p->fetch_node_s = halo_sim_calib_sig4(a);
     p->fetch_bw = halo_sim_calib_sig4(1.0 / b);
+    p->fetch_cold_bytes = f->fetch[1][4];
     halo_info("calibrate: the runtime's fetch on 2 ranks: %.4g ns CPU per input node with "
               "%d-byte rows, %.4g ns with %d-byte rows: %.4g ns per input node + rows at "
-              "%.4g GB/s (gathers alone: %.4g GB/s)",
+              "%.4g GB/s (gathers alone: %.4g GB/s), %.3g MiB of rows per rank",
               1e9 * f->fetch[0][0] / in[0], dim[0] * 4, 1e9 * f->fetch[1][0] / in[1], dim[1] * 4,
-              p->fetch_node_s * 1e9, p->fetch_bw / 1e9, p->gather_bw / 1e9);
+              p->fetch_node_s * 1e9, p->fetch_bw / 1e9, p->gather_bw / 1e9,
+              p->fetch_cold_bytes / 1048576);
+    /* the wide rows on a table that stays in the caches: the same part per input node, the
+       rest per byte */
+    const double *w = f->fetch[2];
+    double yw = w[0] - w[3] * f->overhead_s - w[2] * p->gather_row_s - w[1] * p->fetch_node_s;
+    double bw = w[2] > 0 && yw > 0 ? w[2] * dim[1] * (double)sizeof(float) / yw : 0;
+    if (!(bw > 0) || !(w[4] > 0) || !(w[4] < p->fetch_cold_bytes)) {
+        return; /* not measured */
+    }
+    /* not faster than the large table (noise): the large table's rate at every size */
+    p->fetch_warm_bw = halo_sim_calib_sig4(bw > p->fetch_bw ? bw : p->fetch_bw);
+    p->fetch_warm_bytes = w[4];
+    halo_info("calibrate: the same fetch from %.3g MiB of rows per rank kept in the caches: "
+              "%.4g ns CPU per input node, rows at %.4g GB/s",
+              w[4] / 1048576, 1e9 * w[0] / w[1], bw / 1e9);
 }
 
 static double unit_sum(const double cpu[HALO_UNIT_PARTS])
 {
-    return cpu[HALO_UNIT_SAMPLE] + cpu[HALO_UNIT_GATHER] + cpu[HALO_UNIT_GEMM];
+    double s = 0;
+    for (int k = 0; k < HALO_UNIT_PARTS; k++) {
+        s += cpu[k];
+    }
+    return s;
 }
 
 /* The probes that give the oversubscription penalties. */
@@ -261,7 +286,8 @@ static int penalties(const pen_probe *pp, const double base[HALO_UNIT_PARTS],
                      const double ratio[HALO_UNIT_PARTS], double pen[HALO_UNIT_PARTS],
                      double corun[HALO_UNIT_PARTS])
 {
-    static const char *const what[HALO_UNIT_PARTS] = {"sampling", "gathers", "GEMMs"};
+    static const char *const what[HALO_UNIT_PARTS] = {"sampling", "gathers", "GEMMs",
+                                                      "gathers from a table kept in the caches"};
     double pens[HALO_UNIT_PARTS][PEN_ROUNDS], runs[HALO_UNIT_PARTS][PEN_ROUNDS];
     int npen = 0;
     for (int r = 0; r < PEN_ROUNDS; r++) {
@@ -374,6 +400,7 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
        work itself, apart from what sharing the memory with a busy neighbour costs; one
        process beyond the cores per core is cpu_rate's excess 1 */
     p->oversub_penalty = pen[HALO_UNIT_GATHER];
+    p->oversub_warm = pen[HALO_UNIT_GATHER_WARM];
     p->oversub_gemm = pen[HALO_UNIT_GEMM];
     p->oversub_sample = pen[HALO_UNIT_SAMPLE];
     p->corun_sample = corun[HALO_UNIT_SAMPLE];

@@ -69,13 +69,19 @@ double halo_sim_calib_slice(const halo_sim_calib_opts *o, int cores);
  * delay) wakes up late: the median of 200 (40 with quick). */
 double halo_sim_calib_sleep_over(const halo_sim_calib_opts *o);
 
+/* A table small enough to stay in the caches from one batch to the next: feature bytes per rank
+ * of the fetch probe's warm run and of the unit's warm gather (1 MiB). */
+#define HALO_SIM_CALIB_WARM_BYTES ((int64_t)1 << 20)
+
 /* A unit of a training step's work for the oversubscription probe (halo calibrate runs it
- * alone and in 2 x cores ranks at once, and compares their CPU time), in three parts timed
+ * alone and in 2 x cores ranks at once, and compares their CPU time), in four parts timed
  * apart, since more processes than cores cost each kind of work its own: the sampler's (4096
  * frontier nodes of a random graph of 2^18 nodes drawn at fanout 10 and their block built),
- * a gather of 8192 random 512-byte rows from a 64 MiB table, and a 2048 x 128 x 128 sgemm on
- * them; a few milliseconds on one core. key varies the draws and the rows. */
-enum { HALO_UNIT_SAMPLE, HALO_UNIT_GATHER, HALO_UNIT_GEMM, HALO_UNIT_PARTS };
+ * a gather of 8192 random 512-byte rows from a 64 MiB table, a 2048 x 128 x 128 sgemm on
+ * them, and a gather of 8192 random rows from a table of HALO_SIM_CALIB_WARM_BYTES (warm: what
+ * a small graph's fetch pays); a few milliseconds on one core. key varies the draws and the
+ * rows. */
+enum { HALO_UNIT_SAMPLE, HALO_UNIT_GATHER, HALO_UNIT_GEMM, HALO_UNIT_GATHER_WARM, HALO_UNIT_PARTS };
 typedef struct halo_sim_calib_unit halo_sim_calib_unit;
 halo_sim_calib_unit *halo_sim_calib_unit_new(uint64_t key);
 /* Runs the unit; cpu[k] gets part k's seconds on the calling thread's CPU clock. */

@@ -372,6 +372,7 @@ fail:
 struct halo_sim_calib_unit {
     float *table; /* [UNIT_TABLE x UNIT_DIM] rows gathered from */
     int32_t *ids; /* [UNIT_ROWS] random rows of it */
+    int32_t *ids_warm; /* [UNIT_ROWS] random rows of its first HALO_SIM_CALIB_WARM_BYTES */
     float *rows;  /* [UNIT_ROWS x UNIT_DIM] the gathered rows, then the GEMM's input */
     float *w;     /* [UNIT_DIM x UNIT_DIM] weights */
     float *out;   /* [UNIT_ROWS / 4 x UNIT_DIM] the GEMM's output */
@@ -390,6 +391,7 @@ halo_sim_calib_unit *halo_sim_calib_unit_new(uint64_t key)
     halo_sim_calib_unit *u = HALO_NEW(halo_sim_calib_unit, 1);
     u->table = HALO_ALLOC(float, (int64_t)UNIT_TABLE * UNIT_DIM);
     u->ids = HALO_ALLOC(int32_t, UNIT_ROWS);
+    u->ids_warm = HALO_ALLOC(int32_t, UNIT_ROWS);
     u->rows = HALO_ALLOC(float, (int64_t)UNIT_ROWS * UNIT_DIM);
     u->w = HALO_ALLOC(float, UNIT_DIM * UNIT_DIM);
     u->out = HALO_ALLOC(float, (int64_t)UNIT_ROWS / 4 * UNIT_DIM);
@@ -400,6 +402,10 @@ halo_sim_calib_unit *halo_sim_calib_unit_new(uint64_t key)
     }
     for (int i = 0; i < UNIT_ROWS; i++) {
         u->ids[i] = (int32_t)halo_rng_below(&r, UNIT_TABLE);
+    }
+    for (int i = 0; i < UNIT_ROWS; i++) {
+        u->ids_warm[i] = (int32_t)halo_rng_below(
+            &r, (uint64_t)(HALO_SIM_CALIB_WARM_BYTES / (UNIT_DIM * (int64_t)sizeof(float))));
     }
     for (int i = 0; i < UNIT_DIM * UNIT_DIM; i++) {
         u->w[i] = (float)(i % 7) * 0.125f;
@@ -442,9 +448,12 @@ void halo_sim_calib_unit_run(halo_sim_calib_unit *u, double cpu[HALO_UNIT_PARTS]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, UNIT_ROWS / 4, UNIT_DIM, UNIT_DIM,
                 1.0f, u->rows, UNIT_DIM, u->w, UNIT_DIM, 0.0f, u->out, UNIT_DIM);
     double t3 = halo_thread_cpu();
+    halo_store_gather(u->table, 0, UNIT_DIM, u->ids_warm, UNIT_ROWS, u->rows);
+    double t4 = halo_thread_cpu();
     cpu[HALO_UNIT_SAMPLE] = t1 - t0;
     cpu[HALO_UNIT_GATHER] = t2 - t1;
     cpu[HALO_UNIT_GEMM] = t3 - t2;
+    cpu[HALO_UNIT_GATHER_WARM] = t4 - t3;
 }
 
 void halo_sim_calib_unit_free(halo_sim_calib_unit *u)
@@ -452,6 +461,7 @@ void halo_sim_calib_unit_free(halo_sim_calib_unit *u)
     if (u != NULL) {
         halo_free(u->table);
         halo_free(u->ids);
+        halo_free(u->ids_warm);
         halo_free(u->rows);
         halo_free(u->w);
         halo_free(u->out);

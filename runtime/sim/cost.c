@@ -245,9 +245,28 @@ double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row
     return rows_at(p, rows, row_bytes, p->gather_bw);
 }
 
-double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes)
+double halo_sim_cost_warm_share(const halo_sim_profile *p, double table_bytes)
 {
-    return rows_at(p, rows, row_bytes, p->fetch_bw > 0 ? p->fetch_bw : p->gather_bw);
+    double lo = p->fetch_warm_bytes, hi = p->fetch_cold_bytes;
+    if (!(p->fetch_warm_bw > 0) || !(lo > 0) || !(hi > lo) || !(table_bytes > 0) ||
+        table_bytes >= hi) {
+        return 0.0;
+    }
+    return table_bytes <= lo ? 1.0 : log(hi / table_bytes) / log(hi / lo);
+}
+
+double halo_sim_cost_fetch_bw(const halo_sim_profile *p, double table_bytes)
+{
+    double cold = p->fetch_bw > 0 ? p->fetch_bw : p->gather_bw;
+    double x = halo_sim_cost_warm_share(p, table_bytes);
+    /* seconds per byte, interpolated in the logarithm of the table's size */
+    return x > 0 ? 1.0 / ((1.0 - x) / cold + x / p->fetch_warm_bw) : cold;
+}
+
+double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes,
+                                  double table_bytes)
+{
+    return rows_at(p, rows, row_bytes, halo_sim_cost_fetch_bw(p, table_bytes));
 }
 
 double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double inputs, double lookups,
@@ -259,6 +278,7 @@ double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double inputs, doubl
 }
 
 /* ---------------------------------------------------------------- building a batch */
+
 
 /* Rows in the pieces of a list of n rows (comm.h's halo_comm_rows_pieces, from a table). */
 static int64_t pieces(halo_sim_cost *c, int64_t n, int64_t rb)
@@ -388,8 +408,8 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
                             : fb_split(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
                                        c->o.relations, c->o.bases, &gemm);
     /* the oversubscription slows its GEMMs and the rest apart (sim/engine_cpu.c) */
-    rw->fb_slow = rw->fb > 0 ? (gemm * c->slow_gemm + (rw->fb - gemm) * c->slow_gather) / rw->fb
-                             : 1.0;
+    rw->fb_pen = rw->fb > 0 ? (gemm * c->pen_gemm + (rw->fb - gemm) * c->pen_gather) / rw->fb
+                            : 0.0;
     /* sparse Adam over the rows it owns that the step touched (its own and the ones it
        served): it reads row, gradient and two moments and writes three, on the host */
     double own_rows = a->embed_rows != NULL ? at(a->embed_rows, (size_t)q) : 0;
@@ -458,9 +478,10 @@ static void build_fetch_xchg(halo_sim_cost *c, brec *r, const halo_sim_work *w)
         double got = rb > 0 ? c->s_tot_in[q] / rb : 0;
         /* the owner gathers the rows it serves piece by piece as they go (the receivers wait
            for it); the local rows and the scatter of staged replies are this rank's own */
-        xr->crit = halo_sim_cost_fetch_rows_s(p, (double)w[q].served_rows, rb) +
+        xr->crit = halo_sim_cost_fetch_rows_s(p, (double)w[q].served_rows, rb, c->warm_table) +
                    c->s_msg_out[q] * p->msg_overhead_s;
-        xr->own = halo_sim_cost_fetch_rows_s(p, (double)w[q].local_rows + got, rb) +
+        xr->own = halo_sim_cost_fetch_rows_s(p, (double)w[q].local_rows + got, rb,
+                                             c->warm_table) +
                   c->s_msg_in[q] * p->msg_overhead_s;
     }
 }
@@ -590,16 +611,21 @@ void halo_sim_cost_setup(halo_sim_cost *c)
 {
     c->busy_threads = (long)c->pf.trainers * (c->depth > 0 ? 2 + c->S : 1);
     c->oversub_threads = c->busy_threads > c->pf.cores;
-    /* more trainer processes than cores: each kind of work its own measured penalty */
-    double beyond = c->pf.trainers > c->pf.cores
-                        ? (double)(c->pf.trainers - c->pf.cores) / c->pf.cores
-                        : 0.0;
+    /* more threads with work than cores: each kind of work its own measured penalty (per busy
+       thread beyond the cores, sim/engine_cpu.c) */
+    c->pen_gather = c->pf.oversub_penalty;
+    c->pen_gemm = c->pf.oversub_gemm;
+    /* a table that stays in the caches from batch to batch is read at the warm rate, unless
+       the run's exchanges sleep (--netem's emulated delays: the thread gives its core up for
+       a millisecond or more, and what ran meanwhile takes the caches; measured, each stage's
+       CPU is higher with them than without) */
+    c->warm_table = c->netem ? 0.0 : c->o.table_bytes;
+    double x = halo_sim_cost_warm_share(&c->pf, c->warm_table);
+    c->pen_fetch = (1.0 - x) * c->pf.oversub_penalty + x * c->pf.oversub_warm;
+    c->pen_sample = c->pf.oversub_sample;
     /* every core busy (as many busy threads as cores or more): the sampler, whose constants
        are measured alone, runs its measured slow-down against alone (caches and memory shared) */
-    double busy = c->busy_threads >= c->pf.cores ? 1.0 : 0.0;
-    c->slow_gather = 1.0 + c->pf.oversub_penalty * beyond;
-    c->slow_gemm = 1.0 + c->pf.oversub_gemm * beyond;
-    c->slow_sample = (1.0 + c->pf.corun_sample * busy) * (1.0 + c->pf.oversub_sample * beyond);
+    c->corun_slow = 1.0 + (c->busy_threads >= c->pf.cores ? c->pf.corun_sample : 0.0);
     threads_notice(c);
     const halo_sim_cost_opts *o = &c->o;
     const halo_sim_profile *p = &c->pf;

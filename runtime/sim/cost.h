@@ -92,6 +92,7 @@ typedef struct halo_sim_cost_opts {
     int depth;                       /* pipeline depth (0 = synchronous) */
     int sampler_threads;             /* sampling threads when depth > 0 (>= 1) */
     int in_dim;                      /* feature width */
+    double table_bytes;              /* feature bytes each rank owns (0: not known) */
     int hidden;                      /* hidden width */
     int classes;                     /* output width */
     int64_t grad_floats;             /* floats in the gradient allreduce */
@@ -148,9 +149,20 @@ double halo_sim_cost_build_s(const halo_sim_profile *p, double dst, double src, 
 /* Gathering `rows` feature rows of row_bytes each: rows * (gather_row_s + row_bytes /
  * gather_bw). */
 double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row_bytes);
+/* Where a table of table_bytes per rank lies between the two the profile's fetch was measured
+ * on: 0 at fetch_cold_bytes or more (or without a warm rate, or table_bytes 0: not known), 1
+ * at fetch_warm_bytes or less, linear in log(table_bytes) between. */
+double halo_sim_cost_warm_share(const halo_sim_profile *p, double table_bytes);
+/* The rate of the fetch's row bytes when each rank owns table_bytes of features: fetch_bw
+ * (gather_bw when 0) at fetch_cold_bytes or more (or when the profile has no warm rate, or
+ * table_bytes is 0: not known), fetch_warm_bw at fetch_warm_bytes or less, and between the two
+ * sizes the seconds per byte interpolated linearly in log(table_bytes): a table that stays in
+ * the caches from batch to batch is read faster than one the probe read from memory. */
+double halo_sim_cost_fetch_bw(const halo_sim_profile *p, double table_bytes);
 /* The fetch's rows (served, own, received), each rows * (gather_row_s + row_bytes /
- * fetch_bw), fetch_bw as gather_bw when 0. */
-double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes);
+ * halo_sim_cost_fetch_bw(table_bytes)). */
+double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes,
+                                  double table_bytes);
 /* The fetch's CPU work besides its exchanges: inputs * fetch_node_s (the pull's plan and its
  * loop over the batch's input nodes) + cache lookups + policy hook calls + the hooks' charged
  * work at hook_unit_s + `hits` rows copied (the cache's hits, and the rows it admits). */

@@ -43,7 +43,8 @@ typedef struct step {
     int threads; /* STEP_CPU: threads the work is spread over */
     int xi;      /* STEP_XCHG: exchange number within the batch */
     double work; /* STEP_CPU: core-seconds; STEP_DELAY: seconds */
-    double slow; /* STEP_CPU: its slow-down by oversubscription (0: its stage's) */
+    double pen;  /* STEP_CPU: its slow-down per busy thread beyond the cores (< 0: its
+                    stage's; sim/engine_cpu.c) */
 } step;
 
 /* One rank's part in one exchange (or the allreduce) of one batch. */
@@ -76,8 +77,9 @@ typedef struct rwork {
     double fetch_pre;              /* cache lookups, the policy hook, copying hits */
     double copy;                   /* host-to-device copy (GPU) */
     double fb;                     /* forward + backward: GEMMs and aggregation */
-    double fb_slow;                /* fb's slow-down by oversubscription: its GEMMs' and the
-                                      rest's measured ones, weighted by their seconds */
+    double fb_pen;                 /* fb's slow-down per busy thread beyond the cores: its
+                                      GEMMs' and the rest's measured ones, weighted by their
+                                      seconds */
     double overhead;               /* fixed per step */
     double adam;                   /* optimiser (GPU: with its two PCIe copies) */
     double embed_apply;            /* sparse Adam of the embedding rows it owns (host) */
@@ -143,6 +145,8 @@ typedef struct cpu_task {
     double since;/* when it was started (queued from then until it holds its cores) */
     int thread;  /* global number of the simulated thread that waits for it */
     double got;  /* when it got its cores (its time slice runs from then) */
+    double pen;  /* its slow-down per busy thread beyond the cores (sim/engine_cpu.c) */
+    int stage;   /* the stage whose CPU clock it runs on (-1: none) */
     int resumed; /* it was preempted at the end of a time slice: getting its cores back goes
                     on with its step (no stage starts) */
 } cpu_task;
@@ -201,12 +205,18 @@ struct halo_sim_cost {
     long busy_threads;       /* busy threads per machine: its trainers x (trainer, fetch thread
                                 and samplers at depth >= 1; the trainer alone at depth 0) */
     int oversub_threads;     /* busy_threads outnumber the machine's cores */
-    double slow_gather;      /* 1 + oversub_penalty x (trainers - cores) / cores when the
-                                trainers outnumber the cores, else 1: the slow-down of the
-                                fetch's, the compute's non-GEMM and the optimiser's work */
-    double slow_gemm;        /* the same with oversub_gemm: the compute's GEMMs */
-    double slow_sample;      /* the same with oversub_sample, times 1 + corun_sample when the
-                                busy threads are as many as the cores or more: the sampling */
+    double pen_gather;       /* oversub_penalty: the slow-down per busy thread beyond the
+                                cores of the compute's non-GEMM and the optimiser's work, while
+                                those threads have work (sim/engine_cpu.c) */
+    double pen_gemm;         /* the same with oversub_gemm: the compute's GEMMs */
+    double warm_table;       /* the rank's feature bytes for the fetch's warm rate
+                                (halo_sim_cost_fetch_bw; 0 with --netem: cold) */
+    double pen_fetch;        /* the same for the fetch's work: oversub_penalty, or with a warm
+                                rate in the profile, between it and oversub_warm by the size of
+                                the rank's table (halo_sim_cost_warm_share) */
+    double pen_sample;       /* the same with oversub_sample: the sampling */
+    double corun_slow;       /* 1 + corun_sample when the busy threads are as many as the cores
+                                or more, else 1: the sampling's slow-down against alone */
     int netem;               /* emulated network on */
     double lat_local;        /* latency between ranks of one machine: shm_lat_s, or
                               * oversub_lat_s when its ranks outnumber its cores */
@@ -285,6 +295,8 @@ void halo_sim_cpu_resched(halo_sim_cost *c, int mi);
 void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m);
 /* Starts `work` core-seconds on `threads` threads for simulated thread tid, slowed by `slow`
  * (more processes than cores; 0: by its stage's kind of work). */
-void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double slow);
+void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen);
+/* Threads with CPU work beyond the machine's cores, per core (0 when they fit). */
+double halo_sim_cpu_beyond(const halo_sim_cost *c, const sim_machine *m);
 
 #endif

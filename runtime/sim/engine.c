@@ -153,11 +153,11 @@ static void xchg_start(halo_sim_cost *c, brec *r, int xi)
         xr->own_end = -1;
         if (xr->crit > 0) {
             t->phase = 0;
-            halo_sim_cpu_start(c, xr->thread, xr->crit, 1, 0);
+            halo_sim_cpu_start(c, xr->thread, xr->crit, 1, -1.0);
             x->outstanding++;
         } else if (xr->own > 0) {
             t->phase = 1;
-            halo_sim_cpu_start(c, xr->thread, xr->own, 1, 0);
+            halo_sim_cpu_start(c, xr->thread, xr->own, 1, -1.0);
         } else {
             xr->own_end = c->now;
         }
@@ -305,7 +305,7 @@ static void cpu_done(halo_sim_cost *c, int tid)
     if (t->phase == 0) {
         if (xr->own > 0) {
             t->phase = 1;
-            halo_sim_cpu_start(c, tid, xr->own, 1, 0);
+            halo_sim_cpu_start(c, tid, xr->own, 1, -1.0);
         } else {
             xr->own_end = c->now;
         }
@@ -331,7 +331,7 @@ static void try_rank(halo_sim_cost *c, int rank);
 
 static void add_step(sim_thread *t, int kind, double work, int threads, int xi)
 {
-    t->steps[t->nsteps++] = (step){kind, threads, xi, work, 0};
+    t->steps[t->nsteps++] = (step){kind, threads, xi, work, -1.0};
 }
 
 /* Builds the program of a stage from the batch's work. */
@@ -367,7 +367,7 @@ static void stage_program(halo_sim_cost *c, sim_thread *t, const brec *r)
         }
         if (cpu) {
             add_step(t, STEP_CPU, w->fb, c->kthreads, 0);
-            t->steps[t->nsteps - 1].slow = w->fb_slow;
+            t->steps[t->nsteps - 1].pen = w->fb_pen;
             add_step(t, STEP_CPU, w->overhead, 1, 0);
         } else {
             add_step(t, STEP_DELAY, w->fb + w->overhead, 1, 0);
@@ -409,7 +409,7 @@ static void thread_run(halo_sim_cost *c, int tid)
         }
         if (s->work > 0) {
             if (s->kind == STEP_CPU) {
-                halo_sim_cpu_start(c, tid, s->work, s->threads, s->slow);
+                halo_sim_cpu_start(c, tid, s->work, s->threads, s->pen);
             } else {
                 resume_at(c, tid, c->now + s->work);
             }
@@ -539,15 +539,17 @@ static void cpu_event(halo_sim_cost *c, int mi)
 {
     sim_machine *m = &c->mc[mi];
     halo_sim_cpu_advance(c, m);
-    double fmin = INFINITY;
+    /* the seconds each running task still needs at its slow-down now */
+    double fmin = INFINITY, b = halo_sim_cpu_beyond(c, m);
     for (int i = 0; i < m->n; i++) {
-        fmin = m->task[i].held > 0 && m->task[i].rem < fmin ? m->task[i].rem : fmin;
+        double left = m->task[i].rem * (1.0 + m->task[i].pen * b);
+        fmin = m->task[i].held > 0 && left < fmin ? left : fmin;
     }
     /* a task ended, or (time slices) none did: then nothing leaves */
     double lim = c->pf.slice_s > 0 && fmin > 1e-9 ? -1.0 : fmin + 1e-12;
     int nd = 0, kept = 0;
     for (int i = 0; i < m->n; i++) { /* removes in place, keeping the arrival order */
-        if (m->task[i].held > 0 && m->task[i].rem <= lim) {
+        if (m->task[i].held > 0 && m->task[i].rem * (1.0 + m->task[i].pen * b) <= lim) {
             c->done[nd++] = m->task[i].thread;
             m->held -= m->task[i].held;
         } else {

@@ -11,8 +11,8 @@
 
 /* Speed of a running task, at most one: while tasks queue for the cores, the running ones get
  * share_eff of their speed (what halo calibrate measured for more busy threads than cores; 0:
- * not measured, full speed). More trainer processes than cores make each task's work itself
- * larger (halo_sim_cpu_start). */
+ * not measured, full speed). More busy threads than cores make each task's work itself larger
+ * (halo_sim_cpu_beyond). */
 static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
 {
     int queued = 0;
@@ -35,12 +35,37 @@ static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
     return eff;
 }
 
-/* Brings the running tasks' remaining seconds up to now. */
+/* Busy threads beyond the machine's cores, per core: the threads of its tasks (running or
+ * queued), the measure of oversubscription its tasks' penalties (cpu.oversub_*) scale with.
+ * halo calibrate measures each penalty with twice as many busy single-threaded processes as
+ * cores (1 here): every switch between two working sets on a core refills its caches, whether
+ * the two are processes or threads of one (a sampler beside its trainer's compute). A thread
+ * waiting in an exchange or for its pipeline has no task and no working set being reloaded,
+ * so a short step between exchanges slows less than a long one. */
+double halo_sim_cpu_beyond(const halo_sim_cost *c, const sim_machine *m)
+{
+    int threads = 0;
+    for (int i = 0; i < m->n; i++) {
+        threads += m->task[i].threads;
+    }
+    return threads > c->pf.cores ? (double)(threads - c->pf.cores) / c->pf.cores : 0.0;
+}
+
+/* Brings the running tasks' remaining seconds up to now, and their threads' CPU clocks. */
 void halo_sim_cpu_advance(halo_sim_cost *c, sim_machine *m)
 {
     double done = (c->now - m->t) * cpu_rate(c, m);
+    double b = done > 0 ? halo_sim_cpu_beyond(c, m) : 0.0;
     for (int i = 0; i < m->n && done > 0; i++) {
-        m->task[i].rem -= m->task[i].held > 0 ? done : 0;
+        cpu_task *k = &m->task[i];
+        if (k->held == 0) {
+            continue;
+        }
+        double slow = 1.0 + k->pen * b, did = done / slow;
+        if (k->stage >= 0) { /* the thread's clock: what it did, at the slow-down it had */
+            c->rk[c->th[k->thread].rank].cpu_s[k->stage] += (did < k->rem ? did : k->rem) * slow;
+        }
+        k->rem -= did;
     }
     m->t = c->now;
 }
@@ -95,12 +120,13 @@ static bool any_queued(const sim_machine *m)
 void halo_sim_cpu_resched(halo_sim_cost *c, int mi)
 {
     sim_machine *m = &c->mc[mi];
-    double fmin = INFINITY, qmin = INFINITY;
+    double fmin = INFINITY, qmin = INFINITY, b = halo_sim_cpu_beyond(c, m);
     bool slicing = c->pf.slice_s > 0 && any_queued(m);
     for (int i = 0; i < m->n; i++) {
         const cpu_task *k = &m->task[i];
         if (k->held > 0) {
-            fmin = k->rem < fmin ? k->rem : fmin;
+            double left = k->rem * (1.0 + k->pen * b);
+            fmin = left < fmin ? left : fmin;
             if (slicing && k->got + c->pf.slice_s < qmin) {
                 qmin = k->got + c->pf.slice_s;
             }
@@ -145,16 +171,18 @@ void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m)
     }
 }
 
-/* The slow-down of a CPU task of `stage` by more trainer processes than cores (switches
+/* The slow-down per busy thread beyond the cores of a CPU task of `stage` (switches
  * between address spaces, caches and TLBs refilled): measured apart for the sampler's work,
- * the GEMMs and the gathers (halo calibrate's oversubscription probe, by part of its unit). */
-static double stage_slow(const halo_sim_cost *c, int stage)
+ * the GEMMs and the gathers, and the fetch's by the size of its table (halo calibrate's
+ * oversubscription probe, by part of its unit). */
+static double stage_pen(const halo_sim_cost *c, int stage)
 {
-    return stage == STAGE_SAMPLE ? c->slow_sample : c->slow_gather;
+    return stage == STAGE_SAMPLE ? c->pen_sample : stage == STAGE_FETCH ? c->pen_fetch : c->pen_gather;
 }
 
-/* Starts `work` core-seconds on `threads` threads for simulated thread tid. */
-void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double slow)
+/* Starts `work` core-seconds on `threads` threads for simulated thread tid; pen: its
+ * slow-down per busy thread beyond the cores (< 0: its stage's). */
+void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen)
 {
     int mi = c->rk[c->th[tid].rank].machine;
     sim_machine *m = &c->mc[mi];
@@ -165,15 +193,13 @@ void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, dou
     }
     int k = threads < c->pf.cores ? threads : c->pf.cores;
     int st = c->th[tid].stage;
-    work *= slow > 0 ? slow : stage_slow(c, st);
-    cpu_task nt = {work / threads, k, 0, c->now, tid, c->now, 0};
-    /* the work on the thread's own clock (a compute on k threads: its share; more trainer
-       processes than cores: the oversubscription penalty's caches refilled too), by stage as
-       the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
-    if (st != STAGE_COPY) {
-        c->rk[c->th[tid].rank].cpu_s[st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2] +=
-            work / threads;
-    }
+    work *= st == STAGE_SAMPLE ? c->corun_slow : 1.0;
+    /* the work goes on the thread's own clock as it is done (a compute on k threads: its
+       share; more busy threads than cores: the penalty's caches refilled too), by stage
+       as the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
+    int clock = st == STAGE_COPY ? -1 : st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2;
+    cpu_task nt = {.rem = work / threads, .threads = k, .since = c->now, .thread = tid,
+                   .got = c->now, .pen = pen >= 0 ? pen : stage_pen(c, st), .stage = clock};
     if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */
         c->th[tid].keep = 0;
         if (m->held + k <= c->pf.cores) {

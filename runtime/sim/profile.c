@@ -31,7 +31,8 @@ enum {
     U_US,    /* microseconds */
     U_GBPS,  /* 10^9 bytes per second */
     U_GBIT,  /* 10^9 bits per second */
-    U_TFLOPS /* 10^12 flop per second */
+    U_TFLOPS,/* 10^12 flop per second */
+    U_MIB    /* 2^20 bytes */
 };
 
 /* What values a K_NUM field takes. */
@@ -92,13 +93,26 @@ static const pfield fields[] = {
      "per input node of a batch in the fetch besides its gathers (0: not measured), one core"},
     {"cpu", "fetch_GBps", "fetch_Bps", K_NUM, U_GBPS, R_NONNEG, N_NEVER, OFF(fetch_bw),
      "the fetch's rows, gathered, received or served (0: gather_GBps), one core"},
+    {"cpu", "fetch_cold_MiB", "fetch_cold_bytes", K_NUM, U_MIB, R_NONNEG, N_NEVER,
+     OFF(fetch_cold_bytes),
+     "feature bytes per rank fetch_GBps was measured on, caches emptied before each batch (0: "
+     "fetch_GBps at every table size)"},
+    {"cpu", "fetch_warm_GBps", "fetch_warm_Bps", K_NUM, U_GBPS, R_NONNEG, N_NEVER,
+     OFF(fetch_warm_bw),
+     "the fetch's rows from a table that stays in the caches (0: fetch_GBps at every table "
+     "size), one core"},
+    {"cpu", "fetch_warm_MiB", "fetch_warm_bytes", K_NUM, U_MIB, R_NONNEG, N_NEVER,
+     OFF(fetch_warm_bytes), "feature bytes per rank fetch_warm_GBps was measured on"},
     {"cpu", "hook_us", "hook_s", K_NUM, U_US, R_NONNEG, N_ALWAYS, OFF(hook_s),
      "per policy hook call (cache_batch), fixed part"},
     {"cpu", "hook_unit_ns", "hook_unit_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(hook_unit_s),
      "per unit of work a policy hook's budget is charged (a Lua instruction; 0: not measured)"},
     {"cpu", "oversub_penalty", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_penalty),
-     "slow-down per trainer process beyond the cores, relative to the cores, of gathers "
+     "slow-down per busy thread beyond the cores, relative to the cores, of gathers "
      "(fetch, aggregation, element passes; 0 = none)"},
+    {"cpu", "oversub_warm", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_warm),
+     "oversub_penalty of gathers from a table of fetch_warm_MiB, the fetch's between the two "
+     "sizes interpolated (with fetch_warm_GBps only)"},
     {"cpu", "oversub_gemm", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_gemm),
      "the same for the compute's GEMMs (0 = none)"},
     {"cpu", "oversub_sample", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_sample),
@@ -210,6 +224,7 @@ static double from_unit(int unit, double x)
     case U_GBPS: return dec_scale(x, 9);
     case U_GBIT: return dec_scale(x, 9) / 8; /* bits; dividing by 8 is exact */
     case U_TFLOPS: return dec_scale(x, 12);
+    case U_MIB: return x * 1048576.0; /* a power of two: exact */
     default: return x;
     }
 }
@@ -223,20 +238,21 @@ static double to_unit(int unit, double s)
     case U_GBPS: return dec_scale(s, -9);
     case U_GBIT: return dec_scale(s * 8, -9);
     case U_TFLOPS: return dec_scale(s, -12);
+    case U_MIB: return s / 1048576.0;
     default: return s;
     }
 }
 
 static const char *unit_name(int unit)
 {
-    static const char *const n[] = {"", "ns", "us", "GB/s", "Gbit/s", "TFLOP/s"};
+    static const char *const n[] = {"", "ns", "us", "GB/s", "Gbit/s", "TFLOP/s", "MiB"};
     return n[unit];
 }
 
 /* The SI unit of a field's SI name. */
 static const char *si_unit(int unit)
 {
-    static const char *const n[] = {"", "s", "s", "B/s", "B/s", "flop/s"};
+    static const char *const n[] = {"", "s", "s", "B/s", "B/s", "flop/s", "B"};
     return n[unit];
 }
 

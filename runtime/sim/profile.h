@@ -54,9 +54,19 @@ typedef struct halo_sim_profile {
                                   between the ranks, the requester's scatter and own rows), each
                                   row counted where it is gathered, received and served; 0: as
                                   gather_bw (profiles written before it was measured) */
+    double fetch_cold_bytes;   /* feature bytes per rank fetch_bw was measured on (the probe
+                                  empties the caches before each batch) */
+    double fetch_warm_bw;      /* bytes/s of the fetch's rows from a table small enough to stay
+                                  in the caches between batches (0: fetch_bw at every size) */
+    double fetch_warm_bytes;   /* feature bytes per rank fetch_warm_bw was measured on; tables
+                                  between the two sizes: the seconds per byte interpolated in
+                                  the logarithm of the size (halo_sim_cost_fetch_rows_s) */
     double hook_s;             /* seconds per policy hook call (cache_batch), fixed part */
     double hook_unit_s;        /* seconds per unit of work a hook's budget is charged (a Lua
                                   instruction; 0: not measured) */
+    double oversub_warm;       /* oversub_penalty of gathers from a table of fetch_warm_bytes,
+                                  used with fetch_warm_bw only; the fetch's work between the two
+                                  sizes: interpolated as its rate (halo_sim_cost_warm_share) */
     double oversub_penalty;    /* with t trainers (processes) on c < t cores, CPU work runs
                                   1 + oversub_penalty * (t - c) / c times slower than its share
                                   (switches between processes, caches refilled); 0 = none.

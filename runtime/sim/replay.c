@@ -481,6 +481,7 @@ static int sim_epoch_begin(sim *S, int ep, int64_t step, halo_sim_result *res, i
             .depth = depth,
             .sampler_threads = threads,
             .in_dim = S->info->feat_dim,
+            .table_bytes = (double)S->info->nodes * S->info->feat_dim * sizeof(float) / S->P,
             .hidden = o->hidden,
             .classes = S->info->classes,
             .grad_floats =

@@ -790,17 +790,97 @@ static void pollers_take_at_most_poll_frac_of_each_core(void **state)
 }
 
 /* The oversubscription penalty: 4 processes on 2 cores with penalty 0.5 run their CPU work
- * (1 + 0.5 * (4 - 2) / 2) = 1.5 times slower than their share; 2 on 2 cores pay nothing. */
+ * (1 + 0.5 * (4 - 2) / 2) = 1.5 times slower while all four have work; 2 on 2 cores pay
+ * nothing. */
 static void oversubscribed_machines_pay_the_penalty(void **state)
 {
     (void)state;
     halo_epoch_stats a = contended_pen(2, 4, 0), b = contended_pen(2, 4, 0.5);
     assert_true(a.sample_s > 0 && a.compute_s > 0);
-    assert_close(b.sample_s, 1.5 * a.sample_s, 1e-9);
+    /* the four always have work (symmetric, queued for the cores): each task is slowed the
+       whole time, its CPU clock counts it */
+    assert_close(b.sample_cpu_s, 1.5 * a.sample_cpu_s, 1e-9);
+    assert_close(b.fetch_cpu_s, 1.5 * a.fetch_cpu_s, 1e-9);
+    assert_close(b.compute_cpu_s, 1.5 * a.compute_cpu_s, 1e-9);
     assert_close(b.compute_s, 1.5 * a.compute_s, 1e-9);
+    assert_true(b.sample_s > 1.2 * a.sample_s && b.time_s > 1.2 * a.time_s);
+    /* 8 on 2 cores: 3 processes beyond per core */
+    assert_close(contended_pen(2, 8, 0.5).compute_cpu_s,
+                 2.5 * contended_pen(2, 8, 0).compute_cpu_s, 1e-9);
     halo_epoch_stats c = contended_pen(2, 2, 0), d = contended_pen(2, 2, 0.5);
     assert_close(d.sample_s, c.sample_s, 1e-12);
     assert_close(d.time_s, c.time_s, 1e-12);
+}
+
+/* Stats of every rank when `trainers` trainers share 2 cores at pipeline depth `depth` and
+ * rank 0 samples `big` times the others' frontier (`penalty` for every kind of work). */
+static void uneven_pen(int trainers, int depth, double big, double penalty, halo_epoch_stats *s)
+{
+    halo_sim_profile p = fast_profile(1, trainers, 2);
+    p.oversub_penalty = p.oversub_gemm = p.oversub_sample = penalty;
+    p.device = HALO_SIM_DEVICE_CPU;
+    p.sample_node_s = 1e-6;
+    p.sample_edge_s = 1e-7;
+    p.lookup_node_s = 1e-6;
+    p.gather_bw = 1e9;
+    p.gemm_flops = 1e9;
+    p.adam_bw = 1e9;
+    halo_sim_cost_opts o = base_opts(&p, depth, 1);
+    twork tw;
+    tw_init(&tw, trainers, 1);
+    for (int r = 0; r < trainers; r++) {
+        halo_sim_work *w = &tw.w[r];
+        w->num_dst[0] = 100;
+        w->num_src[0] = 800;
+        w->num_edges[0] = 1000;
+        w->local_nodes[0] = r == 0 ? (int64_t)(1000 * big) : 1000;
+        w->local_edges[0] = r == 0 ? (int64_t)(10000 * big) : 10000;
+        w->lookups = 2000;
+        w->local_rows = 1000;
+        w->row_bytes = 400;
+    }
+    run_epoch(&o, &tw, 10, s);
+    tw_free(&tw);
+}
+
+/* The penalty is paid while more threads than cores have work: 4 trainers on 2 cores of
+ * which rank 0 samples 20 times the others' frontier. The others' sampling runs beside it
+ * (4 threads with work); most of rank 0's runs after theirs has ended and they wait for it in
+ * the exchange, with no work, so it pays far less than x 1.5 (a penalty fixed by the number
+ * of trainers made it 1.5 too). The others' own sampling pays between the two: some of it
+ * runs while one of them has already ended. */
+static void only_threads_with_work_count_beyond_the_cores(void **state)
+{
+    (void)state;
+    halo_epoch_stats a[4], b[4];
+    uneven_pen(4, 0, 20, 0, a);
+    uneven_pen(4, 0, 20, 0.5, b);
+    assert_true(a[0].sample_cpu_s > 10 * a[1].sample_cpu_s);
+    assert_true(b[0].sample_cpu_s > 1.0 * a[0].sample_cpu_s);
+    assert_true(b[0].sample_cpu_s < 1.15 * a[0].sample_cpu_s);
+    assert_true(b[1].sample_cpu_s > 1.1 * a[1].sample_cpu_s);
+    assert_true(b[1].sample_cpu_s < 1.45 * a[1].sample_cpu_s);
+    /* the compute, which all four run together, pays the whole penalty */
+    assert_close(b[0].compute_cpu_s, 1.5 * a[0].compute_cpu_s, 1e-9);
+}
+
+/* Threads of one process count as processes do: 2 trainers on 2 cores pay nothing at depth 0
+ * (a thread each), and at depth 1 (trainer, fetch and sampler threads: 6 on 2 cores) their
+ * sampling, fetch and compute pay while the threads beside them have work. */
+static void pipeline_threads_count_beyond_the_cores(void **state)
+{
+    (void)state;
+    halo_epoch_stats a[2], b[2], c[2], d[2];
+    uneven_pen(2, 0, 1, 0, a);
+    uneven_pen(2, 0, 1, 0.5, b);
+    assert_close(b[0].sample_cpu_s, a[0].sample_cpu_s, 1e-12);
+    assert_close(b[0].time_s, a[0].time_s, 1e-12);
+    uneven_pen(2, 1, 1, 0, c);
+    uneven_pen(2, 1, 1, 0.5, d);
+    assert_true(d[0].sample_cpu_s > 1.05 * c[0].sample_cpu_s);
+    assert_true(d[0].fetch_cpu_s > 1.05 * c[0].fetch_cpu_s);
+    assert_true(d[0].compute_cpu_s > 1.05 * c[0].compute_cpu_s);
+    assert_true(d[0].time_s > c[0].time_s);
 }
 
 /* Each kind of work pays its own penalty: the sampler's alone slows the sampling stage and
@@ -1150,6 +1230,8 @@ int main(void)
         cmocka_unit_test(allreduce_is_a_ring_hierarchical_across_machines),
         cmocka_unit_test(trainers_of_a_machine_share_its_cores),
         cmocka_unit_test(oversubscribed_machines_pay_the_penalty),
+        cmocka_unit_test(only_threads_with_work_count_beyond_the_cores),
+        cmocka_unit_test(pipeline_threads_count_beyond_the_cores),
         cmocka_unit_test(each_kind_of_work_pays_its_own_penalty),
         cmocka_unit_test(tasks_give_their_core_up_at_the_end_of_a_slice),
         cmocka_unit_test(waiting_threads_poll_on_an_oversubscribed_machine),

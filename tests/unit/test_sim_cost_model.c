@@ -102,9 +102,26 @@ static void gathers_are_per_row_and_per_byte(void **state)
     assert_close(halo_sim_cost_fetch_pre_s(&p, 4000, 100, 1, 5000, 10, 512),
                  2 * (3e-6 + 1e-6 + 3.06e-6));
     /* the fetch's rows: at gather_bw without a fetch rate, at fetch_bw with one (x 2) */
-    assert_close(halo_sim_cost_fetch_rows_s(&p, 1000, 512), 612e-6);
+    assert_close(halo_sim_cost_fetch_rows_s(&p, 1000, 512, 0), 612e-6);
     p.fetch_bw = 1e9;
-    assert_close(halo_sim_cost_fetch_rows_s(&p, 1000, 512), 2 * 1000 * (50e-9 + 512e-9));
+    assert_close(halo_sim_cost_fetch_rows_s(&p, 1000, 512, 0), 2 * 1000 * (50e-9 + 512e-9));
+    /* by the table's size: fetch_bw (1 GB/s) measured on 64 MiB per rank, 4 GB/s on 1 MiB;
+       a table of 8 MiB lies half-way in log2 (6 and 0 around 3): 0.5 / 1e9 + 0.5 / 4e9 s per
+       byte, i.e. 1.6 GB/s */
+    p.fetch_cold_bytes = 64.0 * 1048576;
+    p.fetch_warm_bytes = 1048576;
+    p.fetch_warm_bw = 4e9;
+    assert_close(halo_sim_cost_fetch_bw(&p, 8.0 * 1048576), 1.6e9);
+    assert_close(halo_sim_cost_fetch_bw(&p, 64.0 * 1048576), 1e9);  /* the cold size */
+    assert_close(halo_sim_cost_fetch_bw(&p, 512.0 * 1048576), 1e9); /* beyond it */
+    assert_close(halo_sim_cost_fetch_bw(&p, 1048576), 4e9);         /* the warm size */
+    assert_close(halo_sim_cost_fetch_bw(&p, 1024), 4e9);            /* below it */
+    assert_close(halo_sim_cost_fetch_bw(&p, 0), 1e9);               /* not known: cold */
+    assert_close(halo_sim_cost_fetch_rows_s(&p, 1000, 512, 8.0 * 1048576),
+                 2 * 1000 * (50e-9 + 512 / 1.6e9));
+    p.fetch_warm_bw = 0; /* no warm rate: cold at every size */
+    assert_close(halo_sim_cost_fetch_bw(&p, 1048576), 1e9);
+    p.fetch_cold_bytes = p.fetch_warm_bytes = 0;
     p.fetch_bw = 0;
     /* ... and 4000 input nodes x 25 ns more with one */
     p.fetch_node_s = 25e-9;
