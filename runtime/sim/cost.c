@@ -611,8 +611,8 @@ void halo_sim_cost_setup(halo_sim_cost *c)
 {
     c->busy_threads = (long)c->pf.trainers * (c->depth > 0 ? 2 + c->S : 1);
     c->oversub_threads = c->busy_threads > c->pf.cores;
-    /* more threads with work than cores: each kind of work its own measured penalty (per busy
-       thread beyond the cores, sim/engine_cpu.c) */
+    /* more trainer processes with work than cores: each kind of work its own measured
+       penalty (per process beyond the cores, sim/engine_cpu.c) */
     c->pen_gather = c->pf.oversub_penalty;
     c->pen_gemm = c->pf.oversub_gemm;
     /* a table that stays in the caches from batch to batch is read at the warm rate, unless

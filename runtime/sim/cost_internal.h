@@ -43,7 +43,7 @@ typedef struct step {
     int threads; /* STEP_CPU: threads the work is spread over */
     int xi;      /* STEP_XCHG: exchange number within the batch */
     double work; /* STEP_CPU: core-seconds; STEP_DELAY: seconds */
-    double pen;  /* STEP_CPU: its slow-down per busy thread beyond the cores (< 0: its
+    double pen;  /* STEP_CPU: its slow-down per trainer process beyond the cores (< 0: its
                     stage's; sim/engine_cpu.c) */
 } step;
 
@@ -77,7 +77,7 @@ typedef struct rwork {
     double fetch_pre;              /* cache lookups, the policy hook, copying hits */
     double copy;                   /* host-to-device copy (GPU) */
     double fb;                     /* forward + backward: GEMMs and aggregation */
-    double fb_pen;                 /* fb's slow-down per busy thread beyond the cores: its
+    double fb_pen;                 /* fb's slow-down per trainer process beyond the cores: its
                                       GEMMs' and the rest's measured ones, weighted by their
                                       seconds */
     double overhead;               /* fixed per step */
@@ -145,7 +145,7 @@ typedef struct cpu_task {
     double since;/* when it was started (queued from then until it holds its cores) */
     int thread;  /* global number of the simulated thread that waits for it */
     double got;  /* when it got its cores (its time slice runs from then) */
-    double pen;  /* its slow-down per busy thread beyond the cores (sim/engine_cpu.c) */
+    double pen;  /* its slow-down per trainer process beyond the cores (sim/engine_cpu.c) */
     int stage;   /* the stage whose CPU clock it runs on (-1: none) */
     int resumed; /* it was preempted at the end of a time slice: getting its cores back goes
                     on with its step (no stage starts) */
@@ -205,9 +205,9 @@ struct halo_sim_cost {
     long busy_threads;       /* busy threads per machine: its trainers x (trainer, fetch thread
                                 and samplers at depth >= 1; the trainer alone at depth 0) */
     int oversub_threads;     /* busy_threads outnumber the machine's cores */
-    double pen_gather;       /* oversub_penalty: the slow-down per busy thread beyond the
+    double pen_gather;       /* oversub_penalty: the slow-down per trainer process beyond the
                                 cores of the compute's non-GEMM and the optimiser's work, while
-                                those threads have work (sim/engine_cpu.c) */
+                                those processes have work (sim/engine_cpu.c) */
     double pen_gemm;         /* the same with oversub_gemm: the compute's GEMMs */
     double warm_table;       /* the rank's feature bytes for the fetch's warm rate
                                 (halo_sim_cost_fetch_bw; 0 with --netem: cold) */
@@ -296,7 +296,7 @@ void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m);
 /* Starts `work` core-seconds on `threads` threads for simulated thread tid, slowed by `slow`
  * (more processes than cores; 0: by its stage's kind of work). */
 void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen);
-/* Threads with CPU work beyond the machine's cores, per core (0 when they fit). */
+/* Trainer processes with CPU work beyond the machine's cores, per core, at most 1. */
 double halo_sim_cpu_beyond(const halo_sim_cost *c, const sim_machine *m);
 
 #endif

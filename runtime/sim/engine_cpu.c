@@ -11,8 +11,8 @@
 
 /* Speed of a running task, at most one: while tasks queue for the cores, the running ones get
  * share_eff of their speed (what halo calibrate measured for more busy threads than cores; 0:
- * not measured, full speed). More busy threads than cores make each task's work itself larger
- * (halo_sim_cpu_beyond). */
+ * not measured, full speed). More trainer processes with work than cores make each task's
+ * work itself larger (halo_sim_cpu_beyond). */
 static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
 {
     int queued = 0;
@@ -35,20 +35,28 @@ static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
     return eff;
 }
 
-/* Busy threads beyond the machine's cores, per core: the threads of its tasks (running or
- * queued), the measure of oversubscription its tasks' penalties (cpu.oversub_*) scale with.
- * halo calibrate measures each penalty with twice as many busy single-threaded processes as
- * cores (1 here): every switch between two working sets on a core refills its caches, whether
- * the two are processes or threads of one (a sampler beside its trainer's compute). A thread
- * waiting in an exchange or for its pipeline has no task and no working set being reloaded,
- * so a short step between exchanges slows less than a long one. */
+/* Trainer processes beyond the machine's cores, per core, at most 1: those with CPU work now
+ * (a task running or queued), the measure of oversubscription its tasks' penalties
+ * (cpu.oversub_*) scale with. halo calibrate measures each penalty with twice as many busy
+ * single-threaded processes as cores (1 here): a switch between address spaces refills caches
+ * and TLBs. A task refills them once per turn on a core however many others ran there since,
+ * so the penalty is whole from one process beyond each core on (more make it wait, which the
+ * queue models, not slower). A process whose threads all wait in an exchange or for its
+ * pipeline has no task and no working set being reloaded, so a short step between exchanges
+ * slows less than a long one. Threads of one process share its address space and are not
+ * counted. */
 double halo_sim_cpu_beyond(const halo_sim_cost *c, const sim_machine *m)
 {
-    int threads = 0;
+    int ranks = 0;
     for (int i = 0; i < m->n; i++) {
-        threads += m->task[i].threads;
+        int r = c->th[m->task[i].thread].rank, seen = 0;
+        for (int j = 0; j < i && !seen; j++) {
+            seen = c->th[m->task[j].thread].rank == r;
+        }
+        ranks += !seen;
     }
-    return threads > c->pf.cores ? (double)(threads - c->pf.cores) / c->pf.cores : 0.0;
+    double b = ranks > c->pf.cores ? (double)(ranks - c->pf.cores) / c->pf.cores : 0.0;
+    return b < 1.0 ? b : 1.0;
 }
 
 /* Brings the running tasks' remaining seconds up to now, and their threads' CPU clocks. */
@@ -171,7 +179,7 @@ void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m)
     }
 }
 
-/* The slow-down per busy thread beyond the cores of a CPU task of `stage` (switches
+/* The slow-down per trainer process beyond the cores of a CPU task of `stage` (switches
  * between address spaces, caches and TLBs refilled): measured apart for the sampler's work,
  * the GEMMs and the gathers, and the fetch's by the size of its table (halo calibrate's
  * oversubscription probe, by part of its unit). */
@@ -181,7 +189,7 @@ static double stage_pen(const halo_sim_cost *c, int stage)
 }
 
 /* Starts `work` core-seconds on `threads` threads for simulated thread tid; pen: its
- * slow-down per busy thread beyond the cores (< 0: its stage's). */
+ * slow-down per trainer process beyond the cores (< 0: its stage's). */
 void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen)
 {
     int mi = c->rk[c->th[tid].rank].machine;
@@ -195,7 +203,7 @@ void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, dou
     int st = c->th[tid].stage;
     work *= st == STAGE_SAMPLE ? c->corun_slow : 1.0;
     /* the work goes on the thread's own clock as it is done (a compute on k threads: its
-       share; more busy threads than cores: the penalty's caches refilled too), by stage
+       share; more trainer processes than cores: the penalty's caches refilled too), by stage
        as the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
     int clock = st == STAGE_COPY ? -1 : st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2;
     cpu_task nt = {.rem = work / threads, .threads = k, .since = c->now, .thread = tid,

@@ -108,7 +108,7 @@ static const pfield fields[] = {
     {"cpu", "hook_unit_ns", "hook_unit_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(hook_unit_s),
      "per unit of work a policy hook's budget is charged (a Lua instruction; 0: not measured)"},
     {"cpu", "oversub_penalty", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_penalty),
-     "slow-down per busy thread beyond the cores, relative to the cores, of gathers "
+     "slow-down per trainer process beyond the cores, relative to the cores, of gathers "
      "(fetch, aggregation, element passes; 0 = none)"},
     {"cpu", "oversub_warm", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(oversub_warm),
      "oversub_penalty of gathers from a table of fetch_warm_MiB, the fetch's between the two "
