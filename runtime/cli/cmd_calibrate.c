@@ -209,7 +209,8 @@ static int check_out(const char *path)
                              "calibrate -o");
 }
 
-/* cpu.fetch_node_ns and cpu.fetch_GBps from the fetch probe's sums at its two row widths:
+/* cpu.fetch_node_ns and cpu.fetch_GBps from the fetch probe's sums at its two row widths on
+ * the large table, then cpu.fetch_warm_GBps from its run on a small one (below):
  * its CPU, less the messages and the rows' fixed cost (gather_row_ns), is a part per input node
  * and a part per byte of the rows gathered, received or served; two widths give both. */
 static void fetch_constants(const mpi_figs *f, halo_sim_profile *p)
@@ -591,9 +592,10 @@ int halo_cmd_calibrate(int argc, char **argv)
         "local ranks (mpirun -np 2 over shared memory, then over TCP), and writes a cluster\n"
         "profile for halo sim: one machine, one trainer, device cpu (docs/profiles.md). It also\n"
         "times the kernel's time slice and how late a netem delay's sleep wakes, runs the\n"
-        "runtime's own fetch on 2 ranks at two row widths (cpu.fetch_node_ns, fetch_GBps), and\n"
-        "with 2 x cores ranks the polling of waiting ranks and the CPU a unit of step work\n"
-        "costs beyond a core per rank (cpu.poll_frac, oversub_penalty). Needs\n"
+        "runtime's own fetch on 2 ranks at two row widths on a large table (cpu.fetch_node_ns,\n"
+        "fetch_GBps) and on 1 MiB per rank kept in the caches (fetch_warm_GBps), and with\n"
+        "2 x cores ranks the polling of waiting ranks and the CPU a unit of step work costs\n"
+        "beyond a core per rank (cpu.poll_frac, oversub_penalty, oversub_warm). Needs\n"
         "mpirun on PATH unless --no-mpi is given. Progress goes to stderr.\n"
         "Compute is measured as a table of GEMM rates over the (rows, in, out) shapes of a\n"
         "layer. --graph PDIR measures the graph-dependent constants (sampling per edge and per\n"

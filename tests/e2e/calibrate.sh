@@ -23,13 +23,21 @@ check "... into cpu.fetch_GBps, a positive rate, and cpu.fetch_node_ns >= 0 (abs
     /^ *fetch_GBps = / { v = $3; sub(/,$/, "", v); r = (v + 0 > 0) }
     /^ *fetch_node_ns = / { v = $3; sub(/,$/, "", v); n = (v + 0 >= 0) }
     END { exit !(r && n) }' "$T/here.lua"
+check "it runs the fetch again on 1 MiB per rank kept in the caches" \
+    grep -qE "the same fetch from 1 MiB of rows per rank kept in the caches: .* rows at [0-9.]+ GB/s" "$T/progress"
+check "... into cpu.fetch_warm_GBps >= fetch_GBps, with both tables' sizes (1 MiB, 9.8 MiB)" awk '
+    /^ *fetch_GBps = / { v = $3; sub(/,$/, "", v); cold = v + 0 }
+    /^ *fetch_warm_GBps = / { v = $3; sub(/,$/, "", v); warm = v + 0 }
+    /^ *fetch_warm_MiB = / { v = $3; sub(/,$/, "", v); wm = v + 0 }
+    /^ *fetch_cold_MiB = / { v = $3; sub(/,$/, "", v); cm = v + 0 }
+    END { exit !(cold > 0 && warm >= cold && wm == 1 && cm > 9 && cm < 10) }' "$T/here.lua"
 check "it measures the oversubscription penalty of each kind of work" bash -c "
-    for k in sampling gathers GEMMs; do
+    for k in sampling gathers GEMMs 'gathers from a table kept in the caches'; do
         grep -qE \"oversubscription penalty of \$k [0-9.e+-]+, the median of [0-9]+ jobs. paired probes\" '$T/progress' || exit 1
     done"
-check "... into cpu.oversub_penalty, cpu.oversub_gemm and cpu.oversub_sample, each >= 0" awk '
-    /^ *(oversub_penalty|oversub_gemm|oversub_sample) = / { v = $3; sub(/,$/, "", v); if (v + 0 >= 0) n++ }
-    END { exit n != 3 }' "$T/here.lua"
+check "... into cpu.oversub_penalty, oversub_gemm, oversub_sample and oversub_warm, each >= 0" awk '
+    /^ *(oversub_penalty|oversub_gemm|oversub_sample|oversub_warm) = / { v = $3; sub(/,$/, "", v); if (v + 0 >= 0) n++ }
+    END { exit n != 4 }' "$T/here.lua"
 check "... and the sampler's slow-down with every core busy, into cpu.corun_sample >= 0" bash -c "
     grep -qE 'sampling with every core busy \(2 ranks\) runs [0-9.e+-]+ slower than alone' '$T/progress' &&
     awk '/^ *corun_sample = / { v = \$3; sub(/,\$/, \"\", v); ok = v + 0 >= 0 } END { exit !ok }' '$T/here.lua'"
