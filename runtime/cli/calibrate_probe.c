@@ -10,6 +10,7 @@
 #include "core/fs.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "core/sort.h"
 #include "core/timer.h"
 
 #include <stdio.h>
@@ -153,7 +154,7 @@ static int exchanges(halo_comm *c, int iters, double *per)
         }
         t[b] = (halo_now() - t0) / iters;
     }
-    *per = halo_sim_calib_median(t, OVERSUB_BLOCKS);
+    *per = halo_median_f64(t, OVERSUB_BLOCKS);
 fail:
     ping_free(&pg);
     return rc;
@@ -193,7 +194,7 @@ static int unit_loop(halo_comm *c, halo_sim_calib_unit *u, const ping *pg, int a
         }
     }
     for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        med[k] = halo_sim_calib_median(t[k], n);
+        med[k] = halo_median_f64(t[k], n);
     }
     return 0;
 }
@@ -294,7 +295,7 @@ static int paired(halo_comm *c, halo_sim_calib_unit *u, const ping *pg,
         }
     }
     for (int k = 0; k < HALO_UNIT_PARTS; k++) {
-        ratio[k] = halo_sim_calib_median(rs[k], PAIR_ROUNDS);
+        ratio[k] = halo_median_f64(rs[k], PAIR_ROUNDS);
     }
     return 0;
 }

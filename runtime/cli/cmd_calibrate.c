@@ -11,6 +11,7 @@
 #include "core/host.h"
 #include "core/log.h"
 #include "core/mem.h"
+#include "core/sort.h"
 #include "core/timer.h"
 #include "sim/calibrate.h"
 #include "sim/fit.h"
@@ -321,11 +322,11 @@ static int penalties(const pen_probe *pp, const double base[HALO_UNIT_PARTS],
             at += snprintf(each + at, sizeof each - (size_t)at, "%s%.3g", j ? ", " : "",
                            pens[k][j]);
         }
-        pen[k] = npen > 0 ? halo_sim_calib_median(pens[k], npen) : 0;
+        pen[k] = npen > 0 ? halo_median_f64(pens[k], npen) : 0;
         pen[k] = pen[k] > 0 ? halo_sim_calib_sig4(pen[k]) : 0;
         halo_info("calibrate: oversubscription penalty of %s %.3g, the median of %d jobs' "
                   "paired probes (%s)", what[k], pen[k], npen, each);
-        corun[k] = npen > 0 ? halo_sim_calib_median(runs[k], npen) : 0;
+        corun[k] = npen > 0 ? halo_median_f64(runs[k], npen) : 0;
         corun[k] = corun[k] > 0 ? halo_sim_calib_sig4(corun[k]) : 0;
     }
     halo_info("calibrate: sampling with every core busy (2 ranks) runs %.3g slower than alone, "

@@ -88,7 +88,6 @@ int halo_partition_dist_pairs(const halo_graph *g, int64_t v0, int64_t v1, const
     return 0;
 }
 
-
 int halo_partition_dist_build(const int32_t *pairs, int64_t npairs, int64_t v0, int64_t v1,
                               int64_t **xadj_out, int64_t **adj_out)
 {

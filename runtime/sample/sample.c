@@ -4,8 +4,8 @@
 #include "core/args.h"
 #include "core/err.h"
 #include "core/mem.h"
-#include "core/sort.h"
 #include "core/rng.h"
+#include "core/sort.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -68,7 +68,6 @@ void halo_sampler_free(halo_sampler *s)
     halo_free(s->netype);
     halo_free(s);
 }
-
 
 /* Draws k distinct positions of [0, d) (0 < k < d) into s->pos in ascending order with Floyd's
  * algorithm: for j = d-k .. d-1 take t uniform in [0, j], or j itself when t is already taken.

@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/sort.h"
 #include "core/timer.h"
 #include "graph/graph.h"
 #include "part/part.h"
@@ -359,7 +360,7 @@ double halo_sim_calib_slice(const halo_sim_calib_opts *o, int cores)
         n += a[i].n;
     }
     if (n > 0) {
-        s = halo_sim_calib_median(all, n);
+        s = halo_median_f64(all, n);
     }
     halo_free(all);
     halo_free(a);
@@ -616,7 +617,7 @@ double halo_sim_calib_sleep_over(const halo_sim_calib_opts *o)
         }
         late[i] = halo_now() - until;
     }
-    double m = halo_sim_calib_median(late, n);
+    double m = halo_median_f64(late, n);
     m = m > 0 ? m : 0;
     halo_free(late);
     return halo_sim_calib_sig4(m);
@@ -674,7 +675,7 @@ static int cold_run(calib_fn fn, void *arg, double seconds, size_t bytes, bool m
         best = d < best ? d : best;
         ts[n++] = d;
     }
-    *t = median ? halo_sim_calib_median(ts, n) : best;
+    *t = median ? halo_median_f64(ts, n) : best;
     *t = *t > 0 ? *t : 1e-9;
 fail:
     halo_free(evict);

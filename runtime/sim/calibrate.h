@@ -13,8 +13,6 @@
 
 /* x rounded to 4 significant digits (the figures are not more precise than that). */
 double halo_sim_calib_sig4(double x);
-/* The median of v[0..n) (n >= 1; v is sorted in place). */
-double halo_sim_calib_median(double *v, int n);
 
 /* How long and how loud. */
 typedef struct halo_sim_calib_opts {

@@ -3,7 +3,6 @@
 #include "sim/calibrate_int.h"
 
 #include "core/err.h"
-#include "core/sort.h"
 #include "core/timer.h"
 #include "graph/gen.h"
 
@@ -35,11 +34,6 @@ double halo_sim_calib_sig4(double x)
     char buf[32];
     snprintf(buf, sizeof buf, "%.4g", x);
     return strtod(buf, NULL);
-}
-
-double halo_sim_calib_median(double *v, int n)
-{
-    return halo_median_f64(v, n);
 }
 
 /* i-th element of a scattered permutation of [0, n), n a power of two (an odd multiplier). */

@@ -279,7 +279,6 @@ double halo_sim_cost_fetch_pre_s(const halo_sim_profile *p, double inputs, doubl
 
 /* ---------------------------------------------------------------- building a batch */
 
-
 /* Rows in the pieces of a list of n rows (comm.h's halo_comm_rows_pieces, from a table). */
 static int64_t pieces(halo_sim_cost *c, int64_t n, int64_t rb)
 {

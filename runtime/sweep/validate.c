@@ -92,15 +92,25 @@ static double loadavg1(void)
 
 /* ---- caches ---- */
 
-/* 16 hex digits of the hash of argv[from..] and extra. */
-static void key_of(const halo_sweep_cmd *c, int from, const char *extra, char *out)
+/* 16 hex digits of the hash of argv[from..] but any argument equal to skip (NULL: none), and
+ * extra. */
+static void key_skip(const halo_sweep_cmd *c, int from, const char *skip, const char *extra,
+                     char *out)
 {
     uint64_t h = HALO_SWEEP_HASH0;
     for (int i = from; i < c->argc; i++) {
-        h = halo_sweep_hash(h, c->argv[i]);
+        if (skip == NULL || strcmp(c->argv[i], skip) != 0) {
+            h = halo_sweep_hash(h, c->argv[i]);
+        }
     }
     h = halo_sweep_hash(h, extra ? extra : "");
     halo_sweep_hex(h, out);
+}
+
+/* 16 hex digits of the hash of argv[from..] and extra. */
+static void key_of(const halo_sweep_cmd *c, int from, const char *extra, char *out)
+{
+    key_skip(c, from, NULL, extra, out);
 }
 
 /* Runs c (its last argument the output directory tmp) and renames tmp to final. */
@@ -416,8 +426,10 @@ static int measure(const vrun *v, const char *pdir, int rep, halo_vresult *r, ch
     halo_sweep_cmd cmd;
     halo_sweep_cmd_init(&cmd);
     train_cmd(v, &r->c, pdir, &cmd);
-    /* the key leaves out the binary and how the run was scheduled (chrt, nice); a repeat
-       beyond the first is its own run (the first keeps the key of a single measurement) */
+    /* the key leaves out the binary (a build elsewhere takes the same runs; before December
+       2026 its path, after mpirun's options, was in the key) and how the run was scheduled
+       (chrt, nice); a repeat beyond the first is its own run (the first keeps the key of a
+       single measurement) */
     int from = 1 + (v->o->realtime ? 3 : 0) + (v->o->priority != 0 ? 3 : 0);
     char extra[4200];
     const char *dir = v->cl->hosts > 0 ? v->cl->dir : "";
@@ -426,7 +438,7 @@ static int measure(const vrun *v, const char *pdir, int rep, halo_vresult *r, ch
     } else {
         snprintf(extra, sizeof extra, "%.4000s", dir);
     }
-    key_of(&cmd, from, extra, r->key);
+    key_skip(&cmd, from, v->o->exe, extra, r->key);
     char base[4200], busyf[4300], log[4300], tmp[4300];
     snprintf(base, sizeof base, "%s/runs/%s", v->o->work_dir, r->key);
     snprintf(metrics, size, "%s.run.jsonl", base);

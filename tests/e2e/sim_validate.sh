@@ -58,6 +58,17 @@ n=$(grep -cE '^\| [1-3] \| sbm-20000/f32 \| 2 \| 2 \|' "$T/run2")
 [ "$n" -eq 3 ] && ok "--markdown prints the table as markdown" || not_ok "--markdown prints the table as markdown ($n rows)"
 check "... and the summary" grep -qE '^\| epoch \| 3 \| [0-9.]+% \| [0-9.]+% \(#[1-3]\) \|$' "$T/run2"
 
+# a build of halo in another directory takes the same runs from the work directory (the key
+# leaves the binary out): nothing is measured again
+mkdir -p "$T/elsewhere" && cp "$HALO" "$T/elsewhere/halo"
+before=$(ls "$W/runs" | grep -c '\.run\.jsonl$')
+"$T/elsewhere/halo" sim validate --seed 3 --configs 3 --space "$T/space.lua" --work "$W" \
+    --profile "$T/p.lua" --out "$T/o2c" --force >"$T/run2c" 2>&1
+after=$(ls "$W/runs" | grep -c '\.run\.jsonl$')
+check "another build takes the measured runs from the work directory ($before runs, then $after)" \
+    bash -c "[ '$before' -gt 0 ] && [ '$before' -eq '$after' ] &&
+        diff <(cut -d, -f1-13 '$T/o1/sim_vs_measured.csv') <(cut -d, -f1-13 '$T/o2c/sim_vs_measured.csv')"
+
 # the cached measured runs are what the comparison reads: a count changed in one of them is
 # caught (exit 3), the row names the field
 key=$(awk -F, '$1 == 2 { print $NF }' "$T/o1/sim_vs_measured.csv")
