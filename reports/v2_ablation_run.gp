@@ -17,8 +17,8 @@ set table $p0s1
 plot data using (p0x(strcol("run.depth"))):(column("epoch_s")) with table if (strcol("partition.method") eq "multilevel")
 unset table
 $p0band0 << EOD
--0.6 0.119807177333333 0.179710766
-3.6 0.119807177333333 0.179710766
+-0.6 0.119833423666667 0.1797501355
+3.6 0.119833423666667 0.1797501355
 EOD
 
 # panel 2: bars of run.depth vs speedup

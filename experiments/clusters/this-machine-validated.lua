@@ -125,5 +125,5 @@ return {
         compute = 1, -- scale of the compute stage's time (1 = not fitted)
         allreduce = 1, -- scale of the allreduce's latency per ring step (1 = not fitted)
     },
-    validation = { seed = 31, configs = 20, median_pct = 6.0, worst_pct = 38.7, stage_median_pct = 24.2, fit = true, date = "2026-12-02 17:49 UTC" },
+    validation = { seed = 31, configs = 20, median_pct = 6.0, worst_pct = 38.7, stage_median_pct = 24.2, fit = true, date = "2026-12-02 18:30 UTC" },
 }
