@@ -366,7 +366,7 @@ int halo_calib_probe_main(int argc, char **argv, const char *file, bool quick, b
                                       "not %d",
                                       halo_comm_size(c)));
     }
-    char text[1024], dir[1024];
+    char text[4096], dir[1024]; /* the figures: about 800 bytes with the fetch probe */
     int n = 0;
     /* the fetch probe's partition goes beside FILE (calibrate's temporary directory) */
     const char *slash = strrchr(file, '/');
