@@ -683,12 +683,13 @@ static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
 
 /* ---------------------------------------------------------------- CPU contention */
 
-/* Stats of rank 0 when 4 symmetric trainers (CPU device) share one machine of `cores`. */
 /* Oversubscription penalties by kind of work (gathers, GEMMs, sampling), -1: as penalty. */
 static double pen_kind[3] = {-1, -1, -1};
 
-static halo_epoch_stats contended_with(int cores, int trainers, double penalty, double slice,
-                                       double poll)
+/* Every rank's stats (s[trainers]) when `trainers` trainers (CPU device) share one machine of
+ * `cores` at pipeline depth `depth`, rank 0 sampling `big` times the others' frontier. */
+static void contended_ranks(int cores, int trainers, int depth, double big, double penalty,
+                            double slice, double poll, halo_epoch_stats *s)
 {
     halo_sim_profile p = fast_profile(1, trainers, cores);
     p.oversub_penalty = pen_kind[0] >= 0 ? pen_kind[0] : penalty;
@@ -703,7 +704,7 @@ static halo_epoch_stats contended_with(int cores, int trainers, double penalty, 
     p.gather_bw = 1e9;
     p.gemm_flops = 1e9;
     p.adam_bw = 1e9;
-    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    halo_sim_cost_opts o = base_opts(&p, depth, 1);
     twork tw;
     tw_init(&tw, trainers, 1);
     for (int r = 0; r < trainers; r++) {
@@ -711,15 +712,22 @@ static halo_epoch_stats contended_with(int cores, int trainers, double penalty, 
         w->num_dst[0] = 100;
         w->num_src[0] = 800;
         w->num_edges[0] = 1000;
-        w->local_nodes[0] = 1000;
-        w->local_edges[0] = 10000;
+        w->local_nodes[0] = r == 0 ? (int64_t)(1000 * big) : 1000;
+        w->local_edges[0] = r == 0 ? (int64_t)(10000 * big) : 10000;
         w->lookups = 2000;
         w->local_rows = 1000;
         w->row_bytes = 400;
     }
-    halo_epoch_stats s[8]; /* up to 8 trainers */
     run_epoch(&o, &tw, 10, s);
     tw_free(&tw);
+}
+
+/* Stats of rank 0 when `trainers` symmetric trainers share one machine of `cores`. */
+static halo_epoch_stats contended_with(int cores, int trainers, double penalty, double slice,
+                                       double poll)
+{
+    halo_epoch_stats s[8]; /* up to 8 trainers */
+    contended_ranks(cores, trainers, 0, 1, penalty, slice, poll, s);
     return s[0];
 }
 
@@ -817,31 +825,7 @@ static void oversubscribed_machines_pay_the_penalty(void **state)
  * rank 0 samples `big` times the others' frontier (`penalty` for every kind of work). */
 static void uneven_pen(int trainers, int depth, double big, double penalty, halo_epoch_stats *s)
 {
-    halo_sim_profile p = fast_profile(1, trainers, 2);
-    p.oversub_penalty = p.oversub_gemm = p.oversub_sample = penalty;
-    p.device = HALO_SIM_DEVICE_CPU;
-    p.sample_node_s = 1e-6;
-    p.sample_edge_s = 1e-7;
-    p.lookup_node_s = 1e-6;
-    p.gather_bw = 1e9;
-    p.gemm_flops = 1e9;
-    p.adam_bw = 1e9;
-    halo_sim_cost_opts o = base_opts(&p, depth, 1);
-    twork tw;
-    tw_init(&tw, trainers, 1);
-    for (int r = 0; r < trainers; r++) {
-        halo_sim_work *w = &tw.w[r];
-        w->num_dst[0] = 100;
-        w->num_src[0] = 800;
-        w->num_edges[0] = 1000;
-        w->local_nodes[0] = r == 0 ? (int64_t)(1000 * big) : 1000;
-        w->local_edges[0] = r == 0 ? (int64_t)(10000 * big) : 10000;
-        w->lookups = 2000;
-        w->local_rows = 1000;
-        w->row_bytes = 400;
-    }
-    run_epoch(&o, &tw, 10, s);
-    tw_free(&tw);
+    contended_ranks(2, trainers, depth, big, penalty, 0, 0, s);
 }
 
 /* The penalty is paid while more processes than cores have work: 4 trainers on 2 cores of
