@@ -20,9 +20,9 @@ typedef struct mpi_figs {
     double unit[HALO_UNIT_PARTS]; /* CPU seconds of a unit of step work's parts with a core
                                      per rank (units) */
     double fetch[3][5]; /* the fetch probe's runs (calibrate_fetch.h: narrow rows, wide rows,
-                           wide rows on a table of HALO_SIM_CALIB_WARM_BYTES kept in the caches): CPU seconds, input
-                           nodes, rows, messages, feature bytes per rank; 0 when it did not
-                           run */
+                           wide rows on a table of HALO_SIM_CALIB_WARM_BYTES kept in the
+                           caches): CPU seconds, input nodes, rows, messages, feature bytes
+                           per rank; 0 when it did not run */
 } mpi_figs;
 
 /* The keys of FILE's lines: the unit's parts' CPU seconds ("unit_PART_cpu_s"), and the paired

@@ -181,7 +181,8 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
         fclose(in);
     }
     /* poll_frac: 0 when nobody waited */
-    int want = 4 + (probe != PROBE_LINKS ? HALO_UNIT_PARTS : 0) + (probe == PROBE_FETCH ? HALO_CALIB_FETCH_RUNS * HALO_CALIB_FETCH_FIGS : 0);
+    int want = 4 + (probe != PROBE_LINKS ? HALO_UNIT_PARTS : 0) +
+               (probe == PROBE_FETCH ? HALO_CALIB_FETCH_RUNS * HALO_CALIB_FETCH_FIGS : 0);
     if (got < (np == 2 ? want : 1 + HALO_UNIT_PARTS * (ratio != NULL ? 2 : 1))) {
         return halo_errorf(HALO_EMPI, "calibrate: the MPI probe over %s wrote no figures", what);
     }
