@@ -606,21 +606,22 @@ int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s, double *un
 
 /* ---- emulated delays ---- */
 
-double halo_sim_calib_sleep_over(const halo_sim_calib_opts *o)
+void halo_sim_calib_sleep(const halo_sim_calib_opts *o, double *over_s, double *cpu_s)
 {
     int n = o->quick ? 40 : 200;
-    double *late = HALO_ALLOC(double, n);
+    double *late = HALO_ALLOC(double, 2 * (size_t)n), *cpu = late + n;
     for (int i = 0; i < n; i++) {
-        double until = halo_now() + 1e-3;
+        double c0 = halo_thread_cpu(), until = halo_now() + 1e-3;
         struct timespec ts = {(time_t)until, (long)((until - floor(until)) * 1e9)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
         }
         late[i] = halo_now() - until;
+        cpu[i] = halo_thread_cpu() - c0;
     }
-    double m = halo_median_f64(late, n);
-    m = m > 0 ? m : 0;
+    double m = halo_median_f64(late, n), u = halo_median_f64(cpu, n);
     halo_free(late);
-    return halo_sim_calib_sig4(m);
+    *over_s = halo_sim_calib_sig4(m > 0 ? m : 0);
+    *cpu_s = halo_sim_calib_sig4(u > 0 ? u : 0);
 }
 
 /* ---- the user's graph ---- */
@@ -833,10 +834,11 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
         halo_info("calibrate: with 2 x cores busy threads a thread runs %.4g ms at a time",
                   p->slice_s * 1e3);
     }
-    p->netem_over_s = halo_sim_calib_sleep_over(o);
+    halo_sim_calib_sleep(o, &p->netem_over_s, &p->netem_sleep_cpu_s);
     if (o->progress) {
-        halo_info("calibrate: a 1 ms sleep to a deadline (an emulated delay) wakes %.3g us late",
-                  p->netem_over_s * 1e6);
+        halo_info("calibrate: a 1 ms sleep to a deadline (an emulated delay) wakes %.3g us late "
+                  "and costs its thread %.3g us of CPU",
+                  p->netem_over_s * 1e6, p->netem_sleep_cpu_s * 1e6);
     }
     HALO_CHECK(halo_sim_calib_compute(o, &p->gemm_flops, &p->agg_bw, &p->agg_edge_s));
     if (o->progress) {

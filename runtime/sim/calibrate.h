@@ -63,9 +63,11 @@ int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_si
  * median length of their uninterrupted runs (cpu.slice_us). */
 double halo_sim_calib_slice(const halo_sim_calib_opts *o, int cores);
 
-/* Seconds a sleep to a deadline 1 ms ahead (clock_nanosleep TIMER_ABSTIME, as comm/'s netem
- * delay) wakes up late: the median of 200 (40 with quick). */
-double halo_sim_calib_sleep_over(const halo_sim_calib_opts *o);
+/* A sleep to a deadline 1 ms ahead (clock_nanosleep TIMER_ABSTIME, as comm/'s netem delay):
+ * *over_s the seconds it wakes up late, *cpu_s the sleeping thread's CPU seconds for it (the
+ * timer armed, the wake-up; on a virtual machine each costs exits), the medians of 200 (40
+ * with quick). */
+void halo_sim_calib_sleep(const halo_sim_calib_opts *o, double *over_s, double *cpu_s);
 
 /* A table small enough to stay in the caches from one batch to the next: feature bytes per rank
  * of the fetch probe's warm run and of the unit's warm gather (1 MiB). */

@@ -619,6 +619,7 @@ void halo_sim_cost_setup(halo_sim_cost *c)
        a millisecond or more, and what ran meanwhile takes the caches; measured, each stage's
        CPU is higher with them than without) */
     c->warm_table = c->netem ? 0.0 : c->o.table_bytes;
+    c->wake_s = c->netem ? c->pf.netem_sleep_cpu_s : 0.0;
     double x = halo_sim_cost_warm_share(&c->pf, c->warm_table);
     c->pen_fetch = (1.0 - x) * c->pf.oversub_penalty + x * c->pf.oversub_warm;
     c->pen_sample = c->pf.oversub_sample;

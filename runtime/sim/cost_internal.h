@@ -116,6 +116,8 @@ typedef struct sim_thread {
     int push_wait;         /* sampler: its batch is sampled, waiting for its turn to pass on */
     int keep;              /* its CPU task just ended: a CPU step it starts now keeps the core */
     int spinning;          /* waiting in an exchange (polling for its messages) */
+    int wake;              /* 1: it slept an emulated delay, whose wake-up's CPU (wake_s) runs
+                              before its next step; 2: that CPU runs */
 } sim_thread;
 
 /* A simulated rank: its pipeline's counters and its epoch's times. */
@@ -218,6 +220,8 @@ struct halo_sim_cost {
     double corun_slow;       /* 1 + corun_sample when the busy threads are as many as the cores
                                 or more, else 1: the sampling's slow-down against alone */
     int netem;               /* emulated network on */
+    double wake_s;           /* CPU of a thread that slept an emulated delay (netem.sleep_cpu_s;
+                                0 without --netem) */
     double lat_local;        /* latency between ranks of one machine: shm_lat_s, or
                               * oversub_lat_s when its ranks outnumber its cores */
     double t_counts;         /* the count all-to-all of an exchange */
@@ -293,10 +297,16 @@ void halo_sim_cpu_assign(halo_sim_cost *c, sim_machine *m);
 void halo_sim_cpu_resched(halo_sim_cost *c, int mi);
 /* At the end of time slices: running tasks that had theirs while others queue queue again. */
 void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m);
-/* Starts `work` core-seconds on `threads` threads for simulated thread tid, slowed by `slow`
- * (more processes than cores; 0: by its stage's kind of work). */
+/* Starts `work` core-seconds on `threads` threads for simulated thread tid, with `pen` its
+ * slow-down while the machine is crowded (< 0: its stage's kind of work's). */
 void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen);
-/* Trainer processes with CPU work beyond the machine's cores, per core, at most 1. */
-double halo_sim_cpu_beyond(const halo_sim_cost *c, const sim_machine *m);
+/* 1 while the machine's trainer processes with CPU work outnumber its cores, else 0. */
+double halo_sim_cpu_crowded(const halo_sim_cost *c, const sim_machine *m);
+
+/* How many times slower task k runs than alone: its penalty paid while crowded (0 or 1). */
+static inline double halo_sim_task_slow(const cpu_task *k, double crowded)
+{
+    return 1.0 + k->pen * crowded;
+}
 
 #endif

@@ -130,6 +130,19 @@ static void resume_at(halo_sim_cost *c, int tid, double t)
     halo_sim_ev_push(c, t > c->now ? t : c->now, EV_THREAD, tid, 0);
 }
 
+/* Continues thread tid after its exchange whose rank part is xr: at t, the end of the transfer
+ * and of its own work, or later at its netem floor, which it sleeps to (the runtime's
+ * clock_nanosleep); a thread that slept pays the sleep's CPU (wake_s) before its next step. */
+static void xchg_resume(halo_sim_cost *c, const xrank *xr, double t)
+{
+    double floor_t = xr->arrive + xr->netem;
+    if (xr->netem > 0 && floor_t > t) {
+        t = floor_t;
+        c->th[xr->thread].wake = c->wake_s > 0;
+    }
+    resume_at(c, xr->thread, t);
+}
+
 /* The transfer of exchange xi started at now: flows, shm flows, and every rank's CPU work. */
 static void xchg_start(halo_sim_cost *c, brec *r, int xi)
 {
@@ -221,13 +234,11 @@ static void xchg_transfer_done(halo_sim_cost *c, brec *r, int xi)
         if (!ar && xr->own_end > t) {
             t = xr->own_end;
         }
-        if (xr->arrive + xr->netem > t) {
-            t = xr->arrive + xr->netem;
-        }
         if (ar) {
-            c->th[xr->thread].ar_end = t;
+            double f = xr->arrive + xr->netem;
+            c->th[xr->thread].ar_end = f > t ? f : t;
         }
-        resume_at(c, xr->thread, t);
+        xchg_resume(c, xr, t);
     }
 }
 
@@ -293,6 +304,14 @@ static void xchg_arrive(halo_sim_cost *c, int tid, int xi)
 static void cpu_done(halo_sim_cost *c, int tid)
 {
     sim_thread *t = &c->th[tid];
+    if (t->wake == 2) { /* the wake-up after an emulated delay: its next step now */
+        t->wake = 0;
+        if (t->stage == STAGE_ALLREDUCE) {
+            t->ar_end = c->now; /* the runtime's allreduce ends after the sleep */
+        }
+        thread_run(c, tid);
+        return;
+    }
     const step *s = &t->steps[t->pc];
     if (s->kind != STEP_XCHG) {
         t->pc++;
@@ -316,11 +335,7 @@ static void cpu_done(halo_sim_cost *c, int tid)
     }
     xr->own_end = c->now;
     if (x->done) {
-        double e = x->tend > c->now ? x->tend : c->now;
-        if (xr->arrive + xr->netem > e) {
-            e = xr->arrive + xr->netem;
-        }
-        resume_at(c, tid, e);
+        xchg_resume(c, xr, x->tend > c->now ? x->tend : c->now);
     }
 }
 
@@ -401,6 +416,11 @@ static void stage_start(halo_sim_cost *c, int tid, int stage, int64_t b)
 static void thread_run(halo_sim_cost *c, int tid)
 {
     sim_thread *t = &c->th[tid];
+    if (t->wake == 1) {
+        t->wake = 2;
+        halo_sim_cpu_start(c, tid, c->wake_s, 1, -1.0);
+        return;
+    }
     while (t->pc < t->nsteps) {
         const step *s = &t->steps[t->pc];
         if (s->kind == STEP_XCHG) {
@@ -540,16 +560,16 @@ static void cpu_event(halo_sim_cost *c, int mi)
     sim_machine *m = &c->mc[mi];
     halo_sim_cpu_advance(c, m);
     /* the seconds each running task still needs at its slow-down now */
-    double fmin = INFINITY, b = halo_sim_cpu_beyond(c, m);
+    double fmin = INFINITY, b = halo_sim_cpu_crowded(c, m);
     for (int i = 0; i < m->n; i++) {
-        double left = m->task[i].rem * (1.0 + m->task[i].pen * b);
+        double left = m->task[i].rem * halo_sim_task_slow(&m->task[i], b);
         fmin = m->task[i].held > 0 && left < fmin ? left : fmin;
     }
     /* a task ended, or (time slices) none did: then nothing leaves */
     double lim = c->pf.slice_s > 0 && fmin > 1e-9 ? -1.0 : fmin + 1e-12;
     int nd = 0, kept = 0;
     for (int i = 0; i < m->n; i++) { /* removes in place, keeping the arrival order */
-        if (m->task[i].held > 0 && m->task[i].rem * (1.0 + m->task[i].pen * b) <= lim) {
+        if (m->task[i].held > 0 && m->task[i].rem * halo_sim_task_slow(&m->task[i], b) <= lim) {
             c->done[nd++] = m->task[i].thread;
             m->held -= m->task[i].held;
         } else {
@@ -783,6 +803,7 @@ void halo_sim_cost_epoch_begin(halo_sim_cost *c, int epoch)
             t->busy = 0;
             t->push_wait = 0;
             t->spinning = 0;
+            t->wake = 0;
             t->next = i >= TH_SAMPLER ? i - TH_SAMPLER : 0;
         }
         try_rank(c, r);

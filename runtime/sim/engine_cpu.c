@@ -12,7 +12,7 @@
 /* Speed of a running task, at most one: while tasks queue for the cores, the running ones get
  * share_eff of their speed (what halo calibrate measured for more busy threads than cores; 0:
  * not measured, full speed). More trainer processes with work than cores make each task's
- * work itself larger (halo_sim_cpu_beyond). */
+ * work itself larger (halo_sim_cpu_crowded). */
 static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
 {
     int queued = 0;
@@ -22,30 +22,33 @@ static double cpu_rate(const halo_sim_cost *c, const sim_machine *m)
     double eff = queued && c->pf.share_eff > 0 ? c->pf.share_eff : 1.0;
     /* threads waiting in exchanges poll (a spin that yields, then short sleeps): with more
        busy threads than cores and every core taken, each takes poll_frac of a core from the
-       running tasks, at most a fair share of the cores between pollers and tasks, and at most
-       poll_frac of each core: a poller gets a core when the task on it yields or its slice
-       ends, and gives it back at its next yield, so pollers queued on one core take turns in
-       the same gaps (the runtime's 16-thread runs on 2 cores polled 0.2-0.5 of a core in all,
-       where one poll_frac per waiting thread would take more than the cores) */
+       running tasks (what halo calibrate measures per second a rank waits), at most a fair
+       share of the cores between pollers and tasks. In the runtime's pipelined runs of 3-4
+       ranks on 2 cores ten threads of sixteen wait at a time and poll a quarter of the
+       machine; until the tenth pass (docs/sim-model.md) the pollers took at most poll_frac of
+       each core in all, a third of that. */
     if (c->oversub_threads && m->spinning > 0 && (queued || m->held >= c->pf.cores)) {
         double s = m->spinning, fair = s / (s + m->n);
-        double lost = (s < c->pf.cores ? s : c->pf.cores) * c->pf.poll_frac / c->pf.cores;
+        double lost = s * c->pf.poll_frac / c->pf.cores;
         eff *= 1.0 - (lost < fair ? lost : fair);
     }
     return eff;
 }
 
-/* Trainer processes beyond the machine's cores, per core, at most 1: those with CPU work now
- * (a task running or queued), the measure of oversubscription its tasks' penalties
- * (cpu.oversub_*) scale with. halo calibrate measures each penalty with twice as many busy
- * single-threaded processes as cores (1 here): a switch between address spaces refills caches
- * and TLBs. A task refills them once per turn on a core however many others ran there since,
- * so the penalty is whole from one process beyond each core on (more make it wait, which the
- * queue models, not slower). A process whose threads all wait in an exchange or for its
- * pipeline has no task and no working set being reloaded, so a short step between exchanges
- * slows less than a long one. Threads of one process share its address space and are not
- * counted. */
-double halo_sim_cpu_beyond(const halo_sim_cost *c, const sim_machine *m)
+/* Whether the machine is crowded: 1 while its trainer processes with CPU work now (a task
+ * running or queued) outnumber its cores, else 0. Its tasks then pay their penalties
+ * (cpu.oversub_*): a switch between address spaces refills caches and TLBs, which halo
+ * calibrate measures with twice as many busy single-threaded processes as cores. A task
+ * refills them once per turn on a core however many others ran there since, and with one
+ * process more than the cores every core already alternates between processes (the scheduler
+ * moves threads between cores), so the penalty is whole from there on: more processes make a
+ * task wait longer, which the queue models, not slower. (Until the tenth pass it grew linearly
+ * from the cores to twice as many: the sampling and fetch CPU of pipelined 3-rank runs on 2
+ * cores were then 30 and 12 % over the model in the median, those of 4-rank runs 17 and 13 %.)
+ * A process whose threads all wait in an exchange or for its pipeline has no task and no
+ * working set being reloaded, so a short step between exchanges slows less than a long one.
+ * Threads of one process share its address space and are not counted. */
+double halo_sim_cpu_crowded(const halo_sim_cost *c, const sim_machine *m)
 {
     int ranks = 0;
     for (int i = 0; i < m->n; i++) {
@@ -55,21 +58,20 @@ double halo_sim_cpu_beyond(const halo_sim_cost *c, const sim_machine *m)
         }
         ranks += !seen;
     }
-    double b = ranks > c->pf.cores ? (double)(ranks - c->pf.cores) / c->pf.cores : 0.0;
-    return b < 1.0 ? b : 1.0;
+    return ranks > c->pf.cores ? 1.0 : 0.0;
 }
 
 /* Brings the running tasks' remaining seconds up to now, and their threads' CPU clocks. */
 void halo_sim_cpu_advance(halo_sim_cost *c, sim_machine *m)
 {
     double done = (c->now - m->t) * cpu_rate(c, m);
-    double b = done > 0 ? halo_sim_cpu_beyond(c, m) : 0.0;
+    double b = done > 0 ? halo_sim_cpu_crowded(c, m) : 0.0;
     for (int i = 0; i < m->n && done > 0; i++) {
         cpu_task *k = &m->task[i];
         if (k->held == 0) {
             continue;
         }
-        double slow = 1.0 + k->pen * b, did = done / slow;
+        double slow = halo_sim_task_slow(k, b), did = done / slow;
         if (k->stage >= 0) { /* the thread's clock: what it did, at the slow-down it had */
             c->rk[c->th[k->thread].rank].cpu_s[k->stage] += (did < k->rem ? did : k->rem) * slow;
         }
@@ -97,8 +99,10 @@ void halo_sim_cpu_assign(halo_sim_cost *c, sim_machine *m)
         m->held += k->threads;
         k->got = c->now;
         sim_thread *t = &c->th[k->thread];
-        if (k->resumed || k->since >= c->now || t->steps[t->pc].kind != STEP_CPU) {
-            continue; /* did not queue, or CPU work of an exchange (its stage's time) */
+        if (k->resumed || k->since >= c->now || t->wake == 2 ||
+            t->steps[t->pc].kind != STEP_CPU) {
+            continue; /* did not queue, or CPU work of an exchange (its stage's time, a wake-up
+                         after an emulated delay included) */
         }
         if (t->pc == 0) {
             if (t->idx == TH_TRAINER && (t->stage == STAGE_COMPUTE || t->stage == STAGE_COPY)) {
@@ -128,12 +132,12 @@ static bool any_queued(const sim_machine *m)
 void halo_sim_cpu_resched(halo_sim_cost *c, int mi)
 {
     sim_machine *m = &c->mc[mi];
-    double fmin = INFINITY, qmin = INFINITY, b = halo_sim_cpu_beyond(c, m);
+    double fmin = INFINITY, qmin = INFINITY, b = halo_sim_cpu_crowded(c, m);
     bool slicing = c->pf.slice_s > 0 && any_queued(m);
     for (int i = 0; i < m->n; i++) {
         const cpu_task *k = &m->task[i];
         if (k->held > 0) {
-            double left = k->rem * (1.0 + k->pen * b);
+            double left = k->rem * halo_sim_task_slow(k, b);
             fmin = left < fmin ? left : fmin;
             if (slicing && k->got + c->pf.slice_s < qmin) {
                 qmin = k->got + c->pf.slice_s;
@@ -185,7 +189,9 @@ void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m)
  * oversubscription probe, by part of its unit). */
 static double stage_pen(const halo_sim_cost *c, int stage)
 {
-    return stage == STAGE_SAMPLE ? c->pen_sample : stage == STAGE_FETCH ? c->pen_fetch : c->pen_gather;
+    return stage == STAGE_SAMPLE  ? c->pen_sample
+           : stage == STAGE_FETCH ? c->pen_fetch
+                                  : c->pen_gather;
 }
 
 /* Starts `work` core-seconds on `threads` threads for simulated thread tid; pen: its
@@ -206,6 +212,9 @@ void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, dou
        share; more trainer processes than cores: the penalty's caches refilled too), by stage
        as the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */
     int clock = st == STAGE_COPY ? -1 : st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2;
+    if (c->th[tid].wake == 2 && st == STAGE_ALLREDUCE) {
+        clock = -1; /* the allreduce's sleep is on no stage's CPU clock in the runtime */
+    }
     cpu_task nt = {.rem = work / threads, .threads = k, .since = c->now, .thread = tid,
                    .got = c->now, .pen = pen >= 0 ? pen : stage_pen(c, st), .stage = clock};
     if (c->th[tid].keep) { /* it goes on from its last CPU step on the core it had */

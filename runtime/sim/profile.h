@@ -103,6 +103,9 @@ typedef struct halo_sim_profile {
     double netem_bw;           /* bytes/s, 0: infinite */
     double netem_over_s;       /* how late the runtime's sleep for an emulated delay wakes up
                                   (timer slack, wake-up), added to each delay; 0: not measured */
+    double netem_sleep_cpu_s;  /* the sleeping thread's CPU time for one such sleep (arming the
+                                  timer, the wake-up; on a virtual machine its exits), charged to
+                                  its stage after each delay it slept; 0: not measured */
     /* host-to-device copies (device GPU only) */
     double pcie_bw_pinned;     /* bytes/s from pinned host memory */
     double pcie_bw_pageable;   /* bytes/s from pageable host memory */
