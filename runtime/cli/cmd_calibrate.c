@@ -499,27 +499,19 @@ static int write_profile(const char *out, const char *name, bool quick, int repe
     }
     snprintf(p->name, sizeof p->name, "%.*s",
              (int)(bl < sizeof p->name ? bl : sizeof p->name - 1), base);
-    char host[256] = "unknown host", cpu[256], when[64], comment[1400], passes[64] = "";
+    char origin[700], comment[1400], passes[64] = "";
     if (repeat > 1) {
         snprintf(passes, sizeof passes, "; each figure the median of %d passes", repeat);
     }
-    gethostname(host, sizeof host - 1);
-    halo_host_cpu_model(cpu, sizeof cpu);
-    if (cpu[0] == '\0') {
-        snprintf(cpu, sizeof cpu, "unknown CPU");
-    }
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    halo_host_origin(origin, sizeof origin, quick ? " --quick" : "", p->cores, time(NULL));
     snprintf(comment, sizeof comment,
-             "Measured by `halo calibrate%s` on %s (%s, %d cores online) on %s%s.\n"
+             "%s%s.\n"
              "CPU and device figures: one core (one thread), device cpu; halo sim scales\n"
              "machines and trainers. network.shm_*: 2 local ranks over MPI shared memory;\n"
              "network.oversub_lat_us: exchanges of 2 x cores local ranks (oversubscribed);\n"
              "network.net_lat_us / nic_GBps: 2 local ranks over MPI TCP (--mca btl tcp,self),\n"
              "a stand-in for a NIC on a one-machine profile.%s%s",
-             quick ? " --quick" : "", host, cpu, p->cores, when, passes,
+             origin, passes,
              graph != NULL ? "\nSampling, block and gather constants: measured on part 0 of "
                              "the partition named in `graph`."
                            : "\nSampling, block and gather constants: a random uniform graph "

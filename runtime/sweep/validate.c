@@ -826,9 +826,9 @@ static int record(const halo_validate_opts *o, const halo_vsummary *s)
     return 0;
 }
 
-/* The CPU and the time halo calibrate wrote into the first line of the profile at path
- * ("-- Measured by `halo calibrate` on HOST (CPU, N cores online) on YYYY-MM-DD HH:MM UTC...");
- * false when it does not start so (written by hand, or by halo sim validate for a cluster). */
+/* The CPU and the time a profile was measured on, from its first line (core/host.h's origin,
+ * as halo calibrate writes it); false when it has none (written by hand, or by halo sim
+ * validate for a cluster). */
 static bool profile_origin(const char *path, char *cpu, size_t size, time_t *when)
 {
     char line[1024] = "";
@@ -837,26 +837,7 @@ static bool profile_origin(const char *path, char *cpu, size_t size, time_t *whe
     if (f != NULL) {
         fclose(f);
     }
-    const char *by = got ? strstr(line, "-- Measured by `halo calibrate") : NULL;
-    const char *open = by != NULL ? strstr(by, "` on ") : NULL;
-    open = open != NULL ? strchr(open, '(') : NULL;
-    const char *tail = open != NULL ? strstr(open, " cores online) on ") : NULL;
-    if (by != line || tail == NULL) {
-        return false;
-    }
-    const char *comma = tail;
-    while (comma > open && *comma != ',') {
-        comma--;
-    }
-    snprintf(cpu, size, "%.*s", (int)(comma > open ? comma - open - 1 : 0), open + 1);
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    bool dated = sscanf(tail + strlen(" cores online) on "), "%d-%d-%d %d:%d UTC", &tm.tm_year,
-                        &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min) == 5;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    *when = dated ? timegm(&tm) : 0;
-    return cpu[0] != '\0';
+    return got && halo_host_origin_parse(line, cpu, size, when);
 }
 
 /* Notices when the profile was measured on another CPU or hours ago: its constants are then

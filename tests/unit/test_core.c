@@ -8,6 +8,7 @@
 #include "core/args.h"
 #include "core/err.h"
 #include "core/fs.h"
+#include "core/host.h"
 #include "core/json.h"
 #include "core/mem.h"
 #include "core/rng.h"
@@ -335,6 +336,41 @@ static void outputs_replace_only_previous_outputs_of_their_kind(void **state)
     halo_rmtree(base);
 }
 
+/* A profile's origin line reads back as written: the CPU as /proc/cpuinfo names it and the time
+ * to the minute, with or without the Lua comment's "-- "; lines that are not one are refused,
+ * and one whose date does not parse keeps its CPU with time 0. */
+static void origin_line_round_trips(void **state)
+{
+    (void)state;
+    char line[1024], cpu[512], want[512];
+    time_t t = 1796216000; /* 2026-12-02 12:53:20 UTC */
+    halo_host_origin(line, sizeof line, " --quick", 2, t);
+    assert_non_null(strstr(line, "Measured by `halo calibrate --quick` on "));
+    assert_non_null(strstr(line, ", 2 cores online) on 2026-12-02 12:53 UTC"));
+    halo_host_cpu_model(want, sizeof want);
+    if (want[0] == '\0') {
+        snprintf(want, sizeof want, "unknown CPU");
+    }
+    time_t when = 0;
+    assert_true(halo_host_origin_parse(line, cpu, sizeof cpu, &when));
+    assert_string_equal(cpu, want);
+    assert_int_equal((long long)when, (long long)(t - t % 60));
+    char lua[1100];
+    snprintf(lua, sizeof lua, "-- %s; each figure the median of 3 passes.\n", line);
+    assert_true(halo_host_origin_parse(lua, cpu, sizeof cpu, &when));
+    assert_string_equal(cpu, want);
+    assert_int_equal((long long)when, (long long)(t - t % 60));
+    assert_false(halo_host_origin_parse("-- A cluster profile written by hand", cpu, sizeof cpu,
+                                        &when));
+    assert_false(halo_host_origin_parse("x -- Measured by `halo calibrate` on h (c, 2 cores "
+                                        "online) on 2026-12-02 12:53 UTC", cpu, sizeof cpu,
+                                        &when));
+    assert_true(halo_host_origin_parse("Measured by `halo calibrate` on h (Some CPU, 4 cores "
+                                       "online) on yesterday", cpu, sizeof cpu, &when));
+    assert_string_equal(cpu, "Some CPU");
+    assert_int_equal((long long)when, 0);
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -367,6 +403,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(errorf_formats_message_and_returns_code),
+        cmocka_unit_test(origin_line_round_trips),
         cmocka_unit_test(allocator_counts_live_bytes),
         cmocka_unit_test(rng_is_a_pure_function_of_its_keys),
         cmocka_unit_test(rng_below_is_uniform),
