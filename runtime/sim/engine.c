@@ -132,8 +132,9 @@ static void resume_at(halo_sim_cost *c, int tid, double t)
 
 /* Continues thread tid after its exchange whose rank part is xr: at t, the end of the transfer
  * and of its own work, or later at its netem floor, which it sleeps to (the runtime's
- * clock_nanosleep); a thread that slept pays the sleep's CPU (wake_s) before its next step. */
-static void xchg_resume(halo_sim_cost *c, const xrank *xr, double t)
+ * clock_nanosleep); a thread that slept pays the sleep's CPU (wake_s) before its next step.
+ * Returns when it continues. */
+static double xchg_resume(halo_sim_cost *c, const xrank *xr, double t)
 {
     double floor_t = xr->arrive + xr->netem;
     if (xr->netem > 0 && floor_t > t) {
@@ -141,6 +142,7 @@ static void xchg_resume(halo_sim_cost *c, const xrank *xr, double t)
         c->th[xr->thread].wake = c->wake_s > 0;
     }
     resume_at(c, xr->thread, t);
+    return t;
 }
 
 /* The transfer of exchange xi started at now: flows, shm flows, and every rank's CPU work. */
@@ -234,11 +236,10 @@ static void xchg_transfer_done(halo_sim_cost *c, brec *r, int xi)
         if (!ar && xr->own_end > t) {
             t = xr->own_end;
         }
+        t = xchg_resume(c, xr, t);
         if (ar) {
-            double f = xr->arrive + xr->netem;
-            c->th[xr->thread].ar_end = f > t ? f : t;
+            c->th[xr->thread].ar_end = t;
         }
-        xchg_resume(c, xr, t);
     }
 }
 
