@@ -126,5 +126,5 @@ return {
         compute = 1, -- scale of the compute stage's time (1 = not fitted)
         allreduce = 1, -- scale of the allreduce's latency per ring step (1 = not fitted)
     },
-    validation = { seed = 34, configs = 20, median_pct = 2.5, worst_pct = 25.3, stage_median_pct = 9.8, fit = true, date = "2026-12-02 20:43 UTC" },
+    validation = { seed = 34, configs = 20, median_pct = 2.5, worst_pct = 25.3, stage_median_pct = 9.8, fit = true, date = "2026-12-02 21:59 UTC" },
 }
