@@ -15,8 +15,10 @@ typedef struct halo_comm halo_comm;
 #define HALO_CALIB_FETCH_NARROW 16
 #define HALO_CALIB_FETCH_WIDE 128
 /* The runs, each with its lines' prefix: the two widths on a large table (the caches emptied
- * before each batch), then the wide rows on the small table, caches kept. */
-#define HALO_CALIB_FETCH_RUNS 3
+ * before each batch), then the wide rows on the small table, caches kept, then the wide rows
+ * on the large table, caches kept (batches back to back: what the caches hold of a table
+ * of that size when nothing else runs between two batches). */
+#define HALO_CALIB_FETCH_RUNS 4
 extern const char *const halo_calib_fetch_runs[HALO_CALIB_FETCH_RUNS];
 /* The figures of a run, each a line "PREFIX_KEY value". */
 #define HALO_CALIB_FETCH_FIGS 5
@@ -24,7 +26,7 @@ extern const char *const halo_calib_fetch_runs[HALO_CALIB_FETCH_RUNS];
 /* For each run, writes a random graph's partition into a directory under dir (rank 0; removed
  * at the end), fetches sampled mini-batches (on the large table each after 64 MiB written
  * untimed: the caches hold other data, as after a training step's compute on a large graph;
- * on the small table back to back) through halo_store_pull_plan/pull_exec on every rank, and
+ * then on the small table and again on the large one back to back) through halo_store_pull_plan/pull_exec on every rank, and
  * appends the sums over all ranks to text (at *len, advanced): "R_cpu_s" (CPU seconds, polling
  * excluded), "R_inputs" (input nodes), "R_rows" (rows gathered, received or served), "R_msgs"
  * (messages sent and received), and "R_table_bytes" (feature bytes per rank), R the run's

@@ -19,9 +19,9 @@ typedef struct mpi_figs {
     double allreduce_s; /* seconds per allreduce of one float */
     double unit[HALO_UNIT_PARTS]; /* CPU seconds of a unit of step work's parts with a core
                                      per rank (units) */
-    double fetch[3][5]; /* the fetch probe's runs (calibrate_fetch.h: narrow rows, wide rows,
+    double fetch[4][5]; /* the fetch probe's runs (calibrate_fetch.h: narrow rows, wide rows,
                            wide rows on a table of HALO_SIM_CALIB_WARM_BYTES kept in the
-                           caches): CPU seconds, input nodes, rows, messages, feature bytes
+                           caches, wide rows on the large table kept): CPU seconds, input nodes, rows, messages, feature bytes
                            per rank; 0 when it did not run */
 } mpi_figs;
 

@@ -211,6 +211,14 @@ static int check_out(const char *path)
                              "calibrate -o");
 }
 
+/* Bytes/s of the wide rows of a fetch probe run s (sums: CPU, inputs, rows, messages), its
+ * messages, rows' fixed part and part per input node left out; 0 when it did not run. */
+static double kept_rate(const double *s, const mpi_figs *f, const halo_sim_profile *p)
+{
+    double y = s[0] - s[3] * f->overhead_s - s[2] * p->gather_row_s - s[1] * p->fetch_node_s;
+    return s[2] > 0 && y > 0 ? s[2] * HALO_CALIB_FETCH_WIDE * (double)sizeof(float) / y : 0;
+}
+
 /* cpu.fetch_node_ns and cpu.fetch_GBps from the fetch probe's sums at its two row widths on
  * the large table, then cpu.fetch_warm_GBps from its run on a small one (below):
  * its CPU, less the messages and the rows' fixed cost (gather_row_ns), is a part per input node
@@ -249,9 +257,8 @@ static void fetch_constants(const mpi_figs *f, halo_sim_profile *p)
               p->fetch_cold_bytes / 1048576);
     /* the wide rows on a table that stays in the caches: the same part per input node, the
        rest per byte */
+    double bw = kept_rate(f->fetch[2], f, p);
     const double *w = f->fetch[2];
-    double yw = w[0] - w[3] * f->overhead_s - w[2] * p->gather_row_s - w[1] * p->fetch_node_s;
-    double bw = w[2] > 0 && yw > 0 ? w[2] * dim[1] * (double)sizeof(float) / yw : 0;
     if (!(bw > 0) || !(w[4] > 0) || !(w[4] < p->fetch_cold_bytes)) {
         return; /* not measured */
     }
@@ -261,6 +268,20 @@ static void fetch_constants(const mpi_figs *f, halo_sim_profile *p)
     halo_info("calibrate: the same fetch from %.3g MiB of rows per rank kept in the caches: "
               "%.4g ns CPU per input node, rows at %.4g GB/s",
               w[4] / 1048576, 1e9 * w[0] / w[1], bw / 1e9);
+    /* the large table, batches back to back: between the evicted rate and the small table's */
+    double kb = kept_rate(f->fetch[3], f, p);
+    if (!(kb > 0) || f->fetch[3][4] != p->fetch_cold_bytes) {
+        return; /* not measured */
+    }
+    kb = kb < p->fetch_bw ? p->fetch_bw : kb > p->fetch_warm_bw ? p->fetch_warm_bw : kb;
+    p->fetch_kept_bw = halo_sim_calib_sig4(kb);
+    halo_info("calibrate: the fetch from %.3g MiB of rows per rank, batches back to back: "
+              "%.4g ns CPU per input node, rows at %.4g GB/s (%.0f%% of the way from the "
+              "evicted rate to the small table's)",
+              f->fetch[3][4] / 1048576, 1e9 * f->fetch[3][0] / f->fetch[3][1], kb / 1e9,
+              p->fetch_warm_bw > p->fetch_bw
+                  ? 100.0 * (1 / p->fetch_bw - 1 / kb) / (1 / p->fetch_bw - 1 / p->fetch_warm_bw)
+                  : 100.0);
 }
 
 static double unit_sum(const double cpu[HALO_UNIT_PARTS])

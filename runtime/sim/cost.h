@@ -159,6 +159,14 @@ double halo_sim_cost_warm_share(const halo_sim_profile *p, double table_bytes);
  * sizes the seconds per byte interpolated linearly in log(table_bytes): a table that stays in
  * the caches from batch to batch is read faster than one the probe read from memory. */
 double halo_sim_cost_fetch_bw(const halo_sim_profile *p, double table_bytes);
+/* The rate of the fetch's row bytes when each rank owns table_bytes of features and nothing
+ * but its own work runs on its core between two batches (each trainer process keeps a core,
+ * no emulated delays: measured, both take what the caches held): fetch_warm_bw at
+ * fetch_warm_bytes or less, fetch_kept_bw (the large table fetched batch after batch) at
+ * fetch_cold_bytes, the seconds per byte interpolated linearly in log(table_bytes) between;
+ * halo_sim_cost_fetch_bw at larger tables (not measured) or when the profile has no
+ * fetch_kept_bw. */
+double halo_sim_cost_kept_bw(const halo_sim_profile *p, double table_bytes);
 /* The fetch's rows (served, own, received), each rows * (gather_row_s + row_bytes /
  * halo_sim_cost_fetch_bw(table_bytes)). */
 double halo_sim_cost_fetch_rows_s(const halo_sim_profile *p, double rows, double row_bytes,

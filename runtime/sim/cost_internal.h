@@ -213,6 +213,9 @@ struct halo_sim_cost {
     double pen_gemm;         /* the same with oversub_gemm: the compute's GEMMs */
     double warm_table;       /* the rank's feature bytes for the fetch's warm rate
                                 (halo_sim_cost_fetch_bw; 0 with --netem: cold) */
+    double fetch_rate;       /* bytes/s of the fetch's rows in this run: halo_sim_cost_kept_bw
+                                when each trainer process keeps a core and no emulated delay
+                                sleeps, else halo_sim_cost_fetch_bw(warm_table) */
     double pen_fetch;        /* the same for the fetch's work: oversub_penalty, or with a warm
                                 rate in the profile, between it and oversub_warm by the size of
                                 the rank's table (halo_sim_cost_warm_share) */

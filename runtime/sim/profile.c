@@ -103,6 +103,10 @@ static const pfield fields[] = {
      "size), one core"},
     {"cpu", "fetch_warm_MiB", "fetch_warm_bytes", K_NUM, U_MIB, R_NONNEG, N_NEVER,
      OFF(fetch_warm_bytes), "feature bytes per rank fetch_warm_GBps was measured on"},
+    {"cpu", "fetch_kept_GBps", "fetch_kept_Bps", K_NUM, U_GBPS, R_NONNEG, N_NEVER,
+     OFF(fetch_kept_bw),
+     "the fetch's rows from a table of fetch_cold_MiB fetched batch after batch, nothing "
+     "between them (0: not measured), one core"},
     {"cpu", "hook_us", "hook_s", K_NUM, U_US, R_NONNEG, N_ALWAYS, OFF(hook_s),
      "per policy hook call (cache_batch), fixed part"},
     {"cpu", "hook_unit_ns", "hook_unit_s", K_NUM, U_NS, R_NONNEG, N_NEVER, OFF(hook_unit_s),

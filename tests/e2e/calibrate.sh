@@ -31,6 +31,13 @@ check "... into cpu.fetch_warm_GBps >= fetch_GBps, with both tables' sizes (1 Mi
     /^ *fetch_warm_MiB = / { v = $3; sub(/,$/, "", v); wm = v + 0 }
     /^ *fetch_cold_MiB = / { v = $3; sub(/,$/, "", v); cm = v + 0 }
     END { exit !(cold > 0 && warm >= cold && wm == 1 && cm > 9 && cm < 10) }' "$T/here.lua"
+check "it runs the fetch once more on the large table, batches back to back" \
+    grep -qE "the fetch from 9.77 MiB of rows per rank, batches back to back: .* rows at [0-9.]+ GB/s" "$T/progress"
+check "... into cpu.fetch_kept_GBps, between fetch_GBps and fetch_warm_GBps" awk '
+    /^ *fetch_GBps = / { v = $3; sub(/,$/, "", v); cold = v + 0 }
+    /^ *fetch_warm_GBps = / { v = $3; sub(/,$/, "", v); warm = v + 0 }
+    /^ *fetch_kept_GBps = / { v = $3; sub(/,$/, "", v); kept = v + 0 }
+    END { exit !(kept >= cold && kept <= warm && kept > 0) }' "$T/here.lua"
 check "it measures the oversubscription penalty of each kind of work" bash -c "
     for k in sampling gathers GEMMs 'gathers from a table kept in the caches'; do
         grep -qE \"oversubscription penalty of \$k [0-9.e+-]+, the median of [0-9]+ jobs. paired probes\" '$T/progress' || exit 1

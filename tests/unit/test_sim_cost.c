@@ -641,6 +641,50 @@ static void netem_sets_a_floor_on_every_exchange(void **state)
 }
 
 
+/* Rank 0's fetch CPU per batch: `ranks` ranks on 2 cores, each pulling 1000 rows of 512 bytes
+ * from the next, tables of 8 MiB per rank, the fetch's rates of the model test (evicted 1 GB/s
+ * at 64 MiB, 4 GB/s kept at 1 MiB) and, when kept > 0, kept at 64 MiB. */
+static double fetch_cpu_per_batch(int ranks, double kept, double netem_lat)
+{
+    halo_sim_profile p = fast_profile(1, ranks, 2);
+    p.fetch_bw = 1e9;
+    p.fetch_cold_bytes = 64.0 * 1048576;
+    p.fetch_warm_bw = 4e9;
+    p.fetch_warm_bytes = 1048576;
+    p.fetch_kept_bw = kept;
+    p.netem_lat_s = netem_lat;
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    o.table_bytes = 8.0 * 1048576;
+    twork tw;
+    tw_init(&tw, ranks, 1);
+    for (int r = 0; r < ranks; r++) {
+        tw.w[r].row_bytes = 512;
+        tw.w[r].num_dst[0] = 1;
+        tw.w[r].num_src[0] = 1;
+        tw_pull(&tw, r, (r + 1) % ranks, 1000);
+    }
+    halo_epoch_stats s[4];
+    run_epoch(&o, &tw, 4, s);
+    tw_free(&tw);
+    return s[0].fetch_cpu_s / 4;
+}
+
+/* A process with a core to itself and no emulated delays reads its table at the rate measured
+ * batch after batch (halo_sim_cost_kept_bw: 8 MiB half-way in log2 between 4 GB/s at 1 MiB
+ * and 2 GB/s at 64 MiB), any other at the rate between a kept 1 MiB table and an evicted one
+ * (1.6 GB/s at 8 MiB) or, with emulated delays, evicted (1 GB/s): rank 0 gathers 1000 rows it
+ * serves and scatters 1000 it receives. */
+static void a_process_on_its_own_core_keeps_its_table(void **state)
+{
+    (void)state;
+    double bytes = 2 * 1000 * 512.0, kept = 1.0 / (0.5 / 2e9 + 0.5 / 4e9);
+    assert_close(fetch_cpu_per_batch(2, 2e9, 0), bytes / kept, 1e-9);
+    assert_close(fetch_cpu_per_batch(2, 0, 0), bytes / 1.6e9, 1e-9); /* not measured */
+    assert_close(fetch_cpu_per_batch(3, 2e9, 0), bytes / 1.6e9, 1e-9);
+    assert_close(fetch_cpu_per_batch(4, 2e9, 0), bytes / 1.6e9, 1e-9);
+    assert_close(fetch_cpu_per_batch(2, 2e9, 1e-3), bytes / 1e9, 1e-9);
+}
+
 /* ---------------------------------------------------------------- allreduce */
 
 /* allreduce_s of rank 0 for a batch with no other work. */
@@ -1231,6 +1275,7 @@ int main(void)
         cmocka_unit_test(slowest_rank_bounds_every_step),
         cmocka_unit_test(trainers_of_a_machine_share_its_nics),
         cmocka_unit_test(netem_sets_a_floor_on_every_exchange),
+        cmocka_unit_test(a_process_on_its_own_core_keeps_its_table),
         cmocka_unit_test(allreduce_is_a_ring_hierarchical_across_machines),
         cmocka_unit_test(trainers_of_a_machine_share_its_cores),
         cmocka_unit_test(oversubscribed_machines_pay_the_penalty),

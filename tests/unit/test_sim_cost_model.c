@@ -119,6 +119,17 @@ static void gathers_are_per_row_and_per_byte(void **state)
     assert_close(halo_sim_cost_fetch_bw(&p, 0), 1e9);               /* not known: cold */
     assert_close(halo_sim_cost_fetch_rows_s(&p, 1000, 512, 8.0 * 1048576),
                  2 * 1000 * (50e-9 + 512 / 1.6e9));
+    /* kept batch after batch (a process on its own core): 4 GB/s at 1 MiB, 2 GB/s measured on
+       the 64 MiB table kept; 8 MiB half-way in log2: 0.5 / 2e9 + 0.5 / 4e9 s per byte, i.e.
+       2.667 GB/s; larger tables than measured, or no kept rate: as evicted */
+    assert_close(halo_sim_cost_kept_bw(&p, 8.0 * 1048576), 1.6e9); /* not measured */
+    p.fetch_kept_bw = 2e9;
+    assert_close(halo_sim_cost_kept_bw(&p, 8.0 * 1048576), 1.0 / (0.5 / 2e9 + 0.5 / 4e9));
+    assert_close(halo_sim_cost_kept_bw(&p, 64.0 * 1048576), 2e9);
+    assert_close(halo_sim_cost_kept_bw(&p, 512.0 * 1048576), 1e9);
+    assert_close(halo_sim_cost_kept_bw(&p, 1024), 4e9);
+    assert_close(halo_sim_cost_kept_bw(&p, 0), 1e9);
+    p.fetch_kept_bw = 0;
     p.fetch_warm_bw = 0; /* no warm rate: cold at every size */
     assert_close(halo_sim_cost_fetch_bw(&p, 1048576), 1e9);
     p.fetch_cold_bytes = p.fetch_warm_bytes = 0;
