@@ -959,6 +959,7 @@ int halo_validate_run(const halo_validate_opts *o)
         check_runs(o, r, o->configs, cores, cl.hosts, &s);
         s.seconds = halo_now() - t0;
         halo_vsummary_print(&s, stdout, o->markdown);
+        halo_vgroups_print(sp, r, o->configs, cores, cl.hosts, stdout, o->markdown);
         rc = halo_validate_outputs(o, sp, r, o->configs, &s, p.name);
     }
     int vd = rc < 0 ? rc : verdict(o, &s);

@@ -199,6 +199,13 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s);
 void halo_vresult_header(FILE *out, bool markdown);
 void halo_vresult_row(const halo_vspace *sp, const halo_vresult *r, FILE *out, bool markdown);
 void halo_vsummary_print(const halo_vsummary *s, FILE *out, bool markdown);
+/* The signed median error of the epoch and of the sample, fetch and compute stages (time and
+ * CPU) by group of configurations: whether a host's trainer processes outnumber its cores (of
+ * `cores`, shared by `hosts` hosts; 0: one), pipelined or not, with an emulated network or
+ * not. A median's count follows it when only some of the group's configurations have that
+ * stage's error ("/m", markdown " (m)"). Where the model leans one way, not how far it is off. */
+void halo_vgroups_print(const halo_vspace *sp, const halo_vresult *r, int n, int cores,
+                        int hosts, FILE *out, bool markdown);
 /* OUT/sim_vs_measured.{csv,gp,png,svg,meta.json}; the figure is skipped with a note on stderr
  * when gnuplot fails. */
 int halo_validate_outputs(const halo_validate_opts *o, const halo_vspace *sp,

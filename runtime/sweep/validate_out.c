@@ -215,6 +215,91 @@ void halo_vsummary_print(const halo_vsummary *s, FILE *out, bool markdown)
     }
 }
 
+/* The signed median of v[0..m) (0 when m is 0); sorts v. */
+static int cmp_signed(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_signed(double *v, int m)
+{
+    qsort(v, (size_t)m, sizeof *v, cmp_signed);
+    return m == 0 ? 0 : m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+}
+
+/* The groups of the bias table: whether a host's trainer processes outnumber its cores, the
+ * pipeline, the emulated network. */
+static int group_of(const halo_vspace *sp, const halo_vconfig *c, int cores, int hosts)
+{
+    int per_host = (c->ranks + hosts - 1) / hosts;
+    return (per_host > cores ? 4 : 0) + (c->depth > 0 ? 2 : 0) +
+           (strcmp(sp->netem[c->netem], "off") != 0 ? 1 : 0);
+}
+
+void halo_vgroups_print(const halo_vspace *sp, const halo_vresult *r, int n, int cores,
+                        int hosts, FILE *out, bool markdown)
+{
+    static const int cols[] = {HALO_SIM_T_EPOCH,       HALO_SIM_T_SAMPLE,
+                               HALO_SIM_T_FETCH,       HALO_SIM_T_COMPUTE,
+                               HALO_SIM_T_SAMPLE_CPU,  HALO_SIM_T_FETCH_CPU,
+                               HALO_SIM_T_COMPUTE_CPU};
+    enum { NCOL = (int)(sizeof cols / sizeof cols[0]) };
+    hosts = hosts > 0 ? hosts : 1;
+    int per_host_cores = cores / hosts > 0 ? cores / hosts : 1;
+    double *v = HALO_NEW(double, (size_t)(n > 0 ? n : 1));
+    fprintf(out, markdown ? "\nbias by group (signed median error %%, simulated / measured - 1; "
+                            "(m): only m of the group's configurations have that error):\n\n"
+                            "| where | configurations | epoch | sample | "
+                            "fetch | compute | sample cpu | fetch cpu | compute cpu |\n"
+                            "|---|---|---|---|---|---|---|---|---|\n"
+                          : "\nbias by group (signed median error %%, simulated / measured - 1):"
+                            "\n%-36s %4s %7s %7s %7s %7s %11s %9s %11s\n",
+            "where", "n", "epoch", "sample", "fetch", "compute", "sample cpu", "fetch cpu",
+            "compute cpu");
+    for (int g = 0; g < 8; g++) {
+        int members = 0;
+        for (int i = 0; i < n; i++) {
+            members += group_of(sp, &r[i].c, per_host_cores, hosts) == g;
+        }
+        if (members == 0) {
+            continue;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "ranks %s cores, %s, %s", g & 4 ? ">" : "<=",
+                 g & 2 ? "pipelined" : "depth 0", g & 1 ? "netem" : "no netem");
+        fprintf(out, markdown ? "| %s | %d |" : "%-36s %4d", name, members);
+        for (int k = 0; k < NCOL; k++) {
+            int m = 0;
+            for (int i = 0; i < n; i++) {
+                double e;
+                if (group_of(sp, &r[i].c, per_host_cores, hosts) == g &&
+                    halo_vresult_err(&r[i], cols[k], &e)) {
+                    v[m++] = e;
+                }
+            }
+            int w = k < 4 ? 7 : k == 5 ? 9 : 11;
+            char cell[32];
+            if (m == 0) {
+                snprintf(cell, sizeof cell, "-");
+            } else {
+                snprintf(cell, sizeof cell, "%+.1f%s", median_signed(v, m), markdown ? "" : "%");
+                if (m < members) {
+                    size_t l = strlen(cell);
+                    snprintf(cell + l, sizeof cell - l, markdown ? " (%d)" : "/%d", m);
+                }
+            }
+            if (markdown) {
+                fprintf(out, " %s |", cell);
+            } else {
+                fprintf(out, " %*s", w, cell);
+            }
+        }
+        fputc('\n', out);
+    }
+    halo_free(v);
+}
+
 /* The CSV: one row per configuration, errors in % (empty where not counted). */
 static void csv_text(const halo_vspace *sp, const halo_vresult *r, int n, halo_sb *sb)
 {

@@ -49,6 +49,19 @@ check "the figure, its script and meta.json are written" bash -c "
     [ -s '$T/o1/sim_vs_measured.png' ] && [ -s '$T/o1/sim_vs_measured.svg' ] &&
     grep -q 'sim_vs_measured.csv' '$T/o1/sim_vs_measured.gp' &&
     grep -q '\"caption\": \".*profile $PNAME: epoch median' '$T/o1/sim_vs_measured.meta.json'"
+# the bias table: one row per group drawn, its n the configurations of that group in the CSV
+# (ranks against this machine's cores, depth 0 or pipelined, netem or not)
+cores=$(nproc)
+want=$(awk -F, -v c="$cores" 'NR > 1 {
+        g = sprintf("ranks %s cores, %s, %s", $3 > c ? ">" : "<=", $9 > 0 ? "pipelined" : "depth 0",
+                    $11 == "off" ? "no netem" : "netem"); n[g]++ }
+    END { for (g in n) printf "%s=%d\n", g, n[g] }' "$T/o1/sim_vs_measured.csv" | sort)
+got=$(awk '/^bias by group/ { on = 1; next } on && /^ranks / {
+        n = split($0, f, /  +/); split(f[2], a, " "); printf "%s=%s\n", f[1], a[1] }
+    on && /^files:/ { on = 0 }' "$T/run1" | sort)
+if [ -n "$want" ] && [ "$want" = "$got" ]; then ok "the bias table has a row per group drawn, with its configurations"; else
+    not_ok "the bias table has a row per group drawn, with its configurations"; printf '# want %s\n# got %s\n' "$want" "$got"; fi
+check "... each with the epoch's signed median" grep -qE "^ranks (<=|>) cores, (depth 0|pipelined), (no netem|netem) +[1-3] +[-+][0-9.]+%" "$T/run1"
 
 # 2. the same seed draws the same configurations; the measured runs are reused from the work dir
 "${V[@]}" --profile "$T/p.lua" --out "$T/o2" --force --markdown >"$T/run2" 2>&1
@@ -57,6 +70,7 @@ check "the same seed gives the same table" bash -c "
 n=$(grep -cE '^\| [1-3] \| sbm-20000/f32 \| 2 \| 2 \|' "$T/run2")
 [ "$n" -eq 3 ] && ok "--markdown prints the table as markdown" || not_ok "--markdown prints the table as markdown ($n rows)"
 check "... and the summary" grep -qE '^\| epoch \| 3 \| [0-9.]+% \| [0-9.]+% \(#[1-3]\) \|$' "$T/run2"
+check "... and the bias table" grep -qE '^\| ranks (<=|>) cores, (depth 0|pipelined), (no netem|netem) \| [1-3] \| [-+][0-9.]+ \|' "$T/run2"
 
 # a build of halo in another directory takes the same runs from the work directory (the key
 # leaves the binary out): nothing is measured again
