@@ -26,11 +26,11 @@ extern const char *const halo_calib_fetch_runs[HALO_CALIB_FETCH_RUNS];
 /* For each run, writes a random graph's partition into a directory under dir (rank 0; removed
  * at the end), fetches sampled mini-batches (on the large table each after 64 MiB written
  * untimed: the caches hold other data, as after a training step's compute on a large graph;
- * then on the small table and again on the large one back to back) through halo_store_pull_plan/pull_exec on every rank, and
- * appends the sums over all ranks to text (at *len, advanced): "R_cpu_s" (CPU seconds, polling
- * excluded), "R_inputs" (input nodes), "R_rows" (rows gathered, received or served), "R_msgs"
- * (messages sent and received), and "R_table_bytes" (feature bytes per rank), R the run's
- * prefix. Collective. */
+ * then on the small table and again on the large one back to back) through
+ * halo_store_pull_plan/pull_exec on every rank, and appends the sums over all ranks to text
+ * (at *len, advanced): "R_cpu_s" (CPU seconds, polling excluded), "R_inputs" (input nodes),
+ * "R_rows" (rows gathered, received or served), "R_msgs" (messages sent and received), and
+ * "R_table_bytes" (feature bytes per rank), R the run's prefix. Collective. */
 int halo_calib_fetch_probe(halo_comm *c, const char *dir, bool quick, char *text, size_t size,
                            int *len);
 

@@ -21,8 +21,9 @@ typedef struct mpi_figs {
                                      per rank (units) */
     double fetch[4][5]; /* the fetch probe's runs (calibrate_fetch.h: narrow rows, wide rows,
                            wide rows on a table of HALO_SIM_CALIB_WARM_BYTES kept in the
-                           caches, wide rows on the large table kept): CPU seconds, input nodes, rows, messages, feature bytes
-                           per rank; 0 when it did not run */
+                           caches, wide rows on the large table kept): CPU seconds, input
+                           nodes, rows, messages, feature bytes per rank; 0 when it did not
+                           run */
 } mpi_figs;
 
 /* The keys of FILE's lines: the unit's parts' CPU seconds ("unit_PART_cpu_s"), and the paired

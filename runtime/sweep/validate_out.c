@@ -38,12 +38,23 @@ static int cmp_abs(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The median of |v[0..m)| (0 when m is 0); sorts v by |value|. */
-static double median_abs(double *v, int m)
+static int cmp_signed(const void *a, const void *b)
 {
-    qsort(v, (size_t)m, sizeof *v, cmp_abs);
-    return m == 0 ? 0 : m % 2 ? fabs(v[m / 2]) : (fabs(v[m / 2 - 1]) + fabs(v[m / 2])) / 2;
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
+
+/* The median of v[0..m) (0 when m is 0), of |v| when by_abs; sorts v by that. */
+static double median_of(double *v, int m, bool by_abs)
+{
+    qsort(v, (size_t)m, sizeof *v, by_abs ? cmp_abs : cmp_signed);
+    if (m == 0) {
+        return 0;
+    }
+    double a = m % 2 ? v[m / 2] : v[m / 2 - 1], b = v[m / 2];
+    return by_abs ? (fabs(a) + fabs(b)) / 2 : (a + b) / 2;
+}
+
 
 void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
 {
@@ -69,7 +80,7 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
             }
         }
         s->nstage[k] = m;
-        s->median[k] = median_abs(v, m);
+        s->median[k] = median_of(v, m, true);
         /* the work stages; wait is what is left of the epoch when they are done */
         if (k != HALO_SIM_T_EPOCH && k != HALO_SIM_T_WAIT && k < HALO_SIM_T_WALL && m > 0 &&
             s->median[k] > s->stage_median_max) {
@@ -94,7 +105,7 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
         }
     }
     s->nnoise = m;
-    s->noise_median = median_abs(v, m);
+    s->noise_median = median_of(v, m, true);
     halo_free(v);
 }
 
@@ -215,19 +226,6 @@ void halo_vsummary_print(const halo_vsummary *s, FILE *out, bool markdown)
     }
 }
 
-/* The signed median of v[0..m) (0 when m is 0); sorts v. */
-static int cmp_signed(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_signed(double *v, int m)
-{
-    qsort(v, (size_t)m, sizeof *v, cmp_signed);
-    return m == 0 ? 0 : m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
-}
-
 /* The groups of the bias table: whether a host's trainer processes outnumber its cores, the
  * pipeline, the emulated network. */
 static int group_of(const halo_vspace *sp, const halo_vconfig *c, int cores, int hosts)
@@ -248,6 +246,10 @@ void halo_vgroups_print(const halo_vspace *sp, const halo_vresult *r, int n, int
     hosts = hosts > 0 ? hosts : 1;
     int per_host_cores = cores / hosts > 0 ? cores / hosts : 1;
     double *v = HALO_NEW(double, (size_t)(n > 0 ? n : 1));
+    int *grp = HALO_NEW(int, (size_t)(n > 0 ? n : 1));
+    for (int i = 0; i < n; i++) {
+        grp[i] = group_of(sp, &r[i].c, per_host_cores, hosts);
+    }
     fprintf(out, markdown ? "\nbias by group (signed median error %%, simulated / measured - 1; "
                             "(m): only m of the group's configurations have that error):\n\n"
                             "| where | configurations | epoch | sample | "
@@ -260,7 +262,7 @@ void halo_vgroups_print(const halo_vspace *sp, const halo_vresult *r, int n, int
     for (int g = 0; g < 8; g++) {
         int members = 0;
         for (int i = 0; i < n; i++) {
-            members += group_of(sp, &r[i].c, per_host_cores, hosts) == g;
+            members += grp[i] == g;
         }
         if (members == 0) {
             continue;
@@ -273,8 +275,7 @@ void halo_vgroups_print(const halo_vspace *sp, const halo_vresult *r, int n, int
             int m = 0;
             for (int i = 0; i < n; i++) {
                 double e;
-                if (group_of(sp, &r[i].c, per_host_cores, hosts) == g &&
-                    halo_vresult_err(&r[i], cols[k], &e)) {
+                if (grp[i] == g && halo_vresult_err(&r[i], cols[k], &e)) {
                     v[m++] = e;
                 }
             }
@@ -283,7 +284,7 @@ void halo_vgroups_print(const halo_vspace *sp, const halo_vresult *r, int n, int
             if (m == 0) {
                 snprintf(cell, sizeof cell, "-");
             } else {
-                snprintf(cell, sizeof cell, "%+.1f%s", median_signed(v, m), markdown ? "" : "%");
+                snprintf(cell, sizeof cell, "%+.1f%s", median_of(v, m, false), markdown ? "" : "%");
                 if (m < members) {
                     size_t l = strlen(cell);
                     snprintf(cell + l, sizeof cell - l, markdown ? " (%d)" : "/%d", m);
@@ -297,6 +298,7 @@ void halo_vgroups_print(const halo_vspace *sp, const halo_vresult *r, int n, int
         }
         fputc('\n', out);
     }
+    halo_free(grp);
     halo_free(v);
 }
 
