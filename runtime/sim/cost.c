@@ -271,7 +271,8 @@ double halo_sim_cost_kept_bw(const halo_sim_profile *p, double table_bytes)
         !(table_bytes > 0) || table_bytes > hi) {
         return halo_sim_cost_fetch_bw(p, table_bytes);
     }
-    double x = table_bytes <= lo ? 1.0 : log(hi / table_bytes) / log(hi / lo);
+    /* the same place between the two sizes as the evicted curve's, toward the kept rate */
+    double x = halo_sim_cost_warm_share(p, table_bytes);
     return 1.0 / ((1.0 - x) / p->fetch_kept_bw + x / p->fetch_warm_bw);
 }
 

@@ -17,17 +17,19 @@ static bool spared(const halo_sim_cost *c, const cpu_task *k)
            (t->stage == STAGE_COMPUTE || t->stage == STAGE_COPY);
 }
 
-/* Speed of running task kk, at most one: while tasks queue for the cores, the running ones get
- * share_eff of their speed (what halo calibrate measured for more busy threads than cores; 0:
- * not measured, full speed). More trainer processes with work than cores make each task's
- * work itself larger (halo_sim_cpu_crowded). */
-static double cpu_rate(const halo_sim_cost *c, const sim_machine *m, const cpu_task *kk)
+/* Speeds of the running tasks, at most one: rate[1] of a pipelined trainer's compute (spared),
+ * rate[0] of every other. While tasks queue for the cores, the running ones get share_eff of
+ * their speed (what halo calibrate measured for more busy threads than cores; 0: not measured,
+ * full speed). More trainer processes with work than cores make each task's work itself larger
+ * (halo_sim_cpu_crowded). */
+static void cpu_rates(const halo_sim_cost *c, const sim_machine *m, double rate[2])
 {
     int queued = 0;
     for (int i = 0; i < m->n && !queued; i++) {
         queued = m->task[i].held == 0;
     }
     double eff = queued && c->pf.share_eff > 0 ? c->pf.share_eff : 1.0;
+    rate[0] = rate[1] = eff;
     /* threads waiting in exchanges poll (a spin that yields, then short sleeps): with more
        busy threads than cores and every core taken, each takes poll_frac of a core from the
        running tasks (what halo calibrate measures per second a rank waits), at most a fair
@@ -53,15 +55,11 @@ static double cpu_rate(const halo_sim_cost *c, const sim_machine *m, const cpu_t
                 other += spared(c, &m->task[i]) ? 0 : m->task[i].held;
             }
         }
-        if (spared(c, kk) && other > 0) {
-            lost = 0;
-        } else if (other > 0) {
-            lost = lost * held / other;
-            lost = lost < 0.9 ? lost : 0.9;
-        }
-        eff *= 1.0 - lost;
+        double lost_other = other > 0 ? lost * held / other : lost;
+        lost_other = other > 0 && lost_other > 0.9 ? 0.9 : lost_other;
+        rate[0] = eff * (1.0 - lost_other);
+        rate[1] = eff * (1.0 - (other > 0 ? 0 : lost));
     }
-    return eff;
 }
 
 /* Whether the machine is crowded: 1 while its trainer processes with CPU work now (a task
@@ -93,14 +91,17 @@ double halo_sim_cpu_crowded(const halo_sim_cost *c, const sim_machine *m)
 /* Brings the running tasks' remaining seconds up to now, and their threads' CPU clocks. */
 void halo_sim_cpu_advance(halo_sim_cost *c, sim_machine *m)
 {
-    double dt = c->now - m->t;
+    double dt = c->now - m->t, rate[2];
     double b = dt > 0 ? halo_sim_cpu_crowded(c, m) : 0.0;
+    if (dt > 0) {
+        cpu_rates(c, m, rate);
+    }
     for (int i = 0; i < m->n && dt > 0; i++) {
         cpu_task *k = &m->task[i];
         if (k->held == 0) {
             continue;
         }
-        double done = dt * cpu_rate(c, m, k);
+        double done = dt * rate[spared(c, k)];
         double slow = halo_sim_task_slow(k, b), did = done / slow;
         if (k->stage >= 0) { /* the thread's clock: what it did, at the slow-down it had */
             c->rk[c->th[k->thread].rank].cpu_s[k->stage] += (did < k->rem ? did : k->rem) * slow;
@@ -162,12 +163,13 @@ static bool any_queued(const sim_machine *m)
 void halo_sim_cpu_resched(halo_sim_cost *c, int mi)
 {
     sim_machine *m = &c->mc[mi];
-    double fmin = INFINITY, qmin = INFINITY, b = halo_sim_cpu_crowded(c, m);
+    double fmin = INFINITY, qmin = INFINITY, b = halo_sim_cpu_crowded(c, m), rate[2];
+    cpu_rates(c, m, rate);
     bool slicing = c->pf.slice_s > 0 && any_queued(m);
     for (int i = 0; i < m->n; i++) {
         const cpu_task *k = &m->task[i];
         if (k->held > 0) {
-            double left = k->rem * halo_sim_task_slow(k, b) / cpu_rate(c, m, k);
+            double left = k->rem * halo_sim_task_slow(k, b) / rate[spared(c, k)];
             fmin = left < fmin ? left : fmin;
             if (slicing && k->got + c->pf.slice_s < qmin) {
                 qmin = k->got + c->pf.slice_s;

@@ -60,7 +60,7 @@ typedef struct halo_sim_profile {
                                   in the caches between batches (0: fetch_bw at every size) */
     double fetch_kept_bw;      /* bytes/s of the fetch's rows from a table of fetch_cold_bytes
                                   fetched batch after batch with nothing between them (0: not
-                                  measured); see halo_sim_cost_fetch_bw */
+                                  measured); see halo_sim_cost_kept_bw */
     double fetch_warm_bytes;   /* feature bytes per rank fetch_warm_bw was measured on; tables
                                   between the two sizes: the seconds per byte interpolated in
                                   the logarithm of the size (halo_sim_cost_fetch_rows_s) */
