@@ -10,6 +10,7 @@
 #include "core/mem.h"
 #include "core/rng.h"
 #include "core/timer.h"
+#include "sim/calibrate.h"
 #include "sim/profile.h"
 #include "sweep/internal.h"
 
@@ -404,6 +405,23 @@ static bool quiet_at_start(const halo_validate_opts *o, int cores, halo_vsummary
     return true;
 }
 
+/* The machine's speed now on two of halo calibrate's probes, the sampler's seconds per edge
+ * and a one-thread GEMM's flop/s (0 where a probe failed): run before the first measured run
+ * and after the last, they show a machine slower or faster than its profile, which moves
+ * every error of the draw (on this 2-core VM a one-thread GEMM ran 15 % slower 74 minutes
+ * after the calibration it was compared with). */
+static void speed_probe(double out[2])
+{
+    halo_sim_calib_opts co = {.seconds = 1.5, .quick = false, .progress = false};
+    halo_sim_profile tmp;
+    memset(&tmp, 0, sizeof tmp);
+    double agg_bw = 0, agg_edge_s = 0;
+    out[0] = halo_sim_calib_sample(&co, &tmp) == 0 ? tmp.sample_edge_s : 0;
+    if (halo_sim_calib_compute(&co, &out[1], &agg_bw, &agg_edge_s) < 0) {
+        out[1] = 0;
+    }
+}
+
 /* Reads the busy figure cached beside a measured run (-1 when absent). */
 static double read_busy(const char *path)
 {
@@ -455,6 +473,7 @@ static int measure(const vrun *v, const char *pdir, int rep, halo_vresult *r, ch
             halo_sweep_cmd_free(&cmd);
             return 1; /* stop: nothing more is measured */
         }
+        speed_probe(v->sum->speed_run[0]);
     }
     if (!r->cached) {
         r->busy = busy_cores(0.5, cores);
@@ -942,6 +961,13 @@ int halo_validate_run(const halo_validate_opts *o)
     }
     halo_free(pdir);
     halo_free(sim);
+    if (rc == 0 && !o->dry_run && s.checked) {
+        speed_probe(s.speed_run[1]);
+        s.speed = true;
+        s.speed_prof[0] = p.sample_edge_s;
+        /* a GPU profile's GEMM rate is a GPU's: not this probe's */
+        s.speed_prof[1] = p.device == HALO_SIM_DEVICE_CPU ? p.gemm_flops : 0;
+    }
     if (rc == 1) {
         printf("halo sim validate: %s; nothing more measured (--force measures anyway)\n",
                s.why);

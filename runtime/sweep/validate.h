@@ -186,6 +186,10 @@ typedef struct halo_vsummary {
     int beyond_noise;             /* of those, the ones whose |epoch error| exceeds their
                                      repeats' spread (the model, not the measurement, is off) */
     double seconds;               /* wall time of the validation so far */
+    bool speed;                   /* the machine's speed was probed before the first measured run
+                                     and after the last (halo calibrate's sampler and GEMM) */
+    double speed_prof[2];         /* the profile's sampler seconds per edge, GEMM flop/s */
+    double speed_run[2][2];       /* the same measured [0] before, [1] after (0: failed) */
     bool fit;                     /* the machine was quiet enough throughout */
     char why[512];                /* why not ("" when fit) */
 } halo_vsummary;
@@ -193,6 +197,15 @@ typedef struct halo_vsummary {
 /* The signed error of stage k of r in %, when it counts: the measured time is > 0 and, for a
  * stage, at least 5% of the measured epoch (smaller stages are noise at this scale). */
 bool halo_vresult_err(const halo_vresult *r, int k, double *pct);
+/* Beyond this many % between the speed probes and the profile, the summary says to calibrate
+ * just before measuring (the sampler's probe alone read 8.70 and 9.57 ns per edge a minute
+ * apart on a quiet 2-core VM: 10 % is its own noise). */
+#define HALO_VSPEED_DEV 15.0
+
+/* How far the machine's speed probes of s were from its profile: the largest |measured /
+ * profile - 1| in %, over the two probes and the two times, each taken as seconds per unit of
+ * work (the GEMM's flop/s inverted); -1 when not probed. */
+double halo_vspeed_dev(const halo_vsummary *s);
 /* Fills s from the n results (load fields are the caller's). */
 void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s);
 /* The table header, one row per result, the summary: plain text or markdown. */

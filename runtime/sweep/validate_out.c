@@ -56,6 +56,26 @@ static double median_of(double *v, int m, bool by_abs)
 }
 
 
+double halo_vspeed_dev(const halo_vsummary *s)
+{
+    if (!s->speed) {
+        return -1;
+    }
+    double dev = -1;
+    for (int t = 0; t < 2; t++) {
+        for (int k = 0; k < 2; k++) {
+            double x = s->speed_run[t][k], ref = s->speed_prof[k];
+            if (!(x > 0) || !(ref > 0)) {
+                continue;
+            }
+            double ratio = k == 0 ? x / ref : ref / x; /* seconds per unit of work */
+            double d = 100 * fabs(ratio - 1);
+            dev = d > dev ? d : dev;
+        }
+    }
+    return dev;
+}
+
 void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
 {
     s->n = n;
@@ -211,6 +231,20 @@ void halo_vsummary_print(const halo_vsummary *s, FILE *out, bool markdown)
                 "of one configuration spread %.1f%% median, %.1f%% worst (configuration %d) "
                 "between its runs; the epoch's |error| exceeds that spread in %d of them\n",
                 s->nnoise, s->noise_median, s->noise_worst, s->noise_at, s->beyond_noise);
+    }
+    double dev = halo_vspeed_dev(s);
+    if (dev >= 0) {
+        char gemm[48] = "not a CPU profile's";
+        if (s->speed_prof[1] > 0) {
+            snprintf(gemm, sizeof gemm, "profile %.1f", s->speed_prof[1] / 1e9);
+        }
+        fprintf(out, "machine speed: sampler %.2f ns per edge before the runs, %.2f after "
+                "(profile %.2f); GEMM %.1f GFLOP/s before, %.1f after (%s): %s %.0f%% "
+                "of the profile%s\n", s->speed_run[0][0] * 1e9, s->speed_run[1][0] * 1e9,
+                s->speed_prof[0] * 1e9, s->speed_run[0][1] / 1e9, s->speed_run[1][1] / 1e9,
+                gemm, dev > HALO_VSPEED_DEV ? "up to" : "within", dev,
+                dev > HALO_VSPEED_DEV ? ": the errors above include the machine's own change; "
+                "calibrate just before measuring" : "");
     }
     if (s->fit && s->checked) {
         fprintf(out, "machine: quiet enough to measure (load average %.2f before the first "

@@ -43,6 +43,8 @@ n=$(grep -cE '^ +[1-3] sbm-20000/f32 +2 2 ' "$T/run1")
 check "the summary has the epoch's median and worst |error|" grep -qE "^epoch +3 +[0-9.]+% +[0-9.]+%" "$T/run1"
 check "and a line per stage" grep -qE "^sample +[0-9]+ " "$T/run1"
 check "it says whether the machine was fit to measure" grep -qE "^(machine: quiet enough|UNFIT: machine too loaded)" "$T/run1"
+check "it probes the machine's speed before and after the runs, beside the profile's" grep -qE \
+    "^machine speed: sampler [0-9.]+ ns per edge before the runs, [0-9.]+ after \(profile [0-9.]+\); GEMM [0-9.]+ GFLOP/s before, [0-9.]+ after \(profile [0-9.]+\): (within|up to) [0-9]+% of the profile" "$T/run1"
 check "the CSV has a header and three rows" bash -c "[ \$(wc -l <'$T/o1/sim_vs_measured.csv') -eq 4 ] &&
     head -n 1 '$T/o1/sim_vs_measured.csv' | grep -q '^config,graph,ranks,.*,epoch_err,sample_err,'"
 check "the figure, its script and meta.json are written" bash -c "

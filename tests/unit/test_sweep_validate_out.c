@@ -1,7 +1,7 @@
 /* Unit tests of halo sim validate's bias table (sweep/validate_out.c, halo_vgroups_print):
  * configurations grouped by whether a host's trainer processes outnumber its cores, the
  * pipeline and the emulated network, each group with its count and the signed median of each
- * error, worked out by hand. */
+ * error, worked out by hand; and the machine-speed line (halo_vspeed_dev). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -108,10 +108,63 @@ static void groups_have_their_counts_and_signed_medians(void **state)
     free(t);
 }
 
+/* The summary of s as text (the caller frees it). */
+static char *summary(const halo_vsummary *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    halo_vsummary_print(s, out, false);
+    fclose(out);
+    return buf;
+}
+
+/* The speed probes against the profile: each taken as seconds per unit of work (a GEMM whose
+ * flop/s read 20 % lower takes 25 % more seconds), the largest over the two probes and the two
+ * times, a failed probe (0) left out; the summary's line says to calibrate beyond
+ * HALO_VSPEED_DEV only. */
+static void speed_drift_is_in_seconds_per_unit(void **state)
+{
+    (void)state;
+    halo_vsummary s;
+    memset(&s, 0, sizeof s);
+    assert_true(halo_vspeed_dev(&s) < 0); /* not probed: no line */
+    char *text = summary(&s);
+    assert_null(line_of(text, "machine speed:"));
+    free(text);
+    s.speed = true;
+    s.speed_prof[0] = 8e-9;
+    s.speed_prof[1] = 200e9;
+    s.speed_run[0][0] = 8e-9;
+    s.speed_run[0][1] = 200e9;
+    s.speed_run[1][0] = 8.4e-9;
+    s.speed_run[1][1] = 200e9;
+    assert_float_equal(halo_vspeed_dev(&s), 5.0, 1e-9);
+    text = summary(&s);
+    const char *l = line_of(text, "machine speed:");
+    assert_non_null(l);
+    assert_non_null(strstr(l, "sampler 8.00 ns per edge before the runs, 8.40 after (profile 8.00)"));
+    assert_non_null(strstr(l, "within 5% of the profile\n"));
+    free(text);
+    s.speed_run[1][1] = 160e9;
+    assert_float_equal(halo_vspeed_dev(&s), 25.0, 1e-9);
+    text = summary(&s);
+    l = line_of(text, "machine speed:");
+    assert_non_null(l);
+    assert_non_null(strstr(l, "GEMM 200.0 GFLOP/s before, 160.0 after (profile 200.0): up to 25%"));
+    assert_non_null(strstr(l, "calibrate just before measuring"));
+    free(text);
+    s.speed_run[0][1] = 0; /* failed probes count for nothing */
+    s.speed_run[1][1] = 0;
+    assert_float_equal(halo_vspeed_dev(&s), 5.0, 1e-9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(groups_have_their_counts_and_signed_medians),
+        cmocka_unit_test(speed_drift_is_in_seconds_per_unit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
