@@ -229,6 +229,18 @@ int halo_sim_calib_sample(const halo_sim_calib_opts *o, halo_sim_profile *p)
                         &p->sample_long_s);
 }
 
+void halo_sim_calib_speed(double seconds, double out[2])
+{
+    halo_sim_calib_opts co = {.seconds = seconds, .quick = false, .progress = false};
+    halo_sim_profile tmp;
+    memset(&tmp, 0, sizeof tmp);
+    double agg_bw = 0, agg_edge_s = 0;
+    out[0] = halo_sim_calib_sample(&co, &tmp) == 0 ? tmp.sample_edge_s : 0;
+    if (halo_sim_calib_compute(&co, &out[1], &agg_bw, &agg_edge_s) < 0) {
+        out[1] = 0;
+    }
+}
+
 /* ---- threads sharing the cores ---- */
 
 /* One thread of the sharing measurement: `passes` sampling passes on its own frontier. */

@@ -29,6 +29,13 @@ typedef struct halo_sim_calib_opts {
  * per edge of a list taken whole, and on in-degrees 500..1500 per edge drawn from a long list
  * (its draws each a cache line of their own). Into p's sample_* and block_node_s. */
 int halo_sim_calib_sample(const halo_sim_calib_opts *o, halo_sim_profile *p);
+/* The machine's speed now on two of these probes, for a check against a profile (halo sim
+ * validate, before its first measured run and after its last): out[0] the sampler's seconds
+ * per edge (halo_sim_calib_sample), out[1] a one-thread GEMM's flop/s (halo_sim_calib_compute),
+ * each measured for about `seconds`; 0 where a probe failed. A machine slower or faster than
+ * its profile moves every error of a validation (on a 2-core VM a one-thread GEMM ran 15 %
+ * slower 74 minutes after the calibration it was compared with). */
+void halo_sim_calib_speed(double seconds, double out[2]);
 /* How k = 2 x cores threads (at most 16) share the cores: each samples its own frontier of a
  * random graph; eff = (the time of one alone x k / cores) / (the time of all k at once), in
  * 0.1..1 (1: a fair split of the cores, nothing lost to switches and shared caches). */

@@ -405,23 +405,6 @@ static bool quiet_at_start(const halo_validate_opts *o, int cores, halo_vsummary
     return true;
 }
 
-/* The machine's speed now on two of halo calibrate's probes, the sampler's seconds per edge
- * and a one-thread GEMM's flop/s (0 where a probe failed): run before the first measured run
- * and after the last, they show a machine slower or faster than its profile, which moves
- * every error of the draw (on this 2-core VM a one-thread GEMM ran 15 % slower 74 minutes
- * after the calibration it was compared with). */
-static void speed_probe(double out[2])
-{
-    halo_sim_calib_opts co = {.seconds = 1.5, .quick = false, .progress = false};
-    halo_sim_profile tmp;
-    memset(&tmp, 0, sizeof tmp);
-    double agg_bw = 0, agg_edge_s = 0;
-    out[0] = halo_sim_calib_sample(&co, &tmp) == 0 ? tmp.sample_edge_s : 0;
-    if (halo_sim_calib_compute(&co, &out[1], &agg_bw, &agg_edge_s) < 0) {
-        out[1] = 0;
-    }
-}
-
 /* Reads the busy figure cached beside a measured run (-1 when absent). */
 static double read_busy(const char *path)
 {
@@ -473,7 +456,7 @@ static int measure(const vrun *v, const char *pdir, int rep, halo_vresult *r, ch
             halo_sweep_cmd_free(&cmd);
             return 1; /* stop: nothing more is measured */
         }
-        speed_probe(v->sum->speed_run[0]);
+        halo_sim_calib_speed(1.5, v->sum->speed_run[0]); /* the machine's speed now */
     }
     if (!r->cached) {
         r->busy = busy_cores(0.5, cores);
@@ -962,7 +945,7 @@ int halo_validate_run(const halo_validate_opts *o)
     halo_free(pdir);
     halo_free(sim);
     if (rc == 0 && !o->dry_run && s.checked) {
-        speed_probe(s.speed_run[1]);
+        halo_sim_calib_speed(1.5, s.speed_run[1]);
         s.speed = true;
         s.speed_prof[0] = p.sample_edge_s;
         /* a GPU profile's GEMM rate is a GPU's: not this probe's */
