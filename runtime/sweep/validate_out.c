@@ -55,7 +55,6 @@ static double median_of(double *v, int m, bool by_abs)
     return by_abs ? (fabs(a) + fabs(b)) / 2 : (a + b) / 2;
 }
 
-
 double halo_vspeed_dev(const halo_vsummary *s)
 {
     if (!s->speed) {
