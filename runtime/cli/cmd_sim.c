@@ -205,7 +205,9 @@ static int cmd_sim_validate(int argc, char **argv)
         "the counts are equal, then the median and worst |error| of each. A machine too\n"
         "loaded to measure is said so and the result marked UNFIT; a profile calibrated on\n"
         "another CPU or more than two hours ago gets a notice (calibrate just before you\n"
-        "measure: halo calibrate -o P.lua). Exit: 0 valid, 1 error,\n"
+        "measure: halo calibrate -o P.lua); the machine's speed (the sampler and a one-thread\n"
+        "GEMM) is probed before the first measured run and after the last and printed beside\n"
+        "the profile's. Exit: 0 valid, 1 error,\n"
         "2 usage, 3 counts differ, 4 unfit (without --force), 5 beyond a --max-* bound\n"
         "(docs/sim.md, \"halo sim validate\").",
     };
