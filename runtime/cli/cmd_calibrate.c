@@ -477,13 +477,12 @@ static int graph_main(const char *graph, const char *basef, bool quick, const ch
     if (rc < 0) {
         return halo_cli_fail(rc);
     }
-    halo_info("calibrate: on %s: sampler %.4g ns per edge, %.4g ns per node, block %.4g ns per "
-              "source node and %.4g per hash operation, gather %.4g GB/s (%.1f s)", graph,
-              p.sample_edge_s * 1e9, p.sample_node_s * 1e9, p.block_node_s * 1e9,
-              p.block_edge_s * 1e9, p.gather_bw / 1e9, halo_now() - t0);
+    halo_info("calibrate: on %s: sampler %.4g ns per edge, %.4g ns per node, gather %.4g GB/s "
+              "(%.1f s; the block's constants are the base profile's)", graph,
+              p.sample_edge_s * 1e9, p.sample_node_s * 1e9, p.gather_bw / 1e9, halo_now() - t0);
     char comment[9000];
     snprintf(comment, sizeof comment,
-             "%s with its sampling, block and gather constants measured on the partition\n"
+             "%s with its sampling and gather constants measured on the partition\n"
              "%s by `halo calibrate --graph %s --base %s%s`.",
              p.name, graph, graph, basef, quick ? " --quick" : "");
     rc = halo_sim_profile_write(out, &p, comment);
@@ -533,8 +532,8 @@ static int write_profile(const char *out, const char *name, bool quick, int repe
              "network.net_lat_us / nic_GBps: 2 local ranks over MPI TCP (--mca btl tcp,self),\n"
              "a stand-in for a NIC on a one-machine profile.%s%s",
              origin, passes,
-             graph != NULL ? "\nSampling, block and gather constants: measured on part 0 of "
-                             "the partition named in `graph`."
+             graph != NULL ? "\nSampling and gather constants: measured on part 0 of the "
+                             "partition named in `graph` (the block's: ids of its own)."
                            : "\nSampling, block and gather constants: a random uniform graph "
                              "(generic; --graph PDIR measures them on yours).",
              no_mpi ? "\nNOT MEASURED (--no-mpi): every network field is a default "

@@ -29,8 +29,21 @@
 
 /* ---- sampler ---- */
 
+/* Rows a training step gathers between two samplings of a rank (a mini-batch's input
+ * features, at random from the part's table): what evicts the sampler's working set in
+ * training, used instead of a write of `bytes` by the measurements on the user's partition. */
+typedef struct evict_rows {
+    const float *feat; /* the part's own feature table (rows x dim) */
+    int64_t rows;
+    int64_t dim;
+    float *out;     /* [CALIB_GATHER_ROWS x dim] */
+    uint64_t state; /* the rows drawn, advanced per repetition */
+} evict_rows;
+
 static int cold_run(calib_fn fn, void *arg, double seconds, size_t bytes, bool median,
                     double *t);
+static int cold_run_ev(calib_fn fn, void *arg, double seconds, size_t bytes, evict_rows *ev,
+                       bool median, double *t);
 
 /* Frontier nodes of a sampling measurement: a mini-batch layer's order of size. */
 #define CALIB_FRONTIER 4096
@@ -45,6 +58,19 @@ static int cold_run(calib_fn fn, void *arg, double seconds, size_t bytes, bool m
  * made the sampler there 1.6x slower than it runs in training, none 1.5x faster. On the user's
  * partition (--graph), which can fit the cache, CALIB_EVICT_BYTES is written instead. */
 #define CALIB_STEP_BYTES ((size_t)8 << 20)
+
+/* The sampler's measurements on the user's partition (--graph) are made as training runs it
+ * (docs/sim-model.md, "Thirteenth pass"): frontiers of CALIB_GRAPH_FRONTIER nodes (a
+ * mini-batch layer: training's calls sample 40-2500 nodes), a fresh one for each repetition
+ * out of CALIB_GRAPH_CHUNKS, after CALIB_GATHER_ROWS of the part's own feature rows gathered
+ * at random. On a products-like part (4.4 MiB of CSR) the same frontier of 4096 nodes after
+ * 128 MiB written cost 140-147 ns a node at fanout 10, the runtime's own sampler in training
+ * 221-258 at every call size from 38 to 2428 nodes: the written buffer leaves the part in the
+ * last-level cache and a frontier used again finds its rows there, a gather of random rows
+ * takes the TLB and the caches as training's fetch does. */
+#define CALIB_GRAPH_FRONTIER 512
+#define CALIB_GRAPH_CHUNKS 50
+#define CALIB_GATHER_ROWS 8192
 
 /* One sampling pass over a frontier: offsets and draws (the per-node and per-edge work). */
 typedef struct sample_job {
@@ -62,11 +88,21 @@ typedef struct sample_job {
     int64_t batch;       /* batch number, advanced per pass (fresh draws) */
     int64_t src;         /* source nodes of the last block */
     size_t evict;        /* bytes written before each repetition (0: CALIB_STEP_BYTES) */
+    evict_rows *ev;      /* rows gathered before each repetition instead (NULL: evict) */
+    const int64_t *pool_rows, *pool_keys; /* [chunks x n]: a fresh frontier per pass */
+    const int32_t *pool_dst;
+    int64_t chunks; /* frontiers in the pool (0: rows, keys, dst are the frontier) */
 } sample_job;
 
 static int run_sample(void *arg)
 {
     sample_job *j = arg;
+    if (j->chunks > 0) { /* the next frontier of the pool; block_rates builds the last one */
+        int64_t c = j->batch % j->chunks;
+        j->rows = j->pool_rows + c * j->n;
+        j->keys = j->pool_keys + c * j->n;
+        j->dst = j->pool_dst + c * j->n;
+    }
     halo_sample_key k = {1, 0, j->batch++};
     j->edges = halo_sample_rows_offsets(j->indptr, j->rows, j->n, j->fanout, j->off);
     halo_sample_rows(j->s, j->indptr, j->indices, j->rows, j->keys, j->n, j->fanout, &k, 0,
@@ -115,12 +151,13 @@ static int block_rates(const halo_sim_calib_opts *o, sample_job *j, double *node
         ids[e] = (int32_t)(((uint32_t)1 << 30) + (uint32_t)e);
     }
     j->nbrs = ids;
-    int rc = cold_run(run_block, j, o->seconds / 6, CALIB_EVICT_BYTES, true, &ta);
+    int rc = cold_run_ev(run_block, j, o->seconds / 6, CALIB_EVICT_BYTES, j->ev, true, &ta);
     int64_t src_a = j->src;
     for (int64_t e = 0; e < ne && rc == 0; e++) {
         ids[e] = (int32_t)(((uint32_t)e * 2654435761u) % (uint32_t)(4 * n));
     }
-    rc = rc < 0 ? rc : cold_run(run_block, j, o->seconds / 6, CALIB_EVICT_BYTES, true, &tb);
+    rc = rc < 0 ? rc
+                : cold_run_ev(run_block, j, o->seconds / 6, CALIB_EVICT_BYTES, j->ev, true, &tb);
     int64_t src_b = j->src;
     j->nbrs = drawn;
     halo_free(ids);
@@ -136,7 +173,8 @@ static int block_rates(const halo_sim_calib_opts *o, sample_job *j, double *node
 
 /* Sampling rates on a CSR and a frontier of n distinct rows (keys = global ids, dst the same
  * as int32): halo_sample_rows at fanouts 1 and 10, solved for the cost per frontier node and
- * per drawn edge, and halo_sample_block_build of the fanout-10 draws (block_rates). */
+ * per drawn edge, and halo_sample_block_build of the fanout-10 draws (block_rates; block_node_s
+ * NULL: not measured). */
 static int sample_rates(const halo_sim_calib_opts *o, sample_job *j, double *edge_s,
                         double *node_s, double *block_node_s, double *block_edge_s)
 {
@@ -148,12 +186,14 @@ static int sample_rates(const halo_sim_calib_opts *o, sample_job *j, double *edg
     int rc = 0;
     j->fanout = 1;
     size_t ev = j->evict > 0 ? j->evict : CALIB_STEP_BYTES;
-    HALO_TRY(cold_run(run_sample, j, o->seconds / 3, ev, true, &t1));
+    HALO_TRY(cold_run_ev(run_sample, j, o->seconds / 3, ev, j->ev, true, &t1));
     e1 = j->edges;
     j->fanout = 10;
-    HALO_TRY(cold_run(run_sample, j, o->seconds / 3, ev, true, &t10));
+    HALO_TRY(cold_run_ev(run_sample, j, o->seconds / 3, ev, j->ev, true, &t10));
     e10 = j->edges;
-    HALO_TRY(block_rates(o, j, block_node_s, block_edge_s));
+    if (block_node_s != NULL) {
+        HALO_TRY(block_rates(o, j, block_node_s, block_edge_s));
+    }
     /* t = n * node + edges * edge at two fanouts; clamp noise to a small positive share */
     double e = e10 > e1 ? (t10 - t1) / (double)(e10 - e1) : t10 / (double)(e10 > 0 ? e10 : 1);
     e = floor_share(e, 0.05, t10, (double)e10);
@@ -232,11 +272,18 @@ int halo_sim_calib_sample(const halo_sim_calib_opts *o, halo_sim_profile *p)
 void halo_sim_calib_speed(double seconds, double out[2])
 {
     halo_sim_calib_opts co = {.seconds = seconds, .quick = false, .progress = false};
-    halo_sim_profile tmp;
-    memset(&tmp, 0, sizeof tmp);
-    double agg_bw = 0, agg_edge_s = 0;
-    out[0] = halo_sim_calib_sample(&co, &tmp) == 0 ? tmp.sample_edge_s : 0;
-    if (halo_sim_calib_compute(&co, &out[1], &agg_bw, &agg_edge_s) < 0) {
+    /* halo_sim_calib_sample's first measurement (no block, no classes of lists) and
+       halo_sim_calib_compute's GEMM (no aggregation): the two figures compared */
+    halo_graph *g = halo_gen_random((int64_t)1 << 20, 20, 44, 0xca1, 2);
+    sample_job j;
+    scattered_job(&j, g, CALIB_FRONTIER);
+    double node_s = 0;
+    if (sample_rates(&co, &j, &out[0], &node_s, NULL, NULL) < 0) {
+        out[0] = 0;
+    }
+    scattered_free(&j);
+    halo_graph_free(g);
+    if (halo_sim_calib_compute(&co, &out[1], NULL, NULL) < 0) {
         out[1] = 0;
     }
 }
@@ -641,11 +688,11 @@ void halo_sim_calib_sleep(const halo_sim_calib_opts *o, double *over_s, double *
 /* A frontier of up to `want` distinct owned nodes of part pt: training nodes and the local
  * ends of random edges, alternately (the seeds of a batch, then the neighbours the next layer
  * samples: on a skewed graph those are the long adjacency lists). Returns its size. */
-static int64_t part_frontier(const halo_part *pt, int64_t want, int64_t *rows, int64_t *keys,
-                             int32_t *dst)
+static int64_t part_frontier(const halo_part *pt, int64_t want, uint64_t key, int64_t *rows,
+                             int64_t *keys, int32_t *dst)
 {
     halo_rng r;
-    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca5, 0, 0);
+    halo_rng_init(&r, 1, HALO_RNG_TEST, 0xca5, key, 0);
     uint8_t *mark = HALO_NEW(uint8_t, pt->nodes > 0 ? pt->nodes : 1);
     int64_t n = 0;
     for (int64_t tries = 0; n < want && tries < 8 * want && pt->nodes > 0; tries++) {
@@ -676,12 +723,34 @@ static int64_t part_frontier(const halo_part *pt, int64_t want, int64_t *rows, i
 static int cold_run(calib_fn fn, void *arg, double seconds, size_t bytes, bool median,
                     double *t)
 {
-    char *evict = HALO_ALLOC(char, bytes);
+    return cold_run_ev(fn, arg, seconds, bytes, NULL, median, t);
+}
+
+/* CALIB_GATHER_ROWS random rows of the part's table into ev->out (untimed). */
+static void evict_gather(evict_rows *ev)
+{
+    for (int64_t i = 0; i < CALIB_GATHER_ROWS; i++) {
+        ev->state = ev->state * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t r = (int64_t)((ev->state >> 17) % (uint64_t)ev->rows);
+        memcpy(ev->out + i * ev->dim, ev->feat + r * ev->dim, (size_t)ev->dim * sizeof(float));
+    }
+}
+
+/* cold_run, with ev's rows gathered before each repetition instead of `bytes` written (ev
+ * NULL: written). */
+static int cold_run_ev(calib_fn fn, void *arg, double seconds, size_t bytes, evict_rows *ev,
+                       bool median, double *t)
+{
+    char *evict = ev == NULL ? HALO_ALLOC(char, bytes) : NULL;
     double ts[50];
     int n = 0, rc = 0;
     double best = 1e30, start = halo_now();
     while (n < 50 && (n < 3 || halo_now() - start < seconds)) {
-        memset(evict, n & 0xff, bytes);
+        if (ev != NULL) {
+            evict_gather(ev);
+        } else {
+            memset(evict, n & 0xff, bytes);
+        }
         double t0 = halo_now();
         HALO_TRY(fn(arg));
         double d = halo_now() - t0;
@@ -730,33 +799,46 @@ int halo_sim_calib_graph(const halo_sim_calib_opts *o, const char *pdir, halo_si
 {
     halo_part *pt = NULL;
     HALO_CHECK(halo_part_load(pdir, 0, &pt));
-    int64_t want = CALIB_FRONTIER; /* a mini-batch layer's order of size */
-    int64_t *rows = HALO_ALLOC(int64_t, want);
-    int64_t *keys = HALO_ALLOC(int64_t, want);
-    int32_t *dst = HALO_ALLOC(int32_t, want);
-    int64_t n = part_frontier(pt, want, rows, keys, dst);
+    int64_t want = CALIB_GRAPH_FRONTIER, cap = want * CALIB_GRAPH_CHUNKS;
+    int64_t *rows = HALO_ALLOC(int64_t, cap);
+    int64_t *keys = HALO_ALLOC(int64_t, cap);
+    int32_t *dst = HALO_ALLOC(int32_t, cap);
+    int64_t n = part_frontier(pt, want, 0, rows, keys, dst);
+    for (int64_t c = 1; c < CALIB_GRAPH_CHUNKS; c++) { /* the next frontiers, as long */
+        int64_t got = part_frontier(pt, n, (uint64_t)c, rows + c * n, keys + c * n, dst + c * n);
+        if (got < n) { /* a small part: the first frontier again */
+            memcpy(rows + c * n, rows, (size_t)n * sizeof *rows);
+            memcpy(keys + c * n, keys, (size_t)n * sizeof *keys);
+            memcpy(dst + c * n, dst, (size_t)n * sizeof *dst);
+        }
+    }
     int rc = 0;
     if (n < 64) {
         rc = halo_errorf(HALO_EINPUT, "calibrate --graph %s: part 0 has %lld nodes to sample "
                          "from, too few to measure (64 at least)", pdir, (long long)n);
     }
+    bool own = pt->feat != NULL && pt->ntypes == 0 && pt->feat_dim > 0 && pt->nodes > 0;
+    evict_rows ev = {.feat = pt->feat, .rows = pt->nodes, .dim = pt->feat_dim, .state = 1};
     if (rc == 0) {
-        /* from caches that hold none of the partition: a part of tens of MiB stays in the
-           last-level cache when sampled back to back, but training's fetch, compute and other
-           ranks evict it between batches (a products-like part of 51K nodes: 39-103 ns per
-           frontier node with 8 MiB written before each repetition, 92-212 ns with 64 MiB;
-           training's own sampler ran it at about 190 ns) */
+        /* as training runs it (CALIB_GRAPH_FRONTIER): a fresh frontier each repetition, after
+           the part's own rows gathered (a part without a feature table of its own: 128 MiB
+           written instead) */
+        ev.out = own ? HALO_ALLOC(float, (int64_t)CALIB_GATHER_ROWS * pt->feat_dim) : NULL;
         sample_job j = {.indptr = pt->indptr, .indices = pt->indices, .s = halo_sampler_new(),
                         .rows = rows, .keys = keys, .dst = dst, .n = n,
-                        .evict = CALIB_EVICT_BYTES};
-        rc = sample_rates(o, &j, &p->sample_edge_s, &p->sample_node_s, &p->block_node_s,
-                          &p->block_edge_s);
+                        .evict = CALIB_EVICT_BYTES, .ev = own ? &ev : NULL, .pool_rows = rows,
+                        .pool_keys = keys, .pool_dst = dst, .chunks = CALIB_GRAPH_CHUNKS};
+        /* the block's constants stay the base profile's: block_rates builds it from ids of
+           its own, the same on any graph, and a block of this frontier's size fits the caches
+           (2 ns a hash operation where training's blocks of thousands of nodes take 5-10) */
+        rc = sample_rates(o, &j, &p->sample_edge_s, &p->sample_node_s, NULL, NULL);
+        halo_free(ev.out);
         halo_sampler_free(j.s);
         /* the partition's own mix of lists taken whole, short and long: one rate for all */
         p->sample_copy_s = 0;
         p->sample_long_s = 0;
     }
-    if (rc == 0 && pt->feat != NULL && pt->ntypes == 0 && pt->feat_dim > 0 && pt->nodes > 0) {
+    if (rc == 0 && own) {
         rc = part_gather(o, pt, p);
     } else if (rc == 0) {
         halo_notice("calibrate --graph %s: part 0 has no feature table of its own (typed or "

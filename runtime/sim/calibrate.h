@@ -31,8 +31,8 @@ typedef struct halo_sim_calib_opts {
 int halo_sim_calib_sample(const halo_sim_calib_opts *o, halo_sim_profile *p);
 /* The machine's speed now on two of these probes, for a check against a profile (halo sim
  * validate, before its first measured run and after its last): out[0] the sampler's seconds
- * per edge (halo_sim_calib_sample), out[1] a one-thread GEMM's flop/s (halo_sim_calib_compute),
- * each measured for about `seconds`; 0 where a probe failed. A machine slower or faster than
+ * per edge (halo_sim_calib_sample's first measurement alone), out[1] a one-thread GEMM's flop/s
+ * (halo_sim_calib_compute's GEMM alone), each measured for about `seconds`; 0 where a probe failed. A machine slower or faster than
  * its profile moves every error of a validation (on a 2-core VM a one-thread GEMM ran 15 %
  * slower 74 minutes after the calibration it was compared with). */
 void halo_sim_calib_speed(double seconds, double out[2]);
@@ -51,7 +51,7 @@ int halo_sim_calib_lookup(const halo_sim_calib_opts *o, double *lookup_s);
 int halo_sim_calib_hook(const halo_sim_calib_opts *o, double *hook_s, double *unit_s);
 /* Flop/s of a 2000x256x256 cblas_sgemm on one thread, and a mean aggregation of sampled
  * neighbour rows (CSR, rows of 16 and of 128 floats) split into seconds per edge and bytes/s of
- * rows read. */
+ * rows read (agg_bw NULL: the GEMM only). */
 int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, double *agg_bw,
                            double *agg_edge_s);
 /* Seconds per element of the model's bias + ReLU + dropout kernel (model/ops.h bias_act) over a

@@ -97,10 +97,13 @@ int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, dou
     int rc = 0;
     HALO_TRY(halo_ops_cpu.open(&oc, &aj.ctx));
     HALO_TRY(halo_sim_calib_best(run_gemm, &g, o->seconds / 3, &tg));
+    *gemm_flops = halo_sim_calib_sig4(2.0 * g.m * g.n * g.k / tg);
+    if (agg_bw == NULL) {
+        goto fail; /* the GEMM only (halo_sim_calib_speed) */
+    }
     HALO_TRY(halo_sim_calib_best(run_agg, &aj, o->seconds / 3, &ta));
     aj.dim = 16; /* the same edges over 16-float rows: the per-edge part */
     HALO_TRY(halo_sim_calib_best(run_agg, &aj, o->seconds / 3, &ta16));
-    *gemm_flops = halo_sim_calib_sig4(2.0 * g.m * g.n * g.k / tg);
     double per = 0, bw = 0;
     halo_sim_calib_split_rate(ta16, ta, (double)(ndst * fan), 64, (double)dim * sizeof(float), &per,
                               &bw);

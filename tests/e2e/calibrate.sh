@@ -128,6 +128,9 @@ check "calibrate --graph --base measures on the partition" \
 cp "$T/err" "$T/graph.err"
 check "... and says what it measured" grep -q "calibrate: on .*: sampler .* ns per edge" "$T/graph.err"
 check "... and records the partition" grep -qE "^ *graph = \".*/p\"," "$T/graph.lua"
+check "... and keeps the base profile's block constants (built from ids of its own: no graph in them)" \
+    bash -c "[ \"\$(grep -E '^ *block_(node|edge)_ns = ' '$T/graph.lua')\" = \
+               \"\$(grep -E '^ *block_(node|edge)_ns = ' '$T/here.lua')\" ]"
 check "halo sim with the generic profile says its constants are generic" \
     "$HALO" sim "$T/p" --cluster "$T/here.lua" --trainers 2 --epochs 1 --batch 100
 cp "$T/err" "$T/sim.err"
