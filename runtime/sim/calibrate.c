@@ -253,18 +253,30 @@ static int class_edge_s(const halo_sim_calib_opts *o, int64_t nodes, int lo, int
     return rc;
 }
 
-int halo_sim_calib_sample(const halo_sim_calib_opts *o, halo_sim_profile *p)
+/* Nodes of the random graph the generic sampler is measured on (in-degrees 20..44). */
+static int64_t generic_nodes(const halo_sim_calib_opts *o)
 {
-    int64_t nodes = o->quick ? (int64_t)1 << 18 : (int64_t)1 << 20;
-    halo_graph *g = halo_gen_random(nodes, 20, 44, 0xca1, 2);
+    return o->quick ? (int64_t)1 << 18 : (int64_t)1 << 20;
+}
+
+/* sample_rates on a scattered frontier of that random graph (block_node_s NULL: no block). */
+static int generic_rates(const halo_sim_calib_opts *o, double *edge_s, double *node_s,
+                         double *block_node_s, double *block_edge_s)
+{
+    halo_graph *g = halo_gen_random(generic_nodes(o), 20, 44, 0xca1, 2);
     sample_job j;
     scattered_job(&j, g, CALIB_FRONTIER);
-    int rc = sample_rates(o, &j, &p->sample_edge_s, &p->sample_node_s, &p->block_node_s,
-                          &p->block_edge_s);
+    int rc = sample_rates(o, &j, edge_s, node_s, block_node_s, block_edge_s);
     scattered_free(&j);
     halo_graph_free(g);
-    HALO_CHECK(rc);
-    HALO_CHECK(class_edge_s(o, nodes, 2, 8, p->sample_node_s, &p->sample_copy_s));
+    return rc;
+}
+
+int halo_sim_calib_sample(const halo_sim_calib_opts *o, halo_sim_profile *p)
+{
+    HALO_CHECK(generic_rates(o, &p->sample_edge_s, &p->sample_node_s, &p->block_node_s,
+                             &p->block_edge_s));
+    HALO_CHECK(class_edge_s(o, generic_nodes(o), 2, 8, p->sample_node_s, &p->sample_copy_s));
     return class_edge_s(o, o->quick ? 4096 : 16384, 500, 1500, p->sample_node_s,
                         &p->sample_long_s);
 }
@@ -274,15 +286,10 @@ void halo_sim_calib_speed(double seconds, double out[2])
     halo_sim_calib_opts co = {.seconds = seconds, .quick = false, .progress = false};
     /* halo_sim_calib_sample's first measurement (no block, no classes of lists) and
        halo_sim_calib_compute's GEMM (no aggregation): the two figures compared */
-    halo_graph *g = halo_gen_random((int64_t)1 << 20, 20, 44, 0xca1, 2);
-    sample_job j;
-    scattered_job(&j, g, CALIB_FRONTIER);
     double node_s = 0;
-    if (sample_rates(&co, &j, &out[0], &node_s, NULL, NULL) < 0) {
+    if (generic_rates(&co, &out[0], &node_s, NULL, NULL) < 0) {
         out[0] = 0;
     }
-    scattered_free(&j);
-    halo_graph_free(g);
     if (halo_sim_calib_compute(&co, &out[1], NULL, NULL) < 0) {
         out[1] = 0;
     }
