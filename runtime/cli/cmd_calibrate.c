@@ -466,7 +466,7 @@ static int fit_main(const char *from, const char *basef, int rounds, const char 
 }
 
 /* halo calibrate --graph PDIR --base B -o OUT: B with its graph-dependent constants measured
- * on the partition PDIR (sampling, block building, gathers of its rows). */
+ * on the partition PDIR (sampling and gathers of its rows; the block's stay B's). */
 static int graph_main(const char *graph, const char *basef, bool quick, const char *out)
 {
     halo_sim_profile p;
@@ -585,8 +585,8 @@ int halo_cmd_calibrate(int argc, char **argv)
          "measure everything N times (1..9) and write the median of each figure (default 3, "
          "1 with --quick)"},
         {"graph", 0, HALO_OPT_STRING, &graph, "PDIR",
-         "measure sampling, block building and row gathers on part 0 of this partition (the\n"
-         "graph-dependent constants); with --base, only those, on that profile"},
+         "measure sampling and row gathers on part 0 of this partition (the graph-dependent\n"
+         "constants), as training runs them; with --base, only those, on that profile"},
         {"probe-mpi", 0, HALO_OPT_STRING, &probe, "FILE",
          "internal: the probe run under mpirun (2 ranks: ping-pong; more: exchanges); "
          "writes its figures to FILE"},
@@ -615,8 +615,11 @@ int halo_cmd_calibrate(int argc, char **argv)
         "is given. Progress goes to stderr.\n"
         "Compute is measured as a table of GEMM rates over the (rows, in, out) shapes of a\n"
         "layer. --graph PDIR measures the graph-dependent constants (sampling per edge and per\n"
-        "node, block building, gathers of the partition's own rows) on part 0 of PDIR; without\n"
-        "it they come from a random uniform graph and halo sim says so.\n"
+        "node on frontiers of 512 nodes after the part's own rows gathered, as training runs\n"
+        "it; gathers of the partition's own rows) on part 0 of PDIR; without it they come from\n"
+        "a random uniform graph and halo sim says so. The block's constants are never the\n"
+        "graph's (measured on ids of their own). Example: halo calibrate --graph PDIR --base\n"
+        "experiments/clusters/this-machine.lua -o mine.lua\n"
         "With --from-metrics, replays the measured runs in the simulator (their summary records\n"
         "name the partition and flags) and sets the profile's per-stage fit factors (sample,\n"
         "fetch, compute, allreduce; bounded to 0.5..2) from each stage's measured / simulated\n"
