@@ -16,6 +16,7 @@
 #include "sim/calibrate.h"
 #include "sim/fit.h"
 #include "sim/profile.h"
+#include "sweep/crowd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -493,6 +494,59 @@ static int graph_main(const char *graph, const char *basef, bool quick, const ch
     return 0;
 }
 
+/* The crowding probe (sweep/crowd.h) into p's crowd_* fields. */
+static int measure_crowd(bool quick, halo_sim_profile *p)
+{
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        return halo_errorf(HALO_EIO, "calibrate: cannot find this binary (/proc/self/exe)");
+    }
+    exe[n] = '\0';
+    const char *tmp = getenv("TMPDIR");
+    halo_info("calibrate: crowding probe: training with %d and %d ranks on %d cores, turn by "
+              "turn, against halo sim without penalties", p->cores, 2 * p->cores, p->cores);
+    halo_crowd_result r;
+    HALO_CHECK(halo_crowd_measure(exe, tmp != NULL && tmp[0] ? tmp : "/tmp", quick, p, &r));
+    static const char *const what[HALO_CROWD_N] = {"sampling", "fetch", "compute"};
+    for (int s = 0; s < HALO_CROWD_N; s++) {
+        char each[160] = "";
+        for (int t = 0, at = 0; t < r.turns && at < (int)sizeof each; t++) {
+            at += snprintf(each + at, sizeof each - (size_t)at, "%s%.3g/%.3g", t ? ", " : "",
+                           r.ratio[t][0][s], r.ratio[t][1][s]);
+        }
+        halo_info("calibrate: crowding penalty of the %s %.3g (measured / modelled CPU with %d "
+                  "and %d ranks: %s)", what[s], r.pen[s], r.ranks[0], r.ranks[1], each);
+    }
+    halo_info("calibrate: crowding probe done (%.1f s)", r.seconds);
+    p->crowd_sample = r.pen[HALO_CROWD_SAMPLE];
+    p->crowd_fetch = r.pen[HALO_CROWD_FETCH];
+    p->crowd_compute = r.pen[HALO_CROWD_COMPUTE];
+    p->crowd_ranks = r.ranks[1];
+    return 0;
+}
+
+/* halo calibrate --crowd --base B -o OUT: B with its crowding penalties measured now. */
+static int crowd_main(const char *basef, bool quick, const char *out)
+{
+    halo_sim_profile p;
+    int rc = halo_sim_profile_load(basef, &p);
+    rc = rc < 0 ? rc : measure_crowd(quick, &p);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    char comment[9000];
+    snprintf(comment, sizeof comment,
+             "%s with its crowding penalties (cpu.crowd_*) measured by\n"
+             "`halo calibrate --crowd --base %s%s`.", p.name, basef, quick ? " --quick" : "");
+    rc = halo_sim_profile_write(out, &p, comment);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    printf("%s: profile %s with crowding penalties measured now\n", out, p.name);
+    return 0;
+}
+
 /* Not measured (--no-mpi): round figures of a small Ethernet cluster, said so in the file. */
 static void default_links(halo_sim_profile *p)
 {
@@ -564,12 +618,40 @@ static int calibrate_pass(bool quick, const char *graph, bool no_mpi, const char
     return 0;
 }
 
+/* halo calibrate -o OUT: `repeat` passes of the measurements, their median, then the crowding
+ * probe on it (it simulates the training it runs), written to out. */
+static int measure_main(bool quick, int repeat, const char *graph, bool no_mpi,
+                        const char *mpirun, const char *name, const char *out)
+{
+    double t0 = halo_now();
+    halo_sim_profile ps[9], p;
+    int rc = 0;
+    for (int i = 0; i < repeat && rc == 0; i++) {
+        if (repeat > 1) {
+            halo_info("calibrate: pass %d of %d (each figure is the median of the passes)", i + 1,
+                      repeat);
+        }
+        rc = calibrate_pass(quick, graph, no_mpi, mpirun, &ps[i]);
+    }
+    if (rc == 0) {
+        halo_sim_profile_median(ps, repeat, &p);
+        rc = no_mpi ? 0 : measure_crowd(quick, &p);
+    }
+    rc = rc < 0 ? rc : write_profile(out, name, quick, repeat, graph, no_mpi, &p);
+    if (rc < 0) {
+        return halo_cli_fail(rc);
+    }
+    printf("%s: profile %s written (%.1f s)\n", out, p.name, halo_now() - t0);
+    return 0;
+}
+
 int halo_cmd_calibrate(int argc, char **argv)
 {
     const char *out = NULL, *name = NULL, *probe = NULL, *from = NULL, *basef = NULL;
     const char *graph = NULL;
     int rounds = 4, repeat = 0;
     bool quick = false, no_mpi = false, probe_fetch = false, probe_units = false;
+    bool crowd = false;
     const halo_opt opts[] = {
         {"output", 'o', HALO_OPT_STRING, &out, "PROFILE.lua", "profile file to write (required)"},
         {"quick", 0, HALO_OPT_FLAG, &quick, NULL, "measure for about 30 s instead of 1-3 min"},
@@ -587,6 +669,9 @@ int halo_cmd_calibrate(int argc, char **argv)
         {"graph", 0, HALO_OPT_STRING, &graph, "PDIR",
          "measure sampling and row gathers on part 0 of this partition (the graph-dependent\n"
          "constants), as training runs them; with --base, only those, on that profile"},
+        {"crowd", 0, HALO_OPT_FLAG, &crowd, NULL,
+         "with --base: measure only the crowding penalties (training with 2 x cores ranks\n"
+         "against a rank per core), on that profile"},
         {"probe-mpi", 0, HALO_OPT_STRING, &probe, "FILE",
          "internal: the probe run under mpirun (2 ranks: ping-pong; more: exchanges); "
          "writes its figures to FILE"},
@@ -600,6 +685,7 @@ int halo_cmd_calibrate(int argc, char **argv)
     const halo_cmd_help help = {
         "halo calibrate -o PROFILE.lua [--quick] [--no-mpi] [--graph PDIR] [--repeat N]\n"
         "       halo calibrate --graph PDIR --base PROFILE.lua -o PROFILE2.lua [--quick]\n"
+        "       halo calibrate --crowd --base PROFILE.lua -o PROFILE2.lua [--quick]\n"
         "       halo calibrate --from-metrics M.jsonl --base PROFILE.lua -o FITTED.lua",
         "Measures this machine on one core (sampler, row gathers, copies, cache lookups, policy\n"
         "hooks, sgemm, aggregation, training-step overhead, Adam) and the MPI links between two\n"
@@ -611,8 +697,13 @@ int halo_cmd_calibrate(int argc, char **argv)
         "per rank kept in the caches (fetch_warm_GBps) and on the large table batch after\n"
         "batch (fetch_kept_GBps), and with 2 x cores ranks the polling\n"
         "of waiting ranks and the CPU a unit of step work costs beyond a core per rank\n"
-        "(cpu.poll_frac, oversub_penalty, oversub_warm). Needs mpirun on PATH unless --no-mpi\n"
-        "is given. Progress goes to stderr.\n"
+        "(cpu.poll_frac, oversub_penalty, oversub_warm). Last, the crowding probe: a small\n"
+        "training (products-like x0.02, fanouts 10,10, hidden 128, depth 2) with a rank per\n"
+        "core and with 2 x cores ranks, turn by turn, each stage's CPU against halo sim's\n"
+        "without penalties; the crowded run's excess is cpu.crowd_sample, crowd_fetch and\n"
+        "crowd_compute, which halo sim uses in place of oversub_* (--crowd --base measures only\n"
+        "these, on an existing profile). Needs mpirun on PATH unless --no-mpi is given.\n"
+        "Progress goes to stderr.\n"
         "Compute is measured as a table of GEMM rates over the (rows, in, out) shapes of a\n"
         "layer. --graph PDIR measures the graph-dependent constants (sampling per edge and per\n"
         "node on frontiers of 512 nodes after the part's own rows gathered, as training runs\n"
@@ -647,6 +738,13 @@ int halo_cmd_calibrate(int argc, char **argv)
     if (rc == 0 && graph != NULL && basef != NULL && from == NULL) {
         return graph_main(graph, basef, quick, out);
     }
+    if (rc == 0 && crowd && (basef == NULL || from != NULL || graph != NULL || no_mpi)) {
+        rc = halo_errorf(HALO_EUSAGE, "calibrate: --crowd goes with --base PROFILE.lua only "
+                                      "(not with --from-metrics, --graph or --no-mpi)");
+    }
+    if (rc == 0 && crowd) {
+        return crowd_main(basef, quick, out);
+    }
     if (rc == 0 && (from != NULL || basef != NULL)) {
         return fit_main(from, basef, rounds, out);
     }
@@ -663,24 +761,5 @@ int halo_cmd_calibrate(int argc, char **argv)
         return halo_cli_fail(halo_errorf(HALO_EUSAGE, "calibrate: --repeat %d (want 1..9)",
                                          repeat));
     }
-    double t0 = halo_now();
-    halo_sim_profile ps[9], p;
-    rc = 0;
-    for (int i = 0; i < repeat && rc == 0; i++) {
-        if (repeat > 1) {
-            halo_info("calibrate: pass %d of %d (each figure is the median of the passes)", i + 1,
-                      repeat);
-        }
-        rc = calibrate_pass(quick, graph, no_mpi, mpirun, &ps[i]);
-    }
-    if (rc < 0) {
-        return halo_cli_fail(rc);
-    }
-    halo_sim_profile_median(ps, repeat, &p);
-    rc = write_profile(out, name, quick, repeat, graph, no_mpi, &p);
-    if (rc < 0) {
-        return halo_cli_fail(rc);
-    }
-    printf("%s: profile %s written (%.1f s)\n", out, p.name, halo_now() - t0);
-    return 0;
+    return measure_main(quick, repeat, graph, no_mpi, mpirun, name, out);
 }

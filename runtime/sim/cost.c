@@ -645,6 +645,13 @@ void halo_sim_cost_setup(halo_sim_cost *c)
     double x = halo_sim_cost_warm_share(&c->pf, c->warm_table);
     c->pen_fetch = (1.0 - x) * c->pf.oversub_penalty + x * c->pf.oversub_warm;
     c->pen_sample = c->pf.oversub_sample;
+    if (c->pf.crowd_ranks > 0) {
+        /* measured on the runtime's own crowded training, stage by stage (halo calibrate's
+           crowding probe): in place of the unit probe's penalties by kind of work */
+        c->pen_sample = c->pf.crowd_sample;
+        c->pen_fetch = c->pf.crowd_fetch;
+        c->pen_gather = c->pen_gemm = c->pf.crowd_compute;
+    }
     /* every core busy (as many busy threads as cores or more): the sampler, whose constants
        are measured alone, runs its measured slow-down against alone (caches and memory shared) */
     c->corun_slow = 1.0 + (c->busy_threads >= c->pf.cores ? c->pf.corun_sample : 0.0);

@@ -296,6 +296,23 @@ static int fit_epoch_lr(halo_sim_recorded *rec, const char **files, const int *o
     return 0;
 }
 
+/* Sets the penalty the fit bisects to x: oversub_penalty, or on a profile with penalties
+ * measured on training (crowd_ranks > 0) the three crowd_* in the proportions c0 they were
+ * measured in, the largest x (all x when none was above 0). Returns p. */
+static halo_sim_profile *set_penalty(halo_sim_profile *p, const double c0[3], double x)
+{
+    if (!(p->crowd_ranks > 0)) {
+        p->oversub_penalty = x;
+        return p;
+    }
+    double m = fmax(c0[0], fmax(c0[1], c0[2]));
+    double *c[3] = {&p->crowd_sample, &p->crowd_fetch, &p->crowd_compute};
+    for (int k = 0; k < 3; k++) {
+        *c[k] = m > 0 ? x * c0[k] / m : x;
+    }
+    return p;
+}
+
 int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *out)
 {
     /* the measured runs: a comma-separated list, fitted together */
@@ -334,23 +351,29 @@ int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *out
         }
     }
     /* 2. the oversubscription penalty, from the runs with more processes than cores: the
-       simulated epoch grows with it, so bisect for measured == simulated on average */
+       simulated epoch grows with it, so bisect for measured == simulated on average (a
+       profile with penalties measured on training: the three scaled together, the largest
+       bisected) */
     if (rc == 0 && nover > 0 && base == 0) {
-        double lo = 0, hi = 8, lr = 0;
-        p->oversub_penalty = 0;
-        rc = fit_epoch_lr(rec, files, over, nrun, 1, p, &lr);
+        double lo = 0, hi = 8, lr = 0, x = 0;
+        const double c0[3] = {p->crowd_sample, p->crowd_fetch, p->crowd_compute};
+        rc = fit_epoch_lr(rec, files, over, nrun, 1, set_penalty(p, c0, 0), &lr);
         if (rc == 0 && lr > 0) {
             for (int it = 0; it < 14 && rc == 0; it++) {
-                p->oversub_penalty = (lo + hi) / 2;
-                rc = fit_epoch_lr(rec, files, over, nrun, 1, p, &lr);
+                x = (lo + hi) / 2;
+                rc = fit_epoch_lr(rec, files, over, nrun, 1, set_penalty(p, c0, x), &lr);
                 if (lr > 0) {
-                    lo = p->oversub_penalty;
+                    lo = x;
                 } else {
-                    hi = p->oversub_penalty;
+                    hi = x;
                 }
             }
         }
-        if (rc == 0 && out != NULL) {
+        if (rc == 0 && out != NULL && p->crowd_ranks > 0) {
+            fprintf(out, "fit: crowding penalties %.4f (sampling), %.4f (fetch), %.4f (compute) "
+                    "over %d run%s (epoch error %+.1f%%)\n", p->crowd_sample, p->crowd_fetch,
+                    p->crowd_compute, nover, nover == 1 ? "" : "s", 100.0 * (exp(-lr) - 1));
+        } else if (rc == 0 && out != NULL) {
             fprintf(out, "fit: oversubscription penalty %.4f over %d run%s (epoch error %+.1f%%)\n",
                     p->oversub_penalty, nover, nover == 1 ? "" : "s", 100.0 * (exp(-lr) - 1));
         }

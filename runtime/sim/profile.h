@@ -77,6 +77,16 @@ typedef struct halo_sim_profile {
                                   aggregation and element passes, Adam */
     double oversub_gemm;       /* the same for the compute's GEMMs (0 = none) */
     double oversub_sample;     /* the same for the sampling stage's work (0 = none) */
+    double crowd_sample;       /* measured on the runtime's own training (halo calibrate's
+                                  crowding probe: 2 x cores ranks against a core each, each
+                                  stage's CPU over what the model gives without penalties):
+                                  with t trainers on c < t cores, the sampling stage's work
+                                  runs 1 + crowd_sample * (t - c) / c times slower; used in
+                                  place of the oversub_* fields when crowd_ranks > 0 */
+    double crowd_fetch;        /* the same for the fetch's work */
+    double crowd_compute;      /* the same for the compute (GEMMs, aggregation, Adam) */
+    double crowd_ranks;        /* trainer processes the crowding probe ran (0: not measured;
+                                  the oversub_* fields apply) */
     double corun_sample;       /* with as many busy threads as cores or more, the sampling
                                   stage's work runs 1 + corun_sample times slower than alone on
                                   the machine (cores that share caches and memory); its

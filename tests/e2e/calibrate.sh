@@ -48,6 +48,24 @@ check "... into cpu.oversub_penalty, oversub_gemm, oversub_sample and oversub_wa
 check "... and the sampler's slow-down with every core busy, into cpu.corun_sample >= 0" bash -c "
     grep -qE 'sampling with every core busy \(2 ranks\) runs [0-9.e+-]+ slower than alone' '$T/progress' &&
     awk '/^ *corun_sample = / { v = \$3; sub(/,\$/, \"\", v); ok = v + 0 >= 0 } END { exit !ok }' '$T/here.lua'"
+check "it measures the crowding penalties on training, a rank per core against 2 x cores" bash -c "
+    for k in sampling fetch compute; do
+        grep -qE \"crowding penalty of the \$k [0-9.e+-]+ \(measured / modelled CPU with [0-9]+ and [0-9]+ ranks: [0-9.e+-]+/[0-9.e+-]+\)\" '$T/progress' || exit 1
+    done"
+check "... into cpu.crowd_sample, crowd_fetch, crowd_compute >= 0 and crowd_ranks = 2 x cores" awk '
+    /^ *(crowd_sample|crowd_fetch|crowd_compute) = / { v = $3; sub(/,$/, "", v); if (v + 0 >= 0) n++ }
+    /^ *cores = / { v = $3; sub(/,$/, "", v); c = v + 0 }
+    /^ *crowd_ranks = / { v = $3; sub(/,$/, "", v); r = v + 0 }
+    END { exit !(n == 3 && c > 0 && r == 2 * c) }' "$T/here.lua"
+check "--crowd --base measures only the crowding penalties" \
+    "$HALO" calibrate --quick --crowd --base "$T/here.lua" -o "$T/crowd.lua"
+check "... and keeps every other field of the base profile" bash -c "
+    [ \"\$(grep -E '^ *[a-z_]+ = ' '$T/crowd.lua' | grep -v crowd_)\" = \
+      \"\$(grep -E '^ *[a-z_]+ = ' '$T/here.lua' | grep -v crowd_)\" ] &&
+    grep -qE '^ *crowd_ranks = [1-9]' '$T/crowd.lua' && ! grep -q 'calibrate: sampler:' '$T/err'"
+check_fails "--crowd without --base is refused" "--crowd goes with --base" \
+    "$HALO" calibrate --quick --crowd -o "$T/c2.lua"
+check "... and writes nothing" test ! -e "$T/c2.lua"
 check "the sampler's lists taken whole and long lists get their own constants" bash -c "
     grep -qE 'ns per edge of a list taken whole, [0-9.e+-]+ ns per edge drawn from a long one' '$T/progress' &&
     awk '/^ *sample_(copy|long)_ns = / { v = \$3; sub(/,\$/, \"\", v); if (v + 0 > 0) n++ } END { exit n != 2 }' '$T/here.lua'"
@@ -158,6 +176,30 @@ check "... and writes every fit factor within 0.5..2" awk '
     in_fit && /^ *(sample|fetch|compute|allreduce) = / {
         v = $3; sub(/,$/, "", v); if (v + 0 < 0.5 || v + 0 > 2) bad = 1; n++ }
     END { exit (bad || n != 4) }' "$T/fit.lua"
+# a crowded run (2 x cores ranks) fitted on a profile with penalties measured on training: the
+# three crowding penalties move together, in the proportions the probe measured
+NC=$(( 2 * $(nproc) ))
+"$HALO" partition "$T/g" --parts "$NC" -o "$T/pc" >/dev/null 2>&1
+check "a crowded run ($NC ranks on $(nproc) cores) to fit to" mpirun --oversubscribe --timeout 120 \
+    -np "$NC" "$HALO" train "$T/pc" --epochs 2 --batch 100 --eval none --no-table --depth 0 \
+    --metrics "$T/runc.jsonl"
+check "calibrate --from-metrics fits the crowding penalties of a --crowd profile" \
+    "$HALO" calibrate --from-metrics "$T/run.jsonl,$T/runc.jsonl" --base "$T/crowd.lua" \
+    --rounds 1 -o "$T/fitc.lua"
+cp "$T/err" "$T/fitc.err"
+check "... says so" grep -qE "^fit: crowding penalties [0-9.e+-]+ \(sampling\), .* over 1 run" "$T/fitc.err"
+check "... in the proportions the probe measured, oversub_penalty untouched" python3 -c "
+import re, sys
+def f(path):
+    t = open(path).read()
+    return {k: float(re.search(r'\\b%s = ([^,]+),' % k, t).group(1))
+            for k in ('crowd_sample', 'crowd_fetch', 'crowd_compute', 'oversub_penalty')}
+a, b = f('$T/crowd.lua'), f('$T/fitc.lua')
+m = max(a[k] for k in ('crowd_sample', 'crowd_fetch', 'crowd_compute'))
+r = [b[k] / a[k] for k in ('crowd_sample', 'crowd_fetch', 'crowd_compute') if a[k] > 0.02 * m]
+same = len({b[k] for k in ('crowd_sample', 'crowd_fetch', 'crowd_compute')}) == 1
+sys.exit(not ((r and max(r) - min(r) < 0.01 * max(r) + 1e-9 if m > 0 else same) and
+              a['oversub_penalty'] == b['oversub_penalty']))"
 echo "not metrics" >"$T/notes"
 check_fails "a metrics file that is not one is an error" "notes" \
     "$HALO" calibrate --from-metrics "$T/notes" --base "$T/graph.lua" -o "$T/fit2.lua"

@@ -745,6 +745,8 @@ static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
 static double pen_kind[3] = {-1, -1, -1};
 /* Latency of a message between the ranks (0: none, exchanges take no time). */
 static double lat_between = 0;
+/* The crowding probe's penalties (sampling, fetch, compute) and its ranks (0: none). */
+static double crowd[4] = {0, 0, 0, 0};
 
 /* Every rank's stats (s[trainers]) when `trainers` trainers (CPU device) share one machine of
  * `cores` at pipeline depth `depth`, rank 0 sampling `big` times the others' frontier. */
@@ -755,6 +757,10 @@ static void contended_ranks(int cores, int trainers, int depth, double big, doub
     p.oversub_penalty = pen_kind[0] >= 0 ? pen_kind[0] : penalty;
     p.oversub_gemm = pen_kind[1] >= 0 ? pen_kind[1] : penalty;
     p.oversub_sample = pen_kind[2] >= 0 ? pen_kind[2] : penalty;
+    p.crowd_sample = crowd[0];
+    p.crowd_fetch = crowd[1];
+    p.crowd_compute = crowd[2];
+    p.crowd_ranks = crowd[3];
     p.slice_s = slice;
     p.poll_frac = poll;
     p.shm_lat_s = lat_between;
@@ -980,6 +986,32 @@ static void each_kind_of_work_pays_its_own_penalty(void **state)
     assert_close(r.sample_cpu_s, a.sample_cpu_s, 1e-9);
     assert_close(r.fetch_cpu_s, 1.5 * a.fetch_cpu_s, 1e-9);
     assert_true(r.compute_cpu_s > a.compute_cpu_s);
+}
+
+/* Penalties measured on training (crowd_*, with crowd_ranks > 0) replace the unit probe's by
+ * kind of work: each stage's CPU work, the compute's whole (GEMMs, aggregation, Adam), runs
+ * 1 + its crowding penalty times slower with 4 trainers on 2 cores (one process beyond the
+ * cores per core), whatever oversub_* say; not with a core per trainer; and without
+ * crowd_ranks the crowd_* fields are not used. */
+static void penalties_measured_on_training_replace_the_units(void **state)
+{
+    (void)state;
+    halo_epoch_stats a = contended_pen(2, 4, 0), u = contended_pen(2, 4, 0.9);
+    crowd[0] = 0.2, crowd[1] = 0.4, crowd[2] = 0.1, crowd[3] = 4;
+    halo_epoch_stats c = contended_pen(2, 4, 0.9), d = contended_pen(4, 4, 0.9);
+    crowd[3] = 0;
+    halo_epoch_stats n = contended_pen(2, 4, 0.9);
+    crowd[0] = crowd[1] = crowd[2] = 0;
+    halo_epoch_stats e = contended_pen(4, 4, 0);
+    assert_true(u.sample_cpu_s > 1.5 * a.sample_cpu_s); /* the units' 0.9 */
+    assert_close(c.sample_cpu_s, 1.2 * a.sample_cpu_s, 1e-9);
+    assert_close(c.fetch_cpu_s, 1.4 * a.fetch_cpu_s, 1e-9);
+    assert_close(c.compute_cpu_s, 1.1 * a.compute_cpu_s, 1e-9);
+    assert_close(d.sample_cpu_s, e.sample_cpu_s, 1e-12);
+    assert_close(d.fetch_cpu_s, e.fetch_cpu_s, 1e-12);
+    assert_close(d.compute_cpu_s, e.compute_cpu_s, 1e-12);
+    assert_close(n.sample_cpu_s, u.sample_cpu_s, 1e-12);
+    assert_close(n.compute_cpu_s, u.compute_cpu_s, 1e-12);
 }
 
 /* Cores are served in arrival order: a task runs at full speed on the core it gets, the
@@ -1307,6 +1339,7 @@ int main(void)
         cmocka_unit_test(only_processes_with_work_count_beyond_the_cores),
         cmocka_unit_test(pipeline_threads_do_not_count_beyond_the_cores),
         cmocka_unit_test(each_kind_of_work_pays_its_own_penalty),
+        cmocka_unit_test(penalties_measured_on_training_replace_the_units),
         cmocka_unit_test(tasks_give_their_core_up_at_the_end_of_a_slice),
         cmocka_unit_test(waiting_threads_poll_on_an_oversubscribed_machine),
         cmocka_unit_test(every_waiting_thread_polls_up_to_a_fair_share),
