@@ -357,18 +357,32 @@ static int penalties(const pen_probe *pp, const double base[HALO_UNIT_PARTS],
     return 0;
 }
 
-/* Measures the links with two probes (shared memory, TCP) into p. */
-static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
+/* This very binary's path (the probes run it as child processes). */
+static int self_exe(char *exe, size_t size)
 {
-    char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    ssize_t n = readlink("/proc/self/exe", exe, size - 1);
     if (n <= 0) {
         return halo_errorf(HALO_EIO, "calibrate: cannot find this binary (/proc/self/exe)");
     }
     exe[n] = '\0';
+    return 0;
+}
+
+/* Where the probes make their temporary directories: $TMPDIR, else /tmp. */
+static const char *tmp_dir(void)
+{
     const char *tmp = getenv("TMPDIR");
+    return tmp != NULL && tmp[0] ? tmp : "/tmp";
+}
+
+/* Measures the links with two probes (shared memory, TCP) into p. */
+static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
+{
+    char exe[1024];
+    HALO_CHECK(self_exe(exe, sizeof exe));
+    const char *tmp = tmp_dir();
     char dir[512];
-    snprintf(dir, sizeof dir, "%s/halo-calib.XXXXXX", tmp != NULL && tmp[0] ? tmp : "/tmp");
+    snprintf(dir, sizeof dir, "%s/halo-calib.XXXXXX", tmp);
     if (mkdtemp(dir) == NULL) {
         return halo_errorf(HALO_EIO, "calibrate: cannot create a temporary directory: %s",
                            strerror(errno));
@@ -498,16 +512,12 @@ static int graph_main(const char *graph, const char *basef, bool quick, const ch
 static int measure_crowd(bool quick, halo_sim_profile *p)
 {
     char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        return halo_errorf(HALO_EIO, "calibrate: cannot find this binary (/proc/self/exe)");
-    }
-    exe[n] = '\0';
-    const char *tmp = getenv("TMPDIR");
+    HALO_CHECK(self_exe(exe, sizeof exe));
+    const char *tmp = tmp_dir();
     halo_info("calibrate: crowding probe: training with %d and %d ranks on %d cores, turn by "
               "turn, against halo sim without penalties", p->cores, 2 * p->cores, p->cores);
     halo_crowd_result r;
-    HALO_CHECK(halo_crowd_measure(exe, tmp != NULL && tmp[0] ? tmp : "/tmp", quick, p, &r));
+    HALO_CHECK(halo_crowd_measure(exe, tmp, quick, p, &r));
     static const char *const what[HALO_CROWD_N] = {"sampling", "fetch", "compute"};
     for (int s = 0; s < HALO_CROWD_N; s++) {
         char each[160] = "";
