@@ -36,8 +36,8 @@ void halo_sim_recorded_free(halo_sim_recorded *r);
  * factor. The measured constants themselves are never changed. Then, from the runs with more
  * trainers than cores, oversub_penalty by bisection so that their epoch times match on
  * average (a profile with penalties measured on training, crowd_ranks > 0: the three crowd_*
- * scaled together in their measured proportions). p's machines, trainers and netem are set to each run's in turn (one machine).
- * Prints a line per round to out (may be NULL). */
+ * scaled together in their measured proportions). p's machines, trainers and netem are set to
+ * each run's in turn (one machine). Prints a line per round to out (may be NULL). */
 int halo_sim_fit(const char *metrics, int rounds, halo_sim_profile *p, FILE *log);
 
 #endif

@@ -178,7 +178,11 @@ int halo_crowd_measure(const char *exe, const char *tmpdir, bool quick,
                            strerror(errno));
     }
     int rc = probe(exe, dir, quick, p, out);
-    halo_rmtree(dir);
+    if (rc == 0) {
+        halo_rmtree(dir);
+    } else { /* the error names a log in it */
+        halo_info("calibrate: the crowding probe's files are left in %s", dir);
+    }
     out->seconds = halo_now() - t0;
     return rc;
 }

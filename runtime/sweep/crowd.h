@@ -29,10 +29,10 @@ typedef struct halo_crowd_result {
     double seconds;                             /* wall time of the probe */
 } halo_crowd_result;
 
-/* Runs the probe with the halo binary exe in a new directory under tmpdir (removed after),
- * p the profile it simulates (its penalties are set to 0 for it; p is not changed): quick,
- * one turn of 4 epochs; else 3 turns of 8. Errors: a command that fails (HALO_EIO naming it
- * and its log's last line). */
+/* Runs the probe with the halo binary exe in a new directory under tmpdir (removed after, kept
+ * when a command fails, for its log), p the profile it simulates (its penalties are set to 0
+ * for it; p is not changed): quick, one turn of 4 epochs; else 3 turns of 8. Errors: a command
+ * that fails (HALO_EIO naming it and its log's last line). */
 int halo_crowd_measure(const char *exe, const char *tmpdir, bool quick,
                        const halo_sim_profile *p, halo_crowd_result *out);
 
