@@ -956,6 +956,7 @@ int halo_sim_calibrate_host(const halo_sim_calib_opts *o, halo_sim_profile *p)
                   p->gemm_rate[p->gemm_nr - 1][p->gemm_ni - 1][p->gemm_no - 1] / 1e9,
                   halo_now() - t0);
     }
+    HALO_CHECK(halo_sim_calib_wake(o, p));
     HALO_CHECK(halo_sim_calib_model(o, &p->step_overhead_s, &p->adam_bw));
     if (o->progress) {
         halo_info("calibrate: training step overhead %.4g us, Adam %.4g GB/s (%.1f s)",

@@ -58,8 +58,11 @@ int halo_sim_calib_compute(const halo_sim_calib_opts *o, double *gemm_flops, dou
  * 4096 x 64 matrix, one thread: the elementwise passes of a layer. */
 int halo_sim_calib_elem(const halo_sim_calib_opts *o, double *elem_s);
 /* The GEMM rate table of p (one thread): a layer's forward, dW and dX GEMMs at every (rows,
- * in, out) of a 3 x 4 x 4 grid (rows 64..4096, in 16..1024, out 4..256). */
+ * in, out) of a 4 x 4 x 4 grid (rows 64..32768, in 16..1024, out 4..256). */
 int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p);
+/* p's wake_sample and wake_compute: how much slower a batch's sampling and a training step run
+ * right after their thread slept each of halo_sim_wake_gap's gaps (one thread; about 2 s). */
+int halo_sim_calib_wake(const halo_sim_calib_opts *o, halo_sim_profile *p);
 /* The graph-dependent constants on part 0 of the partition pdir (halo calibrate --graph):
  * sampling per frontier node and per edge on a frontier of its training nodes and of the
  * local ends of random edges (neighbours, as the next layer's frontier is: skewed graphs give

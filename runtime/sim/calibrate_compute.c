@@ -5,8 +5,10 @@
 #include "sim/calibrate_int.h"
 
 #include "core/err.h"
+#include "core/log.h"
 #include "core/mem.h"
 #include "core/rng.h"
+#include "core/sort.h"
 #include "core/timer.h"
 #include "graph/graph.h"
 #include "model/model.h"
@@ -18,6 +20,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 /* ---- GEMM and aggregation ---- */
 
 /* A GraphSAGE-layer-sized SGEMM: C[m x n] = A[m x k] B[k x n]. */
@@ -171,8 +174,11 @@ int halo_sim_calib_elem(const halo_sim_calib_opts *o, double *elem_s)
 
 /* The grid of the table: rows, in and out of a layer's GEMMs (hidden 16..256, feature widths
  * up to 1024 (2 x 512 agg-first), outputs from a few classes to 256; rows from a top-layer
- * batch to a bottom layer's sources, beyond which the rate no longer changes). */
-static const double grid_rows[] = {64, 512, 4096};
+ * batch to a 3-layer fanout-10 batch's bottom layer (11-48K rows). Past 4096 rows the operands
+ * leave a core's cache: on a 2-core VM with 4 MiB of L2 per core, the rate at 32768 rows was
+ * 0.8 x 4096's at (in 256, out 128), 0.4 x at (256, 4) and (1024, 16); 16384's within 10 % of
+ * 32768's for most shapes, so one more point, not two (docs/sim-model.md, "Fifteenth pass"). */
+static const double grid_rows[] = {64, 512, 4096, 32768};
 static const double grid_in[] = {16, 64, 256, 1024};
 static const double grid_out[] = {4, 16, 64, 256};
 
@@ -199,15 +205,20 @@ static int run_layer_gemm(void *arg)
 int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p)
 {
     openblas_set_num_threads(1);
-    const int nr = 3, ni = 4, no = 4;
-    size_t big = 4096 * 1024;
-    layer_gemm_job j = {0, 0, 0, HALO_ALLOC(float, big), HALO_ALLOC(float, 1024 * 256),
-                        HALO_ALLOC(float, 4096 * 256), HALO_ALLOC(float, 4096 * 256),
+    const int nr = 4, ni = 4, no = 4;
+    const size_t maxr = 32768, big = maxr * 1024, outs = maxr * 256;
+    layer_gemm_job j = {0,
+                        0,
+                        0,
+                        HALO_ALLOC(float, big),
+                        HALO_ALLOC(float, 1024 * 256),
+                        HALO_ALLOC(float, outs),
+                        HALO_ALLOC(float, outs),
                         HALO_ALLOC(float, big)};
     for (size_t i = 0; i < big; i++) {
         j.x[i] = (float)(i % 97) * 0.01f - 0.4f;
     }
-    for (size_t i = 0; i < 4096 * 256; i++) {
+    for (size_t i = 0; i < outs; i++) {
         j.dy[i] = (float)(i % 89) * 0.01f - 0.4f;
     }
     memset(j.w, 0, 1024 * 256 * sizeof(float));
@@ -476,4 +487,102 @@ void halo_sim_calib_unit_free(halo_sim_calib_unit *u)
         halo_free(u->nbrs);
         halo_free(u);
     }
+}
+
+/* ---- back from a wait ---- */
+
+#define WAKE_REPS 21
+
+/* One size of the wake probe: a batch of `seeds` seeds of g at fanouts fan,fan and a training
+ * step on it (128 -> hidden -> 16), each timed right after a sleep of each of
+ * halo_sim_wake_gap's gaps and with none, in turns (round after round, so that the machine's
+ * drift falls on every gap alike). pen_s / pen_c get each gap's median time over the median
+ * without a gap, less 1 (at least 0); *t_c the step's median time without a gap. */
+static int wake_size(int reps, const halo_graph *g, int nseeds, int fan, int hidden,
+                     double pen_s[HALO_SIM_WAKE_GAPS], double pen_c[HALO_SIM_WAKE_GAPS],
+                     double *t_s, double *t_c)
+{
+    halo_sampler *s = halo_sampler_new();
+    halo_minibatch mb, mt;
+    memset(&mb, 0, sizeof mb);
+    memset(&mt, 0, sizeof mt);
+    halo_model *m = NULL;
+    float *feat = NULL;
+    int32_t seeds[128], labels[128];
+    int fanouts[2] = {fan, fan};
+    double ts[HALO_SIM_WAKE_GAPS + 1][WAKE_REPS], tc[HALO_SIM_WAKE_GAPS + 1][WAKE_REPS];
+    int rc = 0;
+    halo_sample_key k = {1, 0, 0};
+    for (int i = 0; i < nseeds; i++) {
+        seeds[i] = (int32_t)halo_sim_calib_scatter(i, g->nodes);
+        labels[i] = i % 16;
+    }
+    HALO_TRY(halo_sample_graph(s, g, fanouts, 2, &k, seeds, nseeds, &mb));
+    feat = HALO_NEW(float, (int64_t)mb.num_input * 128);
+    HALO_TRY(cpu_model(128, hidden, 16, &m));
+    model_job j = {m, &mb, feat, labels, 0};
+    HALO_TRY(run_step(&j)); /* its buffers allocated */
+    for (int r = 0; r < reps; r++) {
+        for (int gi = 0; gi <= HALO_SIM_WAKE_GAPS; gi++) {
+            for (int part = 0; part < 2; part++) {
+                if (gi > 0) {
+                    struct timespec z = {0, (long)(halo_sim_wake_gap[gi - 1] * 1e9)};
+                    nanosleep(&z, NULL);
+                }
+                double t0 = halo_now();
+                if (part == 0) {
+                    k.batch++;
+                    HALO_TRY(halo_sample_graph(s, g, fanouts, 2, &k, seeds, nseeds, &mt));
+                    ts[gi][r] = halo_now() - t0;
+                } else {
+                    HALO_TRY(run_step(&j));
+                    tc[gi][r] = halo_now() - t0;
+                }
+            }
+        }
+    }
+    *t_s = halo_median_f64(ts[0], reps);
+    *t_c = halo_median_f64(tc[0], reps);
+    for (int gi = 0; gi < HALO_SIM_WAKE_GAPS; gi++) {
+        double ps = halo_median_f64(ts[gi + 1], reps) / *t_s - 1.0;
+        double pc = halo_median_f64(tc[gi + 1], reps) / *t_c - 1.0;
+        pen_s[gi] = halo_sim_calib_sig4(ps > 0 ? ps : 0.0);
+        pen_c[gi] = halo_sim_calib_sig4(pc > 0 ? pc : 0.0);
+    }
+fail:
+    halo_model_free(m);
+    halo_free(feat);
+    halo_sample_free(&mt);
+    halo_sample_free(&mb);
+    halo_sampler_free(s);
+    return rc;
+}
+
+/* Two sizes: 128 seeds at fanouts 10,10 and hidden 128 (the sampling's figures and the large
+ * step's, a few milliseconds), 32 seeds at fanouts 5,5 and hidden 16 (the small step's, a few
+ * tenths of a millisecond: a refill weighs more on a short step). */
+int halo_sim_calib_wake(const halo_sim_calib_opts *o, halo_sim_profile *p)
+{
+    int64_t nodes = o->quick ? (int64_t)1 << 15 : (int64_t)1 << 17;
+    int reps = o->quick ? 9 : WAKE_REPS;
+    halo_graph *g = halo_sim_calib_random_graph(nodes);
+    double ss[HALO_SIM_WAKE_GAPS], tsb = 0, tss = 0;
+    int rc = 0;
+    HALO_TRY(wake_size(reps, g, 128, 10, 128, p->wake_sample, p->wake_compute, &tsb,
+                       &p->wake_step_s));
+    HALO_TRY(wake_size(reps, g, 64, 5, 32, ss, p->wake_small, &tss, &p->wake_small_s));
+    p->wake_step_s = halo_sim_calib_sig4(p->wake_step_s);
+    p->wake_small_s = halo_sim_calib_sig4(p->wake_small_s);
+    if (o->progress) {
+        halo_info("calibrate: back from a wait of 0.25/1/4/16 ms: sampling %.3g/%.3g/%.3g/%.3g, "
+                  "a training step of %.3g ms %.3g/%.3g/%.3g/%.3g slower, one of %.3g ms "
+                  "%.3g/%.3g/%.3g/%.3g",
+                  p->wake_sample[0], p->wake_sample[1], p->wake_sample[2], p->wake_sample[3],
+                  p->wake_step_s * 1e3, p->wake_compute[0], p->wake_compute[1],
+                  p->wake_compute[2], p->wake_compute[3], p->wake_small_s * 1e3,
+                  p->wake_small[0], p->wake_small[1], p->wake_small[2], p->wake_small[3]);
+    }
+fail:
+    halo_graph_free(g);
+    return rc;
 }

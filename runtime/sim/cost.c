@@ -235,6 +235,44 @@ double halo_sim_cost_build_s(const halo_sim_profile *p, double dst, double src, 
     return fitf(p->fit_sample) * (src * p->block_node_s + edges * INDEX_BYTES / p->memcpy_bw);
 }
 
+const double halo_sim_wake_gap[HALO_SIM_WAKE_GAPS] = {250e-6, 1e-3, 4e-3, 16e-3};
+
+double halo_sim_cost_wake_pen(const double pen[HALO_SIM_WAKE_GAPS], double gap)
+{
+    const double *g = halo_sim_wake_gap;
+    const int n = HALO_SIM_WAKE_GAPS;
+    if (!(gap > 0)) {
+        return 0.0;
+    }
+    if (gap <= g[0]) {
+        return pen[0] * gap / g[0];
+    }
+    if (gap >= g[n - 1]) {
+        return pen[n - 1];
+    }
+    int i = 0;
+    while (i + 2 < n && g[i + 1] <= gap) {
+        i++;
+    }
+    double f = log(gap / g[i]) / log(g[i + 1] / g[i]);
+    return pen[i] + f * (pen[i + 1] - pen[i]);
+}
+
+double halo_sim_cost_wake_compute(const halo_sim_profile *p, double work, double gap)
+{
+    double big = halo_sim_cost_wake_pen(p->wake_compute, gap);
+    double lo = p->wake_small_s, hi = p->wake_step_s;
+    if (!(lo > 0) || !(hi > lo) || !(work < hi)) {
+        return big;
+    }
+    double small = halo_sim_cost_wake_pen(p->wake_small, gap);
+    if (!(work > lo)) {
+        return small;
+    }
+    double f = log(work / lo) / log(hi / lo);
+    return small + f * (big - small);
+}
+
 /* `rows` rows of row_bytes copied at `bw` bytes/s, each with its fixed part (fit.fetch). */
 static double rows_at(const halo_sim_profile *p, double rows, double row_bytes, double bw)
 {

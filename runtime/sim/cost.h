@@ -148,6 +148,14 @@ double halo_sim_cost_sample_s(const halo_sim_profile *p, double nodes, double ed
 double halo_sim_cost_build_s(const halo_sim_profile *p, double dst, double src, double edges);
 /* Gathering `rows` feature rows of row_bytes each: rows * (gather_row_s + row_bytes /
  * gather_bw). */
+/* The slow-down (0 = none) of CPU work that starts `gap` seconds after its thread last ran, from
+ * a profile's wake_* points `pen` (measured after halo_sim_wake_gap[i]): interpolated in the
+ * gap's logarithm between points, linear from 0 below the first, the last beyond it. */
+double halo_sim_cost_wake_pen(const double pen[HALO_SIM_WAKE_GAPS], double gap);
+/* The slow-down of a compute or Adam step of `work` seconds (one core) `gap` seconds off the CPU
+ * since its last: wake_compute's at wake_step_s or more (or without a small step measured),
+ * wake_small's at wake_small_s or less, between the two interpolated in log(work). */
+double halo_sim_cost_wake_compute(const halo_sim_profile *p, double work, double gap);
 double halo_sim_cost_gather_s(const halo_sim_profile *p, double rows, double row_bytes);
 /* Where a table of table_bytes per rank lies between the two the profile's fetch was measured
  * on: 0 at fetch_cold_bytes or more (or without a warm rate, or table_bytes 0: not known), 1

@@ -118,6 +118,12 @@ typedef struct sim_thread {
     int spinning;          /* waiting in an exchange (polling for its messages) */
     int wake;              /* 1: it slept an emulated delay, whose wake-up's CPU (wake_s) runs
                               before its next step; 2: that CPU runs */
+    double cpu_end;        /* when its last CPU task ended (a wake-up's CPU not counted) */
+    double idle;           /* its seconds off the CPU from the epoch's start to cpu_end's gap */
+    double idle_mark[2];   /* `idle` when its last sampling (0) and compute or Adam (1) step
+                              ended: a step of that kind starting now has been off the CPU
+                              idle + (now - cpu_end) - idle_mark since, what its wake_*
+                              penalty is priced on */
 } sim_thread;
 
 /* A simulated rank: its pipeline's counters and its epoch's times. */
@@ -300,8 +306,13 @@ void halo_sim_cpu_assign(halo_sim_cost *c, sim_machine *m);
 void halo_sim_cpu_resched(halo_sim_cost *c, int mi);
 /* At the end of time slices: running tasks that had theirs while others queue queue again. */
 void halo_sim_cpu_preempt(halo_sim_cost *c, sim_machine *m);
+/* Which wake_* curve a CPU step of `stage` pays: 0 the sampling's, 1 the compute's (Adam's
+ * too), -1 none (the fetch's rates are measured on emptied caches already). */
+int halo_sim_wake_kind(int stage);
 /* Starts `work` core-seconds on `threads` threads for simulated thread tid, with `pen` its
- * slow-down while the machine is crowded (< 0: its stage's kind of work's). */
+ * slow-down while the machine is crowded (< 0: its stage's kind of work's); a sampling or
+ * compute step's work first grows by its wake_* slow-down (docs/sim-model.md, Back from a
+ * wait). */
 void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen);
 /* 1 while the machine's trainer processes with CPU work outnumber its cores, else 0. */
 double halo_sim_cpu_crowded(const halo_sim_cost *c, const sim_machine *m);

@@ -305,6 +305,13 @@ static void xchg_arrive(halo_sim_cost *c, int tid, int xi)
 static void cpu_done(halo_sim_cost *c, int tid)
 {
     sim_thread *t = &c->th[tid];
+    if (t->wake != 2) {
+        t->cpu_end = c->now;
+        int kind = halo_sim_wake_kind(t->stage);
+        if (kind >= 0) {
+            t->idle_mark[kind] = t->idle;
+        }
+    }
     if (t->wake == 2) { /* the wake-up after an emulated delay: its next step now */
         t->wake = 0;
         if (t->stage == STAGE_ALLREDUCE) {
@@ -805,6 +812,8 @@ void halo_sim_cost_epoch_begin(halo_sim_cost *c, int epoch)
             t->push_wait = 0;
             t->spinning = 0;
             t->wake = 0;
+            t->cpu_end = c->now; /* an epoch starts every thread off its barrier */
+            t->idle = t->idle_mark[0] = t->idle_mark[1] = 0;
             t->next = i >= TH_SAMPLER ? i - TH_SAMPLER : 0;
         }
         try_rank(c, r);

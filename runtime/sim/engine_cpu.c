@@ -228,6 +228,13 @@ static double stage_pen(const halo_sim_cost *c, int stage)
 
 /* Starts `work` core-seconds on `threads` threads for simulated thread tid; pen: its
  * slow-down per trainer process beyond the cores (< 0: its stage's). */
+int halo_sim_wake_kind(int stage)
+{
+    return stage == STAGE_SAMPLE                                ? 0
+           : stage == STAGE_COMPUTE || stage == STAGE_ALLREDUCE ? 1
+                                                                 : -1;
+}
+
 void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen)
 {
     int mi = c->rk[c->th[tid].rank].machine;
@@ -240,6 +247,23 @@ void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, dou
     int k = threads < c->pf.cores ? threads : c->pf.cores;
     int st = c->th[tid].stage;
     work *= st == STAGE_SAMPLE ? c->corun_slow : 1.0;
+    /* a thread back on a core after waits finds what its last step of the kind left in the
+       caches gone (a wake-up's own CPU is part of the wait): a sampling step, a compute's or
+       Adam's pays the measured slow-down for the seconds its thread was off the CPU since its
+       last step of that kind ended, a compute's by its size (docs/sim-model.md, "Back from a
+       wait") */
+    sim_thread *th = &c->th[tid];
+    if (th->wake != 2) {
+        th->idle += c->now - th->cpu_end;
+        th->cpu_end = c->now;
+        int kind = halo_sim_wake_kind(st);
+        double gap = th->idle - th->idle_mark[kind >= 0 ? kind : 0];
+        if (kind == 0) {
+            work *= 1.0 + halo_sim_cost_wake_pen(c->pf.wake_sample, gap);
+        } else if (kind == 1) {
+            work *= 1.0 + halo_sim_cost_wake_compute(&c->pf, work, gap);
+        }
+    }
     /* the work goes on the thread's own clock as it is done (a compute on k threads: its
        share; more trainer processes than cores: the penalty's caches refilled too), by stage
        as the runtime's CPU clocks count it: Adam after the allreduce is the trainer's compute */

@@ -16,6 +16,10 @@
 /* Most points per axis of the GEMM rate table (rows, in, out). */
 #define HALO_SIM_GEMM_AXIS 4
 
+/* The gaps (seconds off the CPU) a profile's wake_* penalties are measured after. */
+#define HALO_SIM_WAKE_GAPS 4
+extern const double halo_sim_wake_gap[HALO_SIM_WAKE_GAPS];
+
 /* Where a trainer computes. */
 enum { HALO_SIM_DEVICE_CPU = 0, HALO_SIM_DEVICE_GPU = 1 };
 
@@ -87,6 +91,19 @@ typedef struct halo_sim_profile {
     double crowd_compute;      /* the same for the compute (GEMMs, aggregation, Adam) */
     double crowd_ranks;        /* trainer processes the crowding probe ran (0: not measured;
                                   the oversub_* fields apply) */
+    double wake_sample[HALO_SIM_WAKE_GAPS];  /* a sampling step whose thread has been off the
+                                  CPU halo_sim_wake_gap[i] seconds since its last sampling
+                                  step runs 1 + wake_sample[i] times slower (its caches emptied
+                                  meanwhile; interpolated in the gap's logarithm, linear from 0
+                                  below the first gap, the last beyond it); all 0: none */
+    double wake_compute[HALO_SIM_WAKE_GAPS]; /* the same for a compute or Adam step of
+                                  wake_step_s seconds (the probe's large step) */
+    double wake_step_s;        /* seconds of the probe's large step (0: wake_compute at every
+                                  size) */
+    double wake_small[HALO_SIM_WAKE_GAPS]; /* the same for a step of wake_small_s; between the
+                                  two sizes interpolated in the logarithm of the step's
+                                  seconds, each size's own beyond it */
+    double wake_small_s;       /* seconds of the probe's small step (0: none measured) */
     double corun_sample;       /* with as many busy threads as cores or more, the sampling
                                   stage's work runs 1 + corun_sample times slower than alone on
                                   the machine (cores that share caches and memory); its

@@ -129,8 +129,16 @@ check "... and leaves oversub_lat_us unmeasured (0: shm_lat_us)" awk '
 [ $? -eq 2 ] && ok "no -o is a usage error (exit 2)" || not_ok "no -o is a usage error (exit 2)"
 
 # the per-stage constants: GEMM rates by shape, per-row and per-edge parts, the fit section
-check "the GEMM table has its 3 x 4 x 4 shapes" bash -c "
-    [ \$(grep -cE '^ +\{[0-9]+, [0-9]+, [0-9]+, [0-9.e+]+\},' '$T/here.lua') -eq 48 ]"
+check "the GEMM table has its 4 x 4 x 4 shapes, rows up to 32768" bash -c "
+    [ \$(grep -cE '^ +\{[0-9]+, [0-9]+, [0-9]+, [0-9.e+]+\},' '$T/here.lua') -eq 64 ] &&
+    [ \$(grep -cE '^ +\{32768, [0-9]+, [0-9]+, [0-9.e+]+\},' '$T/here.lua') -eq 16 ]"
+check "it measures a sampling and two sizes of step back from waits of 0.25 to 16 ms" \
+    grep -qE "back from a wait of 0.25/1/4/16 ms: sampling ([0-9.e+-]+/){3}[0-9.e+-]+, a training step of [0-9.e+-]+ ms ([0-9.e+-]+/){3}[0-9.e+-]+ slower, one of [0-9.e+-]+ ms ([0-9.e+-]+/){3}[0-9.e+-]+" "$T/progress"
+check "... into cpu.wake_sample_*, wake_compute_*, wake_small_* (twelve figures >= 0) and the two steps' times" awk '
+    /^ *wake_(sample|compute|small)_(250us|1ms|4ms|16ms) = / { v = $3; sub(/,$/, "", v); if (v + 0 >= 0) n++ }
+    /^ *wake_step_us = / { v = $3; sub(/,$/, "", v); big = v + 0 }
+    /^ *wake_small_us = / { v = $3; sub(/,$/, "", v); small = v + 0 }
+    END { exit !(n == 12 && small > 0 && big > small) }' "$T/here.lua"
 check "gathers and aggregation have a per-row and a per-edge part" bash -c "
     grep -qE '^ *gather_row_ns = ' '$T/here.lua' && grep -qE '^ *agg_edge_ns = ' '$T/here.lua' &&
     grep -qE '^ *elem_ns = ' '$T/here.lua'"

@@ -1014,6 +1014,96 @@ static void penalties_measured_on_training_replace_the_units(void **state)
     assert_close(n.compute_cpu_s, u.compute_cpu_s, 1e-12);
 }
 
+/* Rank 0's stats, 2 CPU trainers on 4 cores at depth 0, each pulling 10 rows from the other,
+ * each exchange that moves bytes a delay of `lat` (0: none), the wake_* points set to `pen`
+ * (sampling) and 2 x pen (compute). */
+static halo_epoch_stats after_waits(double lat, const double pen[HALO_SIM_WAKE_GAPS])
+{
+    halo_sim_profile p = fast_profile(1, 2, 4);
+    p.device = HALO_SIM_DEVICE_CPU;
+    p.sample_node_s = 1e-6;
+    p.lookup_node_s = 1e-6;
+    p.gemm_flops = 1e9;
+    p.netem_lat_s = lat;
+    for (int i = 0; i < HALO_SIM_WAKE_GAPS; i++) {
+        p.wake_sample[i] = pen[i];
+        p.wake_compute[i] = 2 * pen[i];
+    }
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    twork tw;
+    tw_init(&tw, 2, 1);
+    for (int r = 0; r < 2; r++) {
+        tw.w[r].num_dst[0] = 100;
+        tw.w[r].num_src[0] = 800;
+        tw.w[r].num_edges[0] = 1000;
+        tw.w[r].local_nodes[0] = 1000;
+        tw.w[r].lookups = 100;
+        tw.w[r].row_bytes = 64;
+        tw_pull(&tw, r, 1 - r, 10);
+    }
+    halo_epoch_stats s[2];
+    run_epoch(&o, &tw, 4, s);
+    tw_free(&tw);
+    return s[0];
+}
+
+/* Back from a wait (cpu.wake_*): a step whose thread was off the CPU g seconds since its last
+ * step of the kind (sampling; compute or Adam) costs 1 + the penalty at g (between the
+ * measured gaps in log g, linear from 0 below the first, the last beyond). At depth 0 with
+ * 3 ms delays the fetch's two exchanges and the allreduce's two wait (the sampling's move
+ * nothing): every compute comes 6 ms off the CPU after the last Adam (which has next to no
+ * work here), every sampling but the first 12 ms after the last. Without delays nothing waits
+ * and nothing changes; without penalties nothing changes. */
+static void a_step_back_from_a_wait_runs_slower(void **state)
+{
+    (void)state;
+    const double g[HALO_SIM_WAKE_GAPS] = {250e-6, 1e-3, 4e-3, 16e-3};
+    for (int i = 0; i < HALO_SIM_WAKE_GAPS; i++) {
+        assert_close(halo_sim_wake_gap[i], g[i], 1e-12);
+    }
+    const double pen[HALO_SIM_WAKE_GAPS] = {0.05, 0.1, 0.2, 0.4}, none[4] = {0};
+    assert_true(halo_sim_cost_wake_pen(pen, 0) == 0);
+    assert_close(halo_sim_cost_wake_pen(pen, 125e-6), 0.025, 1e-12);
+    assert_close(halo_sim_cost_wake_pen(pen, 2e-3), 0.15, 1e-12);
+    assert_close(halo_sim_cost_wake_pen(pen, 8e-3), 0.3, 1e-12);
+    assert_close(halo_sim_cost_wake_pen(pen, 1.0), 0.4, 1e-12);
+    halo_epoch_stats a = after_waits(3e-3, none), b = after_waits(3e-3, pen);
+    double p6 = halo_sim_cost_wake_pen(pen, 6e-3), p12 = halo_sim_cost_wake_pen(pen, 12e-3);
+    assert_close(p6, 0.2 + 0.2 * log(1.5) / log(4.0), 1e-12);
+    assert_close(p12, 0.2 + 0.2 * log(3.0) / log(4.0), 1e-12);
+    assert_close(b.compute_cpu_s, a.compute_cpu_s * (1 + 2 * p6), 1e-6);
+    /* each batch's sampling the same work; the first's at no penalty */
+    assert_close(b.sample_cpu_s, a.sample_cpu_s / 4 * (1 + 3 * (1 + p12)), 1e-6);
+    assert_true(b.time_s > a.time_s);
+    halo_epoch_stats c = after_waits(0, none), d = after_waits(0, pen);
+    assert_close(d.compute_cpu_s, c.compute_cpu_s, 1e-9);
+    assert_close(d.sample_cpu_s, c.sample_cpu_s, 1e-9);
+}
+
+/* A compute step's slow-down by its size: the large probe step's figures at wake_step_s or
+ * more, the small one's at wake_small_s or less, between in log(work); without a small step
+ * measured, the large one's at every size. */
+static void a_short_step_pays_the_small_probes_slow_down(void **state)
+{
+    (void)state;
+    halo_sim_profile p = fast_profile(1, 1, 1);
+    const double big[HALO_SIM_WAKE_GAPS] = {0, 0.05, 0.1, 0.2},
+                 small[HALO_SIM_WAKE_GAPS] = {0.1, 0.3, 0.5, 0.9};
+    memcpy(p.wake_compute, big, sizeof big);
+    memcpy(p.wake_small, small, sizeof small);
+    p.wake_step_s = 4e-3;
+    assert_close(halo_sim_cost_wake_compute(&p, 1e-4, 16e-3), 0.2, 1e-12); /* no small step */
+    p.wake_small_s = 4e-4;
+    assert_close(halo_sim_cost_wake_compute(&p, 1e-2, 16e-3), 0.2, 1e-12);
+    assert_close(halo_sim_cost_wake_compute(&p, 4e-3, 4e-3), 0.1, 1e-12);
+    assert_close(halo_sim_cost_wake_compute(&p, 1e-4, 16e-3), 0.9, 1e-12);
+    assert_close(halo_sim_cost_wake_compute(&p, 4e-4, 1e-3), 0.3, 1e-12);
+    /* half-way in log between the sizes, at 2 ms off the CPU (half-way between 1 and 4 ms) */
+    double w = sqrt(4e-4 * 4e-3);
+    assert_close(halo_sim_cost_wake_compute(&p, w, 2e-3), 0.5 * (0.4 + 0.075), 1e-12);
+    assert_true(halo_sim_cost_wake_compute(&p, w, 0) == 0);
+}
+
 /* Cores are served in arrival order: a task runs at full speed on the core it gets, the
  * others queue. 4 symmetric trainers on 2 cores take twice the time of 4 cores per step (the
  * same work, half the cores); each one's compute is no slower (the trainer that queues for a
@@ -1340,6 +1430,8 @@ int main(void)
         cmocka_unit_test(pipeline_threads_do_not_count_beyond_the_cores),
         cmocka_unit_test(each_kind_of_work_pays_its_own_penalty),
         cmocka_unit_test(penalties_measured_on_training_replace_the_units),
+        cmocka_unit_test(a_step_back_from_a_wait_runs_slower),
+        cmocka_unit_test(a_short_step_pays_the_small_probes_slow_down),
         cmocka_unit_test(tasks_give_their_core_up_at_the_end_of_a_slice),
         cmocka_unit_test(waiting_threads_poll_on_an_oversubscribed_machine),
         cmocka_unit_test(every_waiting_thread_polls_up_to_a_fair_share),
