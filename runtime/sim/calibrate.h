@@ -60,8 +60,9 @@ int halo_sim_calib_elem(const halo_sim_calib_opts *o, double *elem_s);
 /* The GEMM rate table of p (one thread): a layer's forward, dW and dX GEMMs at every (rows,
  * in, out) of a 4 x 4 x 4 grid (rows 64..32768, in 16..1024, out 4..256). */
 int halo_sim_calib_gemm_table(const halo_sim_calib_opts *o, halo_sim_profile *p);
-/* p's wake_sample and wake_compute: how much slower a batch's sampling and a training step run
- * right after their thread slept each of halo_sim_wake_gap's gaps (one thread; about 2 s). */
+/* p's wake_* figures: how much slower a batch's sampling and a training step of two sizes
+ * (wake_step_s, wake_small_s) run right after their thread slept each of halo_sim_wake_gap's
+ * gaps (one thread; about 3 s). */
 int halo_sim_calib_wake(const halo_sim_calib_opts *o, halo_sim_profile *p);
 /* The graph-dependent constants on part 0 of the partition pdir (halo calibrate --graph):
  * sampling per frontier node and per edge on a frontier of its training nodes and of the

@@ -226,8 +226,6 @@ static double stage_pen(const halo_sim_cost *c, int stage)
                                   : c->pen_gather;
 }
 
-/* Starts `work` core-seconds on `threads` threads for simulated thread tid; pen: its
- * slow-down per trainer process beyond the cores (< 0: its stage's). */
 int halo_sim_wake_kind(int stage)
 {
     return stage == STAGE_SAMPLE                                ? 0
@@ -235,6 +233,8 @@ int halo_sim_wake_kind(int stage)
                                                                  : -1;
 }
 
+/* Starts `work` core-seconds on `threads` threads for simulated thread tid; pen: its
+ * slow-down per trainer process beyond the cores (< 0: its stage's). */
 void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen)
 {
     int mi = c->rk[c->th[tid].rank].machine;

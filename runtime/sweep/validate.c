@@ -778,18 +778,26 @@ static void check_runs(const halo_validate_opts *o, const halo_vresult *r, int n
     }
     bool busy = !o->realtime && s->busy_max > o->max_busy * cores;
     bool spread = s->spread_max > o->max_spread;
-    if (s->why[0] == '\0' && (busy || spread)) {
-        char b[160] = "", e[160] = "";
+    /* a configuration measured again lands that far from itself in the median: no model of
+       the machine can be judged closer than that (three configurations or more) */
+    bool noisy = o->max_repeat_spread > 0 && s->nnoise >= 3 &&
+                 s->noise_median > 100 * o->max_repeat_spread;
+    if (s->why[0] == '\0' && (busy || spread || noisy)) {
+        char b[160] = "", e[160] = "", q[160] = "";
         if (busy) {
             snprintf(b, sizeof b, "%.2f of %d cores used by other work before configuration %d "
-                     "(limit %.2f)", s->busy_max, cores, s->busy_at, o->max_busy * cores);
+                     "(limit %.2f), ", s->busy_max, cores, s->busy_at, o->max_busy * cores);
         }
         if (spread) {
-            snprintf(e, sizeof e, "epoch times spread %.0f%% in configuration %d (limit %.0f%%)",
+            snprintf(e, sizeof e, "epoch times spread %.0f%% in configuration %d (limit %.0f%%), ",
                      100 * s->spread_max, s->spread_at, 100 * o->max_spread);
         }
-        snprintf(s->why, sizeof s->why, "machine too loaded to measure: %s%s%s", b,
-                 busy && spread ? ", " : "", e);
+        if (noisy) {
+            snprintf(q, sizeof q, "a configuration's repeated runs spread %.1f%% in the median "
+                     "(limit %.0f%%), ", s->noise_median, 100 * o->max_repeat_spread);
+        }
+        snprintf(s->why, sizeof s->why, "machine too loaded to measure: %s%s%s", b, e, q);
+        s->why[strlen(s->why) - 2] = '\0'; /* the last ", " */
     }
     s->fit = s->why[0] == '\0';
 }

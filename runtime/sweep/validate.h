@@ -142,6 +142,8 @@ typedef struct halo_validate_opts {
     bool realtime;             /* measured runs under SCHED_RR priority 1 (chrt -r 1) */
     double max_busy;           /* other work above this share of the cores: unfit */
     double max_spread;         /* timed epochs spread above this share of their median: unfit */
+    double max_repeat_spread;  /* with --repeats, the median spread between a configuration's
+                                  runs above this share: unfit (0: not judged) */
     double timeout;            /* seconds per command */
     int priority;              /* nice value of the measured runs (0: as this process) */
 } halo_validate_opts;

@@ -115,6 +115,16 @@ check "... and in the summary" grep -qE "^repeats: 3 configurations measured mor
 check "... and in the CSV" bash -c "
     head -n 1 '$T/or/sim_vs_measured.csv' | grep -q ',repeats,repeat_spread,key$' &&
     [ \$(awk -F, 'NR > 1 && \$(NF - 2) == 2' '$T/or/sim_vs_measured.csv' | wc -l) -eq 3 ]"
+# a draw whose configurations land far from themselves when measured again cannot validate a
+# model: with a limit under their spread it is refused, one line naming the spread, exit 4
+"${V[@]}" --profile "$T/p.lua" --out "$T/orq" --repeats 2 --max-repeat-spread 0.00001 >"$T/runrq" 2>&1
+rc=$?
+[ $rc -eq 4 ] && ok "--max-repeat-spread under the repeats' spread: unfit (exit 4)" ||
+    not_ok "--max-repeat-spread under the repeats' spread: unfit (exit 4, got $rc)"
+check "... saying how far the repeats spread in the median" grep -qE \
+    "^UNFIT: machine too loaded to measure: a configuration's repeated runs spread [0-9.]+% in the median \(limit 0%\)" "$T/runrq"
+check_fails "--max-repeat-spread 11 is refused" "--max-repeat-spread 0\.\.10" \
+    "${V[@]}" --profile "$T/p.lua" --out "$T/orq2" --max-repeat-spread 11
 first=$(awk -F, '$1 == 1 { print $NF }' "$T/o1/sim_vs_measured.csv")
 slow=""
 for f in $newruns; do
