@@ -127,5 +127,5 @@ return {
         compute = 1, -- scale of the compute stage's time (1 = not fitted)
         allreduce = 1, -- scale of the allreduce's latency per ring step (1 = not fitted)
     },
-    validation = { seed = 47, configs = 20, median_pct = 8.2, worst_pct = 37.5, stage_median_pct = 27.9, fit = true, date = "2026-12-03 15:15 UTC" },
+    validation = { seed = 47, configs = 20, median_pct = 8.2, worst_pct = 37.5, stage_median_pct = 27.9, fit = true, date = "2026-12-03 16:04 UTC" },
 }
