@@ -132,7 +132,7 @@ static bool validate_opts_ok(const halo_validate_opts *o)
     return o->configs >= 1 && o->configs <= 10000 && o->timeout > 0 && o->priority >= -20 &&
            o->priority <= 19 && o->repeats >= 1 && o->repeats <= 9 && o->max_load >= 0 &&
            o->max_busy > 0 && o->max_spread > 0 && o->max_repeat_spread >= 0 &&
-           o->max_repeat_spread < 10;
+           o->max_repeat_spread <= 10;
 }
 
 /* `halo sim validate`: configurations drawn from a space, measured and simulated. */

@@ -561,7 +561,9 @@ fail:
 /* Two sizes: 128 seeds at fanouts 10,10 and hidden 128 (the sampling's figures and the large
  * step's, about 2.3 ms here), 64 seeds at fanouts 5,5 and hidden 32 (the small step's, about
  * 0.35 ms: a refill weighs more on a short step; a 0.1 ms step read 0.5-0.7 already after
- * 0.25 ms, which training's short waits, mostly polls, do not show). */
+ * 0.25 ms, which training's short waits, mostly polls, do not show). The small size's
+ * sampling is timed too, so that its steps follow a sampling as the large one's do; its
+ * figures are not kept. */
 int halo_sim_calib_wake(const halo_sim_calib_opts *o, halo_sim_profile *p)
 {
     int64_t nodes = o->quick ? (int64_t)1 << 15 : (int64_t)1 << 17;

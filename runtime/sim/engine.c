@@ -123,6 +123,8 @@ static int ar_index(const brec *r)
     return 2 * r->layers + 2;
 }
 
+static void spin(halo_sim_cost *c, int tid, int on);
+
 /* Continues thread tid after its current step at time t (>= now). */
 static void resume_at(halo_sim_cost *c, int tid, double t)
 {
@@ -132,7 +134,8 @@ static void resume_at(halo_sim_cost *c, int tid, double t)
 
 /* Continues thread tid after its exchange whose rank part is xr: at t, the end of the transfer
  * and of its own work, or later at its netem floor, which it sleeps to (the runtime's
- * clock_nanosleep); a thread that slept pays the sleep's CPU (wake_s) before its next step.
+ * clock_nanosleep; it polls no more from here: the runtime polls until the exchange's messages
+ * are in); a thread that slept pays the sleep's CPU (wake_s) before its next step.
  * Returns when it continues. */
 static double xchg_resume(halo_sim_cost *c, const xrank *xr, double t)
 {
@@ -140,6 +143,7 @@ static double xchg_resume(halo_sim_cost *c, const xrank *xr, double t)
     if (xr->netem > 0 && floor_t > t) {
         t = floor_t;
         c->th[xr->thread].wake = c->wake_s > 0;
+        spin(c, xr->thread, 0);
     }
     resume_at(c, xr->thread, t);
     return t;
@@ -305,13 +309,6 @@ static void xchg_arrive(halo_sim_cost *c, int tid, int xi)
 static void cpu_done(halo_sim_cost *c, int tid)
 {
     sim_thread *t = &c->th[tid];
-    if (t->wake != 2) {
-        t->cpu_end = c->now;
-        int kind = halo_sim_wake_kind(t->stage);
-        if (kind >= 0) {
-            t->idle_mark[kind] = t->idle;
-        }
-    }
     if (t->wake == 2) { /* the wake-up after an emulated delay: its next step now */
         t->wake = 0;
         if (t->stage == STAGE_ALLREDUCE) {
@@ -319,6 +316,11 @@ static void cpu_done(halo_sim_cost *c, int tid)
         }
         thread_run(c, tid);
         return;
+    }
+    t->cpu_end = c->now;
+    int kind = halo_sim_wake_kind(t->stage);
+    if (kind >= 0) {
+        t->idle_mark[kind] = t->idle;
     }
     const step *s = &t->steps[t->pc];
     if (s->kind != STEP_XCHG) {

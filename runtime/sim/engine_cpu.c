@@ -17,11 +17,11 @@ static bool spared(const halo_sim_cost *c, const cpu_task *k)
            (t->stage == STAGE_COMPUTE || t->stage == STAGE_COPY);
 }
 
-/* Speeds of the running tasks, at most one: rate[1] of a pipelined trainer's compute (spared),
- * rate[0] of every other. While tasks queue for the cores, the running ones get share_eff of
- * their speed (what halo calibrate measured for more busy threads than cores; 0: not measured,
- * full speed). More trainer processes with work than cores make each task's work itself larger
- * (halo_sim_cpu_crowded). */
+/* Speeds of the running tasks: rate[1] of a pipelined trainer's compute (spared), rate[0] of
+ * every other. While tasks queue for the cores, the running ones other than that compute get
+ * share_eff of their speed (what halo calibrate measured for more busy threads than cores; 0:
+ * not measured, full speed). More trainer processes with work than cores make each task's work
+ * itself larger (halo_sim_cpu_crowded). */
 static void cpu_rates(const halo_sim_cost *c, const sim_machine *m, double rate[2])
 {
     int queued = 0;
@@ -29,7 +29,13 @@ static void cpu_rates(const halo_sim_cost *c, const sim_machine *m, double rate[
         queued = m->task[i].held == 0;
     }
     double eff = queued && c->pf.share_eff > 0 ? c->pf.share_eff : 1.0;
-    rate[0] = rate[1] = eff;
+    /* ... a pipelined trainer's compute at full speed: the runtime's trainer computes a batch
+       at the pace of its CPU clock while its samplers and fetch thread share what is left
+       (docs/sim-model.md; until the sixteenth pass it lost share_eff too, and the compute's
+       time of the pipelined runs of held-out seeds 76-78 was 24-48 % long in the signed
+       median of each group, its CPU within 7 %) */
+    rate[0] = eff;
+    rate[1] = 1.0;
     /* threads waiting in exchanges poll (a spin that yields, then short sleeps): with more
        busy threads than cores and every core taken, each takes poll_frac of a core from the
        running tasks (what halo calibrate measures per second a rank waits), at most a fair
@@ -58,7 +64,7 @@ static void cpu_rates(const halo_sim_cost *c, const sim_machine *m, double rate[
         double lost_other = other > 0 ? lost * held / other : lost;
         lost_other = other > 0 && lost_other > 0.9 ? 0.9 : lost_other;
         rate[0] = eff * (1.0 - lost_other);
-        rate[1] = eff * (1.0 - (other > 0 ? 0 : lost));
+        rate[1] = 1.0 - (other > 0 ? 0 : lost);
     }
 }
 
@@ -257,11 +263,10 @@ void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, dou
         th->idle += c->now - th->cpu_end;
         th->cpu_end = c->now;
         int kind = halo_sim_wake_kind(st);
-        double gap = th->idle - th->idle_mark[kind >= 0 ? kind : 0];
         if (kind == 0) {
-            work *= 1.0 + halo_sim_cost_wake_pen(c->pf.wake_sample, gap);
+            work *= 1.0 + halo_sim_cost_wake_pen(c->pf.wake_sample, th->idle - th->idle_mark[0]);
         } else if (kind == 1) {
-            work *= 1.0 + halo_sim_cost_wake_compute(&c->pf, work, gap);
+            work *= 1.0 + halo_sim_cost_wake_compute(&c->pf, work, th->idle - th->idle_mark[1]);
         }
     }
     /* the work goes on the thread's own clock as it is done (a compute on k threads: its

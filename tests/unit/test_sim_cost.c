@@ -745,6 +745,10 @@ static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
 static double pen_kind[3] = {-1, -1, -1};
 /* Latency of a message between the ranks (0: none, exchanges take no time). */
 static double lat_between = 0;
+/* The profile's share_eff (0: not measured, full speed). */
+static double share_between = 0;
+/* The emulated delay of every exchange that moves bytes (netem_lat_s; 0: none). */
+static double delay_between = 0;
 /* The crowding probe's penalties (sampling, fetch, compute) and its ranks (0: none). */
 static double crowd[4] = {0, 0, 0, 0};
 
@@ -763,6 +767,8 @@ static void contended_ranks(int cores, int trainers, int depth, double big, doub
     p.crowd_ranks = crowd[3];
     p.slice_s = slice;
     p.poll_frac = poll;
+    p.share_eff = share_between;
+    p.netem_lat_s = delay_between;
     p.shm_lat_s = lat_between;
     p.device = HALO_SIM_DEVICE_CPU;
     p.sample_node_s = 1e-6;
@@ -784,6 +790,9 @@ static void contended_ranks(int cores, int trainers, int depth, double big, doub
         w->lookups = 2000;
         w->local_rows = 1000;
         w->row_bytes = 400;
+    }
+    for (int r = 0; r < trainers && delay_between > 0; r++) {
+        tw_pull(&tw, r, (r + 1) % trainers, 100); /* bytes to delay */
     }
     run_epoch(&o, &tw, 10, s);
     tw_free(&tw);
@@ -885,6 +894,50 @@ static void pollers_spare_a_pipelined_trainers_compute(void **state)
     assert_close(b[0].compute_cpu_s, a[0].compute_cpu_s, 1e-9); /* the same work */
     assert_close(b[0].compute_s, b[0].compute_cpu_s, 0.01);
     assert_true(b[0].time_s > 1.1 * a[0].time_s);
+}
+
+/* ... nor does the sharing's efficiency: 2 trainers on 2 cores at depth 1, share_eff 0.5.
+ * While tasks queue the samplers and fetch threads run at half speed, so the epoch and the
+ * sampling take longer; a pipelined trainer's compute keeps its pace (its time is its CPU,
+ * as measured; until the sixteenth pass it lost the share too, and the compute of the
+ * pipelined runs of seeds 76-78 was 24-48 % long). At depth 0 the compute loses it. */
+static void sharing_spares_a_pipelined_trainers_compute(void **state)
+{
+    (void)state;
+    halo_epoch_stats a[2], b[2];
+    lat_between = 200e-6;
+    contended_ranks(2, 2, 1, 4, 0, 0, 0, a);
+    share_between = 0.5;
+    contended_ranks(2, 2, 1, 4, 0, 0, 0, b);
+    share_between = 0;
+    lat_between = 0;
+    assert_true(b[0].compute_cpu_s > 0);
+    assert_close(b[0].compute_s, b[0].compute_cpu_s, 0.01);
+    assert_close(b[0].compute_s, a[0].compute_s, 0.01);
+    assert_true(b[0].sample_s > 1.1 * a[0].sample_s && b[0].time_s > a[0].time_s);
+    halo_epoch_stats c = contended(2, 4);
+    share_between = 0.5;
+    halo_epoch_stats d = contended(2, 4);
+    share_between = 0;
+    assert_true(d.compute_s > 1.2 * c.compute_s);
+}
+
+/* A thread that sleeps to its emulated delay's deadline does not poll (the runtime polls
+ * until the exchange's messages are in, then sleeps): 2 symmetric trainers on 2 cores at depth
+ * 1, pulling rows from each other, every exchange that moves bytes 5 ms long. The threads
+ * wait in those sleeps far longer than for each other, so pollers at 0.2 of a core each leave
+ * the epoch as it was (0.4 % shorter; until the sixteenth pass a sleeping thread counted as a
+ * poller: 2.7 % longer). */
+static void threads_asleep_to_a_delay_do_not_poll(void **state)
+{
+    (void)state;
+    halo_epoch_stats a[2], b[2];
+    delay_between = 5e-3;
+    contended_ranks(2, 2, 1, 1, 0, 0, 0, a);
+    contended_ranks(2, 2, 1, 1, 0, 0, 0.2, b);
+    delay_between = 0;
+    assert_true(a[0].time_s > 0.02);
+    assert_true(b[0].time_s < 1.015 * a[0].time_s);
 }
 
 /* The oversubscription penalty: 4 processes on 2 cores with penalty 0.5 run their CPU work
@@ -1436,6 +1489,8 @@ int main(void)
         cmocka_unit_test(waiting_threads_poll_on_an_oversubscribed_machine),
         cmocka_unit_test(every_waiting_thread_polls_up_to_a_fair_share),
         cmocka_unit_test(pollers_spare_a_pipelined_trainers_compute),
+        cmocka_unit_test(sharing_spares_a_pipelined_trainers_compute),
+        cmocka_unit_test(threads_asleep_to_a_delay_do_not_poll),
         cmocka_unit_test(timeline_holds_every_stage_on_its_thread),
         cmocka_unit_test(flops_are_the_models_gemms),
         cmocka_unit_test(embedding_exchanges_are_charged_to_the_compute),
