@@ -1,4 +1,4 @@
--- Measured by `halo calibrate` on vm (Intel(R) Xeon(R) Processor, 2 cores online) on 2026-12-03 06:09 UTC; each figure the median of 3 passes.
+-- Measured by `halo calibrate` on vm (AMD EPYC, 2 cores online) on 2026-12-03 19:19 UTC; each figure the median of 3 passes.
 -- CPU and device figures: one core (one thread), device cpu; halo sim scales
 -- machines and trainers. network.shm_*: 2 local ranks over MPI shared memory;
 -- network.oversub_lat_us: exchanges of 2 x cores local ranks (oversubscribed);
@@ -12,49 +12,67 @@ return {
     trainers = 1, -- trainers (ranks; GPUs when device is gpu) per machine
     cores = 2, -- CPU cores per machine, shared by its trainers' threads
     cpu = {
-        sample_edge_ns = 7.816, -- ns: per sampled edge (draw + write), one core
-        sample_node_ns = 29.93, -- ns: per frontier node sampled (row lookup, offsets), one core
-        sample_copy_ns = 0.3846, -- ns: per edge of a list taken whole (in-degree <= fanout; 0: sample_edge_ns), one core
-        sample_long_ns = 24.22, -- ns: per edge drawn from a long list (in-degree > 64; 0: sample_edge_ns), one core
-        block_node_ns = 0.3937, -- ns: per source node when building a block (dedup hash), one core
-        block_edge_ns = 3.776, -- ns: per hash operation of a block being built (a destination inserted, an edge looked up; 0: not measured), one core
-        gather_GBps = 8.998, -- GB/s: gather of random feature rows (local copy), one core
-        gather_row_ns = 3.605, -- ns: per gathered feature row besides its bytes (0: bytes only), one core
-        memcpy_GBps = 14.52, -- GB/s: sequential copy, one core
-        lookup_node_ns = 22.82, -- ns: per remote id looked up in the cache, one core
-        fetch_node_ns = 14.87, -- ns: per input node of a batch in the fetch besides its gathers (0: not measured), one core
-        fetch_GBps = 5.703, -- GB/s: the fetch's rows, gathered, received or served (0: gather_GBps), one core
+        sample_edge_ns = 9.16, -- ns: per sampled edge (draw + write), one core
+        sample_node_ns = 57.48, -- ns: per frontier node sampled (row lookup, offsets), one core
+        sample_copy_ns = 0.3554, -- ns: per edge of a list taken whole (in-degree <= fanout; 0: sample_edge_ns), one core
+        sample_long_ns = 36.26, -- ns: per edge drawn from a long list (in-degree > 64; 0: sample_edge_ns), one core
+        block_node_ns = 7.968, -- ns: per source node when building a block (dedup hash), one core
+        block_edge_ns = 4.687, -- ns: per hash operation of a block being built (a destination inserted, an edge looked up; 0: not measured), one core
+        gather_GBps = 7.576, -- GB/s: gather of random feature rows (local copy), one core
+        gather_row_ns = 9.677, -- ns: per gathered feature row besides its bytes (0: bytes only), one core
+        memcpy_GBps = 10.07, -- GB/s: sequential copy, one core
+        lookup_node_ns = 50.14, -- ns: per remote id looked up in the cache, one core
+        fetch_node_ns = 8.061, -- ns: per input node of a batch in the fetch besides its gathers (0: not measured), one core
+        fetch_GBps = 3.279, -- GB/s: the fetch's rows, gathered, received or served (0: gather_GBps), one core
         fetch_cold_MiB = 39.0625, -- MiB: feature bytes per rank fetch_GBps was measured on, caches emptied before each batch (0: fetch_GBps at every table size)
-        fetch_warm_GBps = 11.08, -- GB/s: the fetch's rows from a table that stays in the caches (0: fetch_GBps at every table size), one core
+        fetch_warm_GBps = 5.508, -- GB/s: the fetch's rows from a table that stays in the caches (0: fetch_GBps at every table size), one core
         fetch_warm_MiB = 1, -- MiB: feature bytes per rank fetch_warm_GBps was measured on
-        fetch_kept_GBps = 8.262, -- GB/s: the fetch's rows from a table of fetch_cold_MiB fetched batch after batch, nothing between them (0: not measured), one core
-        hook_us = 0.545, -- us: per policy hook call (cache_batch), fixed part
-        hook_unit_ns = 3.962, -- ns: per unit of work a policy hook's budget is charged (a Lua instruction; 0: not measured)
-        oversub_penalty = 0.01319, -- slow-down per trainer process beyond the cores, relative to the cores, of gathers (fetch, aggregation, element passes; 0 = none)
-        oversub_warm = 0.03659, -- oversub_penalty of gathers from a table of fetch_warm_MiB, the fetch's between the two sizes interpolated (with fetch_warm_GBps only)
-        oversub_gemm = 0.008071, -- the same for the compute's GEMMs (0 = none)
-        oversub_sample = 0.1264, -- the same for the sampling stage (0 = none)
-        corun_sample = 0.004689, -- slow-down of the sampling stage while every core is busy, against alone (0 = none)
-        slice_us = 3.98e+03, -- us: time slice of a busy core: a task that ran this long while others wait gives it up (0: a task keeps its core to its end)
-        poll_frac = 0.07373, -- with more busy threads than cores, the share of a core a thread waiting in an exchange takes by polling (0 = none)
-        share_eff = 0.8843, -- with more busy threads than cores, the share of a fair split they get (0: not measured)
+        fetch_kept_GBps = 3.303, -- GB/s: the fetch's rows from a table of fetch_cold_MiB fetched batch after batch, nothing between them (0: not measured), one core
+        hook_us = 0.6415, -- us: per policy hook call (cache_batch), fixed part
+        hook_unit_ns = 5.923, -- ns: per unit of work a policy hook's budget is charged (a Lua instruction; 0: not measured)
+        oversub_penalty = 0.04257, -- slow-down per trainer process beyond the cores, relative to the cores, of gathers (fetch, aggregation, element passes; 0 = none)
+        oversub_warm = 0.1867, -- oversub_penalty of gathers from a table of fetch_warm_MiB, the fetch's between the two sizes interpolated (with fetch_warm_GBps only)
+        oversub_gemm = 0.0367, -- the same for the compute's GEMMs (0 = none)
+        oversub_sample = 0.02084, -- the same for the sampling stage (0 = none)
+        crowd_sample = 0.1236, -- slow-down per trainer process beyond the cores of the sampling stage, measured on training (used instead of oversub_* when crowd_ranks > 0)
+        crowd_fetch = 0.2362, -- the same for the fetch
+        crowd_compute = 0, -- the same for the compute
+        crowd_ranks = 4, -- trainer processes the crowding probe ran (0: not measured, oversub_* apply)
+        wake_sample_250us = 0, -- slow-down of a sampling step whose thread was off the CPU 250 us since its last one (its caches emptied; 0 = none)
+        wake_sample_1ms = 0, -- slow-down of a sampling step whose thread was off the CPU 1 ms since its last one (its caches emptied; 0 = none)
+        wake_sample_4ms = 0.06131, -- slow-down of a sampling step whose thread was off the CPU 4 ms since its last one (its caches emptied; 0 = none)
+        wake_sample_16ms = 0.0779, -- slow-down of a sampling step whose thread was off the CPU 16 ms since its last one (its caches emptied; 0 = none)
+        wake_compute_250us = 0.0108, -- the same for a compute or Adam step of wake_step_us, off the CPU 250 us since its last
+        wake_compute_1ms = 0.04681, -- the same for a compute or Adam step of wake_step_us, off the CPU 1 ms since its last
+        wake_compute_4ms = 0.1028, -- the same for a compute or Adam step of wake_step_us, off the CPU 4 ms since its last
+        wake_compute_16ms = 0.09373, -- the same for a compute or Adam step of wake_step_us, off the CPU 16 ms since its last
+        wake_step_us = 3275, -- us: us: the wake probe's large training step (0: wake_compute_* at every size)
+        wake_small_250us = 0.02064, -- the same for a step of wake_small_us (between the two sizes: in log seconds)
+        wake_small_1ms = 0.2785, -- the same for a step of wake_small_us (between the two sizes: in log seconds)
+        wake_small_4ms = 0.488, -- the same for a step of wake_small_us (between the two sizes: in log seconds)
+        wake_small_16ms = 0.5263, -- the same for a step of wake_small_us (between the two sizes: in log seconds)
+        wake_small_us = 313.4, -- us: us: the wake probe's small training step (0: none measured)
+        corun_sample = 0.07176, -- slow-down of the sampling stage while every core is busy, against alone (0 = none)
+        slice_us = 3944, -- us: time slice of a busy core: a task that ran this long while others wait gives it up (0: a task keeps its core to its end)
+        poll_frac = 0.1532, -- with more busy threads than cores, the share of a core a thread waiting in an exchange takes by polling (0 = none)
+        share_eff = 0.9412, -- with more busy threads than cores, the share of a fair split they get (0: not measured)
         share_threads = 4, -- threads share_eff was measured with (0: not measured)
     },
     network = {
-        shm_lat_us = 0.2928, -- us: latency of a message between ranks of one machine
-        oversub_lat_us = 3.561, -- us: the same when the machine's ranks outnumber its cores (0 or absent: shm_lat_us)
-        shm_GBps = 11.95, -- GB/s: bandwidth between ranks of one machine, per flow
-        net_lat_us = 3.389, -- us: latency of a message between machines
+        shm_lat_us = 0.2547, -- us: latency of a message between ranks of one machine
+        oversub_lat_us = 9.817, -- us: the same when the machine's ranks outnumber its cores (0 or absent: shm_lat_us)
+        shm_GBps = 7.918, -- GB/s: bandwidth between ranks of one machine, per flow
+        net_lat_us = 7.17, -- us: latency of a message between machines
         nics = 1, -- NICs per machine (its trainers share them evenly)
-        nic_GBps = 6.344, -- GB/s: bandwidth of one NIC, each direction
-        msg_overhead_us = 0.1416, -- us: CPU time per message sent or received
-        allreduce_lat_us = 0.6203, -- us: per ring step of an allreduce, added to the link latency
+        nic_GBps = 2.195, -- GB/s: bandwidth of one NIC, each direction
+        msg_overhead_us = 0.168, -- us: CPU time per message sent or received
+        allreduce_lat_us = 2.135, -- us: per ring step of an allreduce, added to the link latency
     },
     netem = {
         lat_us = 0, -- us: emulated latency per exchange (halo train --netem lat=), 0 = off
         Gbit = 0, -- Gbit/s: emulated bandwidth in Gbit/s (halo train --netem bw=), 0 = infinite
-        over_us = 91.03, -- us: how late the sleep of an emulated delay wakes up on this machine, added to each delay
-        sleep_cpu_us = 25.66, -- us: CPU time of the sleeping thread per emulated delay it sleeps (timer, wake-up), on its stage
+        over_us = 100.6, -- us: how late the sleep of an emulated delay wakes up on this machine, added to each delay
+        sleep_cpu_us = 27.93, -- us: CPU time of the sleeping thread per emulated delay it sleeps (timer, wake-up), on its stage
     },
     pcie = {
         pinned_GBps = 0, -- GB/s: host-to-device copies from pinned memory
@@ -64,61 +82,77 @@ return {
     },
     device = {
         kind = "cpu", -- where a trainer computes: "cpu" or "gpu"
-        gemm_TFLOPs = 0.1738, -- TFLOP/s: GEMM rate of one trainer (gpu: one GPU; cpu: one core)
-        agg_GBps = 18.41, -- GB/s: sparse aggregation (mean of neighbour rows), bytes of rows read
-        agg_edge_ns = 0.5362, -- ns: per aggregated edge besides its row's bytes (0: bytes only)
-        elem_ns = 0.5796, -- ns: per element of a layer's elementwise passes (bias, ReLU, dropout, copies; 0: none)
-        step_overhead_us = 1.945, -- us: fixed time per training step (launches, loss, optimiser)
-        adam_GBps = 1.717, -- GB/s: the optimiser's pass over the parameters, bytes of parameters
+        gemm_TFLOPs = 0.09609, -- TFLOP/s: GEMM rate of one trainer (gpu: one GPU; cpu: one core)
+        agg_GBps = 9.575, -- GB/s: sparse aggregation (mean of neighbour rows), bytes of rows read
+        agg_edge_ns = 0.9631, -- ns: per aggregated edge besides its row's bytes (0: bytes only)
+        elem_ns = 0.5807, -- ns: per element of a layer's elementwise passes (bias, ReLU, dropout, copies; 0: none)
+        step_overhead_us = 2.954, -- us: fixed time per training step (launches, loss, optimiser)
+        adam_GBps = 0.8608, -- GB/s: the optimiser's pass over the parameters, bytes of parameters
         gemm_table = { -- {rows, in, out, GFLOP/s of a layer's forward, dW and dX GEMMs}, one core
-            {64, 16, 4, 37.12},
-            {64, 16, 16, 102.8},
-            {64, 16, 64, 131.4},
-            {64, 16, 256, 124.7},
-            {64, 64, 4, 72.55},
-            {64, 64, 16, 118.4},
-            {64, 64, 64, 144.1},
-            {64, 64, 256, 127.9},
-            {64, 256, 4, 71.99},
-            {64, 256, 16, 111.8},
-            {64, 256, 64, 131.6},
-            {64, 256, 256, 143.5},
-            {64, 1024, 4, 50.1},
-            {64, 1024, 16, 91.56},
-            {64, 1024, 64, 130.8},
-            {64, 1024, 256, 144.1},
-            {512, 16, 4, 42.46},
-            {512, 16, 16, 97.5},
-            {512, 16, 64, 127.2},
-            {512, 16, 256, 101.6},
-            {512, 64, 4, 72.73},
-            {512, 64, 16, 119.7},
-            {512, 64, 64, 135},
-            {512, 64, 256, 151},
-            {512, 256, 4, 79.6},
-            {512, 256, 16, 103.7},
-            {512, 256, 64, 152.8},
-            {512, 256, 256, 188.6},
-            {512, 1024, 4, 27.58},
-            {512, 1024, 16, 83.83},
-            {512, 1024, 64, 139.3},
-            {512, 1024, 256, 168.6},
-            {4096, 16, 4, 40.64},
-            {4096, 16, 16, 78.64},
-            {4096, 16, 64, 91.58},
-            {4096, 16, 256, 80.56},
-            {4096, 64, 4, 33.54},
-            {4096, 64, 16, 90.95},
-            {4096, 64, 64, 127.7},
-            {4096, 64, 256, 133.1},
-            {4096, 256, 4, 28.1},
-            {4096, 256, 16, 86.4},
-            {4096, 256, 64, 139.8},
-            {4096, 256, 256, 179.3},
-            {4096, 1024, 4, 23},
-            {4096, 1024, 16, 73.02},
-            {4096, 1024, 64, 141.4},
-            {4096, 1024, 256, 180.5},
+            {64, 16, 4, 29.93},
+            {64, 16, 16, 67.7},
+            {64, 16, 64, 88.24},
+            {64, 16, 256, 98.41},
+            {64, 64, 4, 53.08},
+            {64, 64, 16, 85.17},
+            {64, 64, 64, 95.36},
+            {64, 64, 256, 87.25},
+            {64, 256, 4, 60.78},
+            {64, 256, 16, 92.33},
+            {64, 256, 64, 87},
+            {64, 256, 256, 92.69},
+            {64, 1024, 4, 36.69},
+            {64, 1024, 16, 59.61},
+            {64, 1024, 64, 84.73},
+            {64, 1024, 256, 93.2},
+            {512, 16, 4, 34.44},
+            {512, 16, 16, 77.14},
+            {512, 16, 64, 88.81},
+            {512, 16, 256, 72.25},
+            {512, 64, 4, 59.13},
+            {512, 64, 16, 90.6},
+            {512, 64, 64, 86.59},
+            {512, 64, 256, 92.06},
+            {512, 256, 4, 67.39},
+            {512, 256, 16, 74.22},
+            {512, 256, 64, 96.73},
+            {512, 256, 256, 101.6},
+            {512, 1024, 4, 23.58},
+            {512, 1024, 16, 61.35},
+            {512, 1024, 64, 86.05},
+            {512, 1024, 256, 93.79},
+            {4096, 16, 4, 34.55},
+            {4096, 16, 16, 61.44},
+            {4096, 16, 64, 75.24},
+            {4096, 16, 256, 69.38},
+            {4096, 64, 4, 34.83},
+            {4096, 64, 16, 74.91},
+            {4096, 64, 64, 87.7},
+            {4096, 64, 256, 77.07},
+            {4096, 256, 4, 30.75},
+            {4096, 256, 16, 64.66},
+            {4096, 256, 64, 74.28},
+            {4096, 256, 256, 90.5},
+            {4096, 1024, 4, 12.45},
+            {4096, 1024, 16, 38.15},
+            {4096, 1024, 64, 70.21},
+            {4096, 1024, 256, 91.52},
+            {32768, 16, 4, 25.68},
+            {32768, 16, 16, 62.7},
+            {32768, 16, 64, 52.45},
+            {32768, 16, 256, 41.65},
+            {32768, 64, 4, 24.83},
+            {32768, 64, 16, 54.28},
+            {32768, 64, 64, 63.24},
+            {32768, 64, 256, 75.22},
+            {32768, 256, 4, 12.5},
+            {32768, 256, 16, 44.31},
+            {32768, 256, 64, 71.64},
+            {32768, 256, 256, 90.29},
+            {32768, 1024, 4, 11.63},
+            {32768, 1024, 16, 35.22},
+            {32768, 1024, 64, 68.64},
+            {32768, 1024, 256, 89.46},
         },
     },
     fit = {
@@ -127,5 +161,5 @@ return {
         compute = 1, -- scale of the compute stage's time (1 = not fitted)
         allreduce = 1, -- scale of the allreduce's latency per ring step (1 = not fitted)
     },
-    validation = { seed = 47, configs = 20, median_pct = 8.2, worst_pct = 37.5, stage_median_pct = 27.9, fit = true, date = "2026-12-03 16:04 UTC" },
+    validation = { seed = 47, configs = 20, median_pct = 7.6, worst_pct = 29.2, stage_median_pct = 25.6, fit = false, date = "2026-12-03 20:01 UTC" },
 }
