@@ -12,11 +12,17 @@
 #define HALO_CALIB_MAX_UNITS 64
 
 /* What one MPI probe measured between two ranks. */
+/* Floats of the large allreduce the probe times (512 KiB: the gradients of a GraphSAGE of
+ * hidden width 128 to 256 on features of 100 or so) */
+#define HALO_CALIB_AR_FLOATS (128 << 10)
+
 typedef struct mpi_figs {
     double lat_s;       /* half the round trip of an 8-byte ping-pong */
     double bw;          /* bytes/s of a 4 MiB ping-pong (both directions counted) */
     double overhead_s;  /* seconds per 8-byte message streamed one way */
     double allreduce_s; /* seconds per allreduce of one float */
+    double allreduce_big_s; /* seconds per allreduce of HALO_CALIB_AR_FLOATS floats, the median
+                               block */
     double unit[HALO_UNIT_PARTS]; /* CPU seconds of a unit of step work's parts with a core
                                      per rank (units) */
     double fetch[4][5]; /* the fetch probe's runs (calibrate_fetch.h: narrow rows, wide rows,

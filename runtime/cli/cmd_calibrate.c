@@ -153,6 +153,7 @@ static int run_probe(const char *mpirun, const char *exe, const char *dir, bool 
                       : strcmp(key, "bw_Bps") == 0      ? &f->bw
                       : strcmp(key, "overhead_s") == 0  ? &f->overhead_s
                       : strcmp(key, "allreduce_s") == 0 ? &f->allreduce_s
+                      : strcmp(key, "allreduce_big_s") == 0 ? &f->allreduce_big_s
                       : strcmp(key, "xchg_s") == 0      ? xchg
                       : strcmp(key, "poll_frac") == 0   ? poll
                                                         : NULL;
@@ -400,8 +401,9 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
                        NULL);
     if (rc == 0) {
         halo_info("calibrate: MPI over shared memory: latency %.3g us, %.4g GB/s, %.3g us per "
-                  "message, allreduce %.3g us (%.1f s)",
+                  "message, allreduce %.3g us, of %d KiB %.3g us (%.1f s)",
                   shm.lat_s * 1e6, shm.bw / 1e9, shm.overhead_s * 1e6, shm.allreduce_s * 1e6,
+                  (int)(HALO_CALIB_AR_FLOATS * sizeof(float) / 1024), shm.allreduce_big_s * 1e6,
                   halo_now() - t0);
         rc = run_probe(mpirun, exe, dir, true, quick, PROBE_LINKS, 2, &tcp, NULL, NULL, NULL, NULL);
     }
@@ -430,6 +432,11 @@ static int measure_links(const char *mpirun, bool quick, halo_sim_profile *p)
     /* two ranks: the allreduce is one exchange; what it adds beyond the latency, per step */
     double ar = shm.allreduce_s / 2 - shm.lat_s;
     p->allreduce_lat_s = halo_sim_calib_sig4(ar > 0 ? ar : 0);
+    /* the large allreduce against the one of a float: the seconds its bytes add */
+    double ar_bytes_s = shm.allreduce_big_s - shm.allreduce_s;
+    p->allreduce_bw = ar_bytes_s > 0 ? halo_sim_calib_sig4((double)HALO_CALIB_AR_FLOATS *
+                                                           sizeof(float) / ar_bytes_s)
+                                     : 0;
     /* the model charges an exchange of P local ranks ceil(log2 P) + 1 latencies (the count
      * all-to-all's rounds, then the payloads): the latency that reproduces the measured one */
     p->oversub_lat_s = halo_sim_calib_sig4(xchg / (ceil(log2((double)over)) + 1));

@@ -451,6 +451,8 @@ static void build_rank(halo_sim_cost *c, rwork *rw, const halo_sim_work *a, int 
     } else {
         rw->copy = 0;
         rw->adam = fc * params * ADAM_BYTES / p->adam_bw;
+        /* two passes over the gradients' bytes: the scaling into the buffer, the copy back */
+        rw->ar_pack = fc * 2.0 * params * sizeof(float) / p->memcpy_bw;
     }
     double gemm = 0;
     rw->fb = c->o.heads > 0 ? fb_split_gat(p, a, c->o.in_dim, c->o.hidden, c->o.classes,
@@ -708,6 +710,13 @@ void halo_sim_cost_setup(halo_sim_cost *c)
     c->ar_d1 = T > 1 ? (T - 1) * (c->lat_local + arl) +
                            (double)(T - 1) / T * B / p->shm_bw
                      : 0;
+    if (M == 1 && T > 1 && p->allreduce_bw > 0) {
+        /* one machine, the runtime's own allreduce measured (halo calibrate): MPI's in-place
+           non-blocking allreduce reduces up a binomial tree and broadcasts down it, each of
+           its 2 ceil(log2 T) rounds the whole buffer; ar_d1 is half of it */
+        double rounds = ceil(log2((double)T));
+        c->ar_d1 = rounds * (c->lat_local + arl + B / (2.0 * p->allreduce_bw));
+    }
     c->ar_bytes = M > 1 ? 2.0 * (M - 1) / M * B / T : 0;
     c->ar_lat = M > 1 ? 2.0 * (M - 1) * (p->net_lat_s + arl) : 0;
     if (c->netem && P > 1) {

@@ -32,6 +32,7 @@ enum { TH_TRAINER = 0, TH_FETCH = 1, TH_SAMPLER = 2 };
 
 /* Kinds of a stage program's steps. */
 enum { STEP_CPU, STEP_DELAY, STEP_XCHG };
+#define STEP_NO_CLOCK (-1)
 
 /* Events of the timeline (the ends of CPU tasks and transfers are kept apart, one key per
  * machine and NIC resource). */
@@ -41,7 +42,8 @@ enum { EV_THREAD, EV_XSTART, EV_ARMID };
 typedef struct step {
     int kind;    /* STEP_* */
     int threads; /* STEP_CPU: threads the work is spread over */
-    int xi;      /* STEP_XCHG: exchange number within the batch */
+    int xi;      /* STEP_XCHG: exchange number within the batch; STEP_CPU: STEP_NO_CLOCK keeps
+                    its CPU off every stage's CPU clock (as the runtime's clocks leave it) */
     double work; /* STEP_CPU: core-seconds; STEP_DELAY: seconds */
     double pen;  /* STEP_CPU: its slow-down per trainer process beyond the cores (< 0: its
                     stage's; sim/engine_cpu.c) */
@@ -82,6 +84,8 @@ typedef struct rwork {
                                       seconds */
     double overhead;               /* fixed per step */
     double adam;                   /* optimiser (GPU: with its two PCIe copies) */
+    double ar_pack;                /* CPU: the gradients scaled into the allreduce's buffer and
+                                      copied back after it (the allreduce stage's own passes) */
     double embed_apply;            /* sparse Adam of the embedding rows it owns (host) */
 } rwork;
 

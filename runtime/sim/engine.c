@@ -399,6 +399,9 @@ static void stage_program(halo_sim_cost *c, sim_thread *t, const brec *r)
         }
         break;
     default: /* STAGE_ALLREDUCE */
+        if (cpu) { /* the buffer's passes; the copy back is taken with the scaling, before */
+            add_step(t, STEP_CPU, w->ar_pack, 1, STEP_NO_CLOCK);
+        }
         add_step(t, STEP_XCHG, 0, 1, ar_index(r));
         if (r->embed) { /* the gradients to the owners, applied there before the dense Adam */
             add_step(t, STEP_XCHG, 0, 1, ar_index(r) + 3);

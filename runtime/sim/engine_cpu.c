@@ -275,6 +275,9 @@ void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, dou
     int clock = st == STAGE_COPY ? -1 : st == STAGE_SAMPLE ? 0 : st == STAGE_FETCH ? 1 : 2;
     if (c->th[tid].wake == 2 && st == STAGE_ALLREDUCE) {
         clock = -1; /* the allreduce's sleep is on no stage's CPU clock in the runtime */
+    } else if (th->wake != 2 && th->pc < th->nsteps && th->steps[th->pc].kind == STEP_CPU &&
+               th->steps[th->pc].xi == STEP_NO_CLOCK) {
+        clock = -1; /* nor are its buffer's passes */
     }
     cpu_task nt = {.rem = work / threads, .threads = k, .since = c->now, .thread = tid,
                    .got = c->now, .pen = pen >= 0 ? pen : stage_pen(c, st), .stage = clock};

@@ -191,6 +191,10 @@ static const pfield fields[] = {
      OFF(msg_overhead_s), "CPU time per message sent or received"},
     {"network", "allreduce_lat_us", "allreduce_lat_s", K_NUM, U_US, R_NONNEG, N_ALWAYS,
      OFF(allreduce_lat_s), "per ring step of an allreduce, added to the link latency"},
+    {"network", "allreduce_GBps", "allreduce_Bps", K_NUM, U_GBPS, R_NONNEG, N_NEVER,
+     OFF(allreduce_bw),
+     "the runtime's allreduce between 2 ranks of one machine: bytes of the buffer per second "
+     "beyond its latency; T ranks take ceil(log2 T) times as long (0: a ring at shm_GBps)"},
     {"netem", "lat_us", "lat_s", K_NUM, U_US, R_NONNEG, N_NEVER, OFF(netem_lat_s),
      "emulated latency per exchange (halo train --netem lat=), 0 = off"},
     {"netem", "Gbit", "Bps", K_NUM, U_GBIT, R_NONNEG, N_NEVER, OFF(netem_bw),

@@ -163,6 +163,10 @@ typedef struct halo_sim_profile {
     double adam_bw;            /* bytes/s of the optimiser's pass over parameters */
     /* collectives */
     double allreduce_lat_s;    /* per ring step, added to the link latency */
+    double allreduce_bw;       /* bytes/s of the runtime's allreduce between two ranks of one
+                                  machine beyond its latency; T ranks take ceil(log2 T) times
+                                  as long (its in-place binomial reduce, then broadcast); 0: a
+                                  ring at shm_bw */
     /* per-stage scale factors of halo calibrate --from-metrics (1 when absent: not fitted);
        each multiplies the modelled CPU/device time of its stage, bounded to [1/2, 2] */
     double fit_sample;         /* sampling and block building */

@@ -87,6 +87,9 @@ check "it measures a unit of step work with 2 x cores ranks against alone" \
 check "it prices a policy hook's charged work, into cpu.hook_unit_ns" bash -c "
     grep -qE 'policy hook [0-9.e+-]+ us per call, [0-9.e+-]+ ns per unit of charged work' '$T/progress' &&
     awk '/^ *hook_unit_ns = / { v = \$3; sub(/,\$/, \"\", v); ok = v + 0 > 0 } END { exit !ok }' '$T/here.lua'"
+check "it times the runtime's allreduce of 512 KiB, into network.allreduce_GBps" bash -c "
+    grep -qE 'allreduce [0-9.e+-]+ us, of 512 KiB [0-9.e+-]+ us' '$T/progress' &&
+    awk '/^ *allreduce_GBps = / { v = \$3; sub(/,\$/, \"\", v); ok = v + 0 > 0 } END { exit !ok }' '$T/here.lua'"
 fields="machines trainers cores sample_edge_ns sample_node_ns block_node_ns block_edge_ns gather_GBps memcpy_GBps
 lookup_node_ns hook_us shm_lat_us oversub_lat_us shm_GBps net_lat_us nics nic_GBps msg_overhead_us
 allreduce_lat_us lat_us Gbit pinned_GBps pageable_GBps pinned kind gemm_TFLOPs agg_GBps

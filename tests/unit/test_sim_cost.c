@@ -739,6 +739,53 @@ static void allreduce_is_a_ring_hierarchical_across_machines(void **state)
     assert_close(allreduce_time(&q, 1000000), 6 * (lat_shm + lat_ar) + 1.5 * B / shm, 1e-9);
 }
 
+/* A profile with the runtime's own allreduce measured (halo calibrate's probe): one machine's
+ * allreduce is MPI's in-place binomial reduce and broadcast, 2 ceil(log2 T) rounds of the
+ * whole buffer, each a latency and B / (2 allreduce_bw); on a CPU the trainer's two passes
+ * over the gradients (scaled into the buffer, copied back) are in the allreduce's time and
+ * on no stage's CPU clock. */
+static void allreduce_of_one_machine_is_the_runtimes_binomial(void **state)
+{
+    (void)state;
+    double B = 4e6, lat = 2e-6, lat_ar = 3e-6, arbw = 2e9;
+    halo_sim_profile p = fast_profile(1, 2, 8);
+    p.shm_lat_s = lat;
+    p.allreduce_lat_s = lat_ar;
+    p.allreduce_bw = arbw;
+    /* 2 ranks: one round each way, the buffer at allreduce_bw */
+    assert_close(allreduce_time(&p, 1000000), 2 * (lat + lat_ar) + B / arbw, 1e-9);
+    /* 3 and 4 ranks: two rounds each way */
+    for (int T = 3; T <= 4; T++) {
+        p.trainers = T;
+        assert_close(allreduce_time(&p, 1000000), 4 * (lat + lat_ar) + 2 * B / arbw, 1e-9);
+    }
+    /* two machines keep the hierarchical ring (the clusters' profiles) */
+    halo_sim_profile m = p;
+    m.machines = 2;
+    m.trainers = 1;
+    m.net_lat_s = 1e-5;
+    m.nic_bw = 1e9;
+    assert_close(allreduce_time(&m, 1000000), (B / 1e9) + 2 * (1e-5 + lat_ar), 1e-9);
+    /* the buffer's two passes at memcpy_bw: in the allreduce's time, on no CPU clock (a CPU
+       trainer's) */
+    p.trainers = 2;
+    p.device = HALO_SIM_DEVICE_CPU;
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    o.grad_floats = 1000000;
+    twork tw;
+    tw_init(&tw, 2, 1);
+    halo_epoch_stats s[2], w[2];
+    run_epoch(&o, &tw, 3, s);
+    p.memcpy_bw = 1e10;
+    run_epoch(&o, &tw, 3, w);
+    tw_free(&tw);
+    for (int r = 0; r < 2; r++) {
+        assert_close(w[r].allreduce_s, s[r].allreduce_s + 3 * 2 * B / 1e10, 1e-6);
+        assert_close(w[r].compute_cpu_s, s[r].compute_cpu_s, 1e-12);
+        assert_close(w[r].compute_s, s[r].compute_s, 1e-12);
+    }
+}
+
 /* ---------------------------------------------------------------- CPU contention */
 
 /* Oversubscription penalties by kind of work (gathers, GEMMs, sampling), -1: as penalty. */
@@ -1477,6 +1524,7 @@ int main(void)
         cmocka_unit_test(netem_sets_a_floor_on_every_exchange),
         cmocka_unit_test(a_process_on_its_own_core_keeps_its_table),
         cmocka_unit_test(allreduce_is_a_ring_hierarchical_across_machines),
+        cmocka_unit_test(allreduce_of_one_machine_is_the_runtimes_binomial),
         cmocka_unit_test(trainers_of_a_machine_share_its_cores),
         cmocka_unit_test(oversubscribed_machines_pay_the_penalty),
         cmocka_unit_test(only_processes_with_work_count_beyond_the_cores),
