@@ -11,11 +11,11 @@
 /* Most units of step work a probe runs. */
 #define HALO_CALIB_MAX_UNITS 64
 
-/* What one MPI probe measured between two ranks. */
 /* Floats of the large allreduce the probe times (512 KiB: the gradients of a GraphSAGE of
  * hidden width 128 to 256 on features of 100 or so) */
 #define HALO_CALIB_AR_FLOATS (128 << 10)
 
+/* What one MPI probe measured between two ranks. */
 typedef struct mpi_figs {
     double lat_s;       /* half the round trip of an 8-byte ping-pong */
     double bw;          /* bytes/s of a 4 MiB ping-pong (both directions counted) */
