@@ -34,7 +34,12 @@ int halo_cli_partition_ptscotch(const char *gdir, const char *out, struct halo_p
  * from, or in /usr/local/share/halo, the first that exists (written into buf); else arg. */
 const char *halo_cli_policy_path(const char *arg, char *buf, size_t size);
 
-/* Prints "halo: error: <last message>" and returns the exit status for rc. */
+/* How long a rank mpirun launched waits, after a usage error, for the others to come to theirs. */
+#define HALO_CLI_MEET_S 30.0
+
+/* Prints "halo: error: <last message>" and returns the exit status for rc. Before MPI start-up
+ * on a rank mpirun launched, a usage error (the same flags, so every rank's) is said by rank 0
+ * alone, and the ranks meet before any exits (halo_comm_meet_before_exit). */
 int halo_cli_fail(int rc);
 
 /* halo_args_parse for a subcommand: -1 to go on, else the exit status to return at once (0 after

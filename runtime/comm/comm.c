@@ -205,6 +205,31 @@ void halo_comm_finalize(halo_comm *c)
     }
 }
 
+void halo_comm_meet_before_exit(double timeout_s)
+{
+    int inited = 0, fin = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&fin);
+    if (fin || (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS)) {
+        return;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Request req;
+    if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS) {
+        return;
+    }
+    double end = halo_now() + timeout_s;
+    int done = 0;
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done &&
+           halo_now() < end) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    if (done) {
+        MPI_Finalize(); /* not after a timeout: it would wait for the rank that never came */
+    }
+}
+
 int halo_comm_dup(halo_comm *c, halo_comm **out)
 {
     MPI_Comm dup;

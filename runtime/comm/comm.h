@@ -41,6 +41,12 @@ typedef struct halo_xchg {
 int halo_comm_init(int *argc, char ***argv, halo_comm **out);
 /* Frees the world channel and finalises MPI (collective). */
 void halo_comm_finalize(halo_comm *c);
+/* For an error found before halo_comm_init on a process mpirun launched: starts MPI and waits
+ * (at most timeout_s) until every rank has come here too, then finalises. mpirun ends the job at
+ * the first non-zero exit, so without this meeting a rank that exits first can end rank 0
+ * before rank 0 has said the error. Call it only for an error every rank finds (a bad flag):
+ * a rank that never comes costs the others the timeout. */
+void halo_comm_meet_before_exit(double timeout_s);
 /* A new channel over the same ranks (collective): for a second thread. */
 int halo_comm_dup(halo_comm *c, halo_comm **out);
 void halo_comm_free(halo_comm *c);

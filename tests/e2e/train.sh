@@ -149,6 +149,12 @@ said_once "--batch: must be"
 # says it, once)
 check_fails "--epochs -1" "--epochs: -1 is negative" $MPIRUN -np 4 "$HALO" train "$T/p4" --epochs -1
 said_once "--epochs: -1 is negative"
+# ... even when rank 0 comes last: mpirun ends the job at the first non-zero exit, so the other
+# ranks must wait for rank 0 to say it (a slow rank 0 made by mpirun's MPMD form)
+check_fails "a bad flag is said when rank 0 starts last" "--epochs: -1 is negative" \
+    $MPIRUN -np 1 sh -c "sleep 2; exec '$HALO' train '$T/p4' --epochs -1" : \
+    -np 3 "$HALO" train "$T/p4" --epochs -1
+said_once "--epochs: -1 is negative"
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
     ok "--device gpu with no GPU # SKIP a GPU is present"
 else
