@@ -535,7 +535,16 @@ static int measure_crowd(bool quick, halo_sim_profile *p)
         halo_info("calibrate: crowding penalty of the %s %.3g (measured / modelled CPU with %d "
                   "and %d ranks: %s)", what[s], r.pen[s], r.ranks[0], r.ranks[1], each);
     }
+    char each[160] = "";
+    for (int i = 0, at = 0; i < r.njitter && at < (int)sizeof each; i++) {
+        at += snprintf(each + at, sizeof each - (size_t)at, "%s%.3g", i ? ", " : "",
+                       r.jitter_runs[i]);
+    }
+    halo_info("calibrate: jitter of a CPU step %.3g, the median of %d runs at depth 0 on %d "
+              "ranks that wait for the slowest beyond the modelled work (%s)", r.jitter,
+              r.njitter, r.ranks[0], each);
     halo_info("calibrate: crowding probe done (%.1f s)", r.seconds);
+    p->jitter = r.jitter;
     p->crowd_sample = r.pen[HALO_CROWD_SAMPLE];
     p->crowd_fetch = r.pen[HALO_CROWD_FETCH];
     p->crowd_compute = r.pen[HALO_CROWD_COMPUTE];

@@ -6,6 +6,7 @@
 #ifndef HALO_SIM_CALIBRATE_H
 #define HALO_SIM_CALIBRATE_H
 
+#include "pipe/timeline.h"
 #include "sim/profile.h"
 
 #include <stdbool.h>
@@ -13,6 +14,23 @@
 
 /* x rounded to 4 significant digits (the figures are not more precise than that). */
 double halo_sim_calib_sig4(double x);
+
+/* E[max of P standard normals] (0.5642 for 2, 0.8463 for 3, 1.0294 for 4). */
+double halo_sim_calib_normal_max(int P);
+
+/* Most ranks halo_sim_calib_jitter reads. */
+#define HALO_SIM_MAX_JITTER_RANKS 64
+
+/* The jitter of a CPU step (the profile's cpu.jitter) from the timeline of a training at
+ * depth 0 on P ranks and halo sim's timeline of the same run: in each batch of the epochs
+ * after the first that every rank computed, each rank's measured compute time over its
+ * simulated one, over the mean of those ratios; the mean over the batches of the largest, less
+ * 1, is what waiting for the slowest rank costs beyond the modelled work (the model's own
+ * differences between the ranks divided out); a lognormal of sigma costs that
+ * sigma E[max of P standard normals], so sigma is that figure over it. 0 with no such batch
+ * (or P < 2, or more than HALO_SIM_MAX_JITTER_RANKS ranks). */
+double halo_sim_calib_jitter(const halo_timeline_event *run, int64_t nrun,
+                             const halo_timeline_event *sim, int64_t nsim, int P);
 
 /* How long and how loud. */
 typedef struct halo_sim_calib_opts {

@@ -3,11 +3,14 @@
 #include "sim/calibrate_int.h"
 
 #include "core/err.h"
+#include "core/mem.h"
 #include "core/timer.h"
 #include "graph/gen.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Runs fn once to warm up, then repeatedly for about `seconds` (at least 3, at most
  * CALIB_MAX_REPS times); *t gets the seconds of the fastest repetition: the machine's rate
@@ -62,4 +65,75 @@ void halo_sim_calib_split_rate(double t1, double t2, double count, double b1, do
         *bw = b2 * count / t2;
         *per = 0;
     }
+}
+
+/* ---- jitter ---- */
+
+double halo_sim_calib_normal_max(int P)
+{
+    /* the integral of x P phi(x) Phi(x)^(P-1) by the midpoint rule over [-8, 8] */
+    const int steps = 4000;
+    double h = 16.0 / steps, e = 0;
+    for (int i = 0; i < steps; i++) {
+        double x = -8.0 + (i + 0.5) * h;
+        double phi = exp(-0.5 * x * x) / sqrt(2.0 * M_PI), Phi = 0.5 * erfc(-x / sqrt(2.0));
+        e += x * P * phi * pow(Phi, P - 1) * h;
+    }
+    return e;
+}
+
+/* Durations of `stage` in ev by (epoch, batch, rank) into d[E * B * P] (0: none). */
+static void stage_grid(const halo_timeline_event *ev, int64_t n, const char *stage, int E,
+                       int64_t B, int P, double *d)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const halo_timeline_event *e = &ev[i];
+        if (strcmp(e->stage, stage) == 0 && e->epoch >= 0 && e->epoch < E && e->batch >= 0 &&
+            e->batch < B && e->rank >= 0 && e->rank < P) {
+            d[((size_t)e->epoch * (size_t)B + (size_t)e->batch) * (size_t)P + (size_t)e->rank] =
+                e->end - e->start;
+        }
+    }
+}
+
+double halo_sim_calib_jitter(const halo_timeline_event *run, int64_t nrun,
+                             const halo_timeline_event *sim, int64_t nsim, int P)
+{
+    int E = 0;
+    int64_t B = 0;
+    for (int64_t i = 0; i < nrun; i++) {
+        E = run[i].epoch + 1 > E ? run[i].epoch + 1 : E;
+        B = run[i].batch + 1 > B ? run[i].batch + 1 : B;
+    }
+    if (P < 2 || E < 2 || B < 1 || (double)E * (double)B * P > 1e7) {
+        return 0;
+    }
+    size_t cells = (size_t)E * (size_t)B * (size_t)P;
+    double *m = HALO_NEW(double, cells), *s = HALO_NEW(double, cells);
+    stage_grid(run, nrun, "compute", E, B, P, m);
+    stage_grid(sim, nsim, "compute", E, B, P, s);
+    double top = 0;
+    int64_t used = 0;
+    for (size_t k = (size_t)B * (size_t)P; k < cells; k += (size_t)P) { /* epochs 1 on */
+        double v[HALO_SIM_MAX_JITTER_RANKS], mean = 0, hi = 0;
+        int r = 0;
+        for (; r < P && r < HALO_SIM_MAX_JITTER_RANKS && m[k + (size_t)r] > 0 &&
+               s[k + (size_t)r] > 0;
+             r++) {
+            v[r] = m[k + (size_t)r] / s[k + (size_t)r];
+            mean += v[r] / P;
+        }
+        if (r < P) {
+            continue; /* a batch some rank did not compute (or a rank beyond the table) */
+        }
+        for (r = 0; r < P; r++) {
+            hi = v[r] > hi ? v[r] : hi;
+        }
+        top += hi / mean;
+        used++;
+    }
+    halo_free(m);
+    halo_free(s);
+    double x = used > 0 ? top / (double)used - 1 : 0;
+    return x > 0 ? x / halo_sim_calib_normal_max(P) : 0;
 }

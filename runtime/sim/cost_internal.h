@@ -128,6 +128,8 @@ typedef struct sim_thread {
                               ended: a step of that kind starting now has been off the CPU
                               idle + (now - cpu_end) - idle_mark since, what its wake_*
                               penalty is priced on */
+    uint64_t draws;        /* CPU steps it has started: the jitter's draw for the next is
+                              a hash of the thread and this count */
 } sim_thread;
 
 /* A simulated rank: its pipeline's counters and its epoch's times. */

@@ -174,6 +174,9 @@ static const pfield fields[] = {
      "with more busy threads than cores, the share of a fair split they get (0: not measured)"},
     {"cpu", "share_threads", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(share_threads),
      "threads share_eff was measured with (0: not measured)"},
+    {"cpu", "jitter", NULL, K_NUM, U_ONE, R_NONNEG, N_NEVER, OFF(jitter),
+     "sigma of a CPU step's log time between runs of it (its mean kept): ranks that meet in an "
+     "exchange wait for the slowest (0 = none)"},
     {"network", "shm_lat_us", "shm_lat_s", K_NUM, U_US, R_NONNEG, N_ALWAYS, OFF(shm_lat_s),
      "latency of a message between ranks of one machine"},
     {"network", "oversub_lat_us", "oversub_lat_s", K_NUM, U_US, R_NONNEG, N_NEVER,

@@ -119,6 +119,9 @@ typedef struct halo_sim_profile {
                                   threads x share_eff of a core (switches, shared caches):
                                   measured with share_threads threads; 0 = not measured (1) */
     double share_threads;      /* threads per machine share_eff was measured with (0: none) */
+    double jitter;             /* sigma of a CPU step's log time from one run of it to the next
+                                  (mean kept): ranks meeting in an exchange wait for the
+                                  slowest draw; 0 = every step takes its mean */
     /* links */
     double shm_lat_s;          /* one message between ranks of one machine, latency */
     double oversub_lat_s;      /* the same when the machine's ranks outnumber its cores (0: shm_lat_s) */

@@ -5,7 +5,9 @@
  * twice as many ranks, turn by turn; each run's per-stage CPU seconds are set against what
  * halo sim gives for the same configuration on the profile with every oversubscription
  * penalty at 0; a stage's penalty is the crowded run's ratio over the uncrowded one's, less
- * 1 (docs/sim-model.md, "Fourteenth pass"). */
+ * 1 (docs/sim-model.md, "Fourteenth pass"). Then the same training at depth 0 with a rank
+ * per core, and halo sim of it, both with --timeline: the ranks' compute times against the
+ * model's, batch by batch, give the profile's cpu.jitter (halo_sim_calib_jitter). */
 #ifndef HALO_SWEEP_CROWD_H
 #define HALO_SWEEP_CROWD_H
 
@@ -26,6 +28,11 @@ typedef struct halo_crowd_result {
                                                     run (0: a rank per core) and stage */
     double pen[HALO_CROWD_N];                   /* the median over the turns of
                                                    ratio[t][1][s] / ratio[t][0][s] - 1, >= 0 */
+    double jitter;                              /* cpu.jitter from the training at depth 0
+                                                   with a rank per core: the median of the
+                                                   runs' figures (0: no figure) */
+    double jitter_runs[HALO_CROWD_MAX_TURNS];   /* each run's figure */
+    int njitter;                                /* runs */
     double seconds;                             /* wall time of the probe */
 } halo_crowd_result;
 

@@ -57,11 +57,14 @@ check "... into cpu.crowd_sample, crowd_fetch, crowd_compute >= 0 and crowd_rank
     /^ *cores = / { v = $3; sub(/,$/, "", v); c = v + 0 }
     /^ *crowd_ranks = / { v = $3; sub(/,$/, "", v); r = v + 0 }
     END { exit !(n == 3 && c > 0 && r == 2 * c) }' "$T/here.lua"
-check "--crowd --base measures only the crowding penalties" \
+check "... and the jitter of a CPU step from training at depth 0, into cpu.jitter >= 0" bash -c "
+    grep -qE 'jitter of a CPU step [0-9.e+-]+, the median of [0-9]+ runs? at depth 0 on [0-9]+ ranks' '$T/progress' &&
+    awk '/^ *jitter = / { v = \$3; sub(/,\$/, \"\", v); ok = v + 0 >= 0 } END { exit !ok }' '$T/here.lua'"
+check "--crowd --base measures only the crowding penalties (and the jitter)" \
     "$HALO" calibrate --quick --crowd --base "$T/here.lua" -o "$T/crowd.lua"
 check "... and keeps every other field of the base profile" bash -c "
-    [ \"\$(grep -E '^ *[a-z_]+ = ' '$T/crowd.lua' | grep -v crowd_)\" = \
-      \"\$(grep -E '^ *[a-z_]+ = ' '$T/here.lua' | grep -v crowd_)\" ] &&
+    [ \"\$(grep -E '^ *[a-z_]+ = ' '$T/crowd.lua' | grep -vE 'crowd_|jitter')\" = \
+      \"\$(grep -E '^ *[a-z_]+ = ' '$T/here.lua' | grep -vE 'crowd_|jitter')\" ] &&
     grep -qE '^ *crowd_ranks = [1-9]' '$T/crowd.lua' && ! grep -q 'calibrate: sampler:' '$T/err'"
 check_fails "--crowd without --base is refused" "--crowd goes with --base" \
     "$HALO" calibrate --quick --crowd -o "$T/c2.lua"

@@ -786,6 +786,46 @@ static void allreduce_of_one_machine_is_the_runtimes_binomial(void **state)
     }
 }
 
+/* Rank 0's epoch time of `trainers` CPU trainers on a machine of 8 cores, depth 0, 4000
+ * batches of the same compute, with cpu.jitter sigma. */
+static double jitter_epoch(int trainers, double sigma)
+{
+    halo_sim_profile p = fast_profile(1, trainers, 8);
+    p.device = HALO_SIM_DEVICE_CPU;
+    p.gemm_flops = 1e9;
+    p.jitter = sigma;
+    halo_sim_cost_opts o = base_opts(&p, 0, 1);
+    twork tw;
+    tw_init(&tw, trainers, 1);
+    for (int r = 0; r < trainers; r++) {
+        tw.w[r].num_dst[0] = 100;
+        tw.w[r].num_src[0] = 800;
+        tw.w[r].num_edges[0] = 1000;
+    }
+    halo_epoch_stats s[2];
+    run_epoch(&o, &tw, 4000, s);
+    tw_free(&tw);
+    return s[0].time_s;
+}
+
+/* cpu.jitter: each CPU step takes its mean time times a lognormal draw of mean 1 (sigma of its
+ * log: jitter), drawn from a hash of the thread and its step count, so a run gives the same
+ * time every time; a rank alone keeps its mean time, and two ranks that meet in an exchange at
+ * every step wait for the slower draw: E[max of 2] = 2 Phi(sigma / sqrt 2) of the mean. */
+static void jittered_ranks_wait_for_the_slower_draw(void **state)
+{
+    (void)state;
+    double sigma = 0.3;
+    double one = jitter_epoch(1, 0), one_j = jitter_epoch(1, sigma);
+    assert_true(one > 0);
+    assert_true(one_j != one);                       /* drawn */
+    assert_close(jitter_epoch(1, sigma), one_j, 0);  /* the same draws every run */
+    assert_close(one_j, one, 0.02);                  /* the mean kept (4000 draws: 0.5 %) */
+    double two = jitter_epoch(2, 0), two_j = jitter_epoch(2, sigma);
+    double emax = 2 * 0.5 * erfc(-sigma / sqrt(2.0) / sqrt(2.0));
+    assert_close(two_j / two, emax, 0.02); /* 1.168; without the wait 1 */
+}
+
 /* ---------------------------------------------------------------- CPU contention */
 
 /* Oversubscription penalties by kind of work (gathers, GEMMs, sampling), -1: as penalty. */
@@ -1525,6 +1565,7 @@ int main(void)
         cmocka_unit_test(a_process_on_its_own_core_keeps_its_table),
         cmocka_unit_test(allreduce_is_a_ring_hierarchical_across_machines),
         cmocka_unit_test(allreduce_of_one_machine_is_the_runtimes_binomial),
+        cmocka_unit_test(jittered_ranks_wait_for_the_slower_draw),
         cmocka_unit_test(trainers_of_a_machine_share_its_cores),
         cmocka_unit_test(oversubscribed_machines_pay_the_penalty),
         cmocka_unit_test(only_processes_with_work_count_beyond_the_cores),
