@@ -707,15 +707,16 @@ void halo_sim_cost_setup(halo_sim_cost *c)
     c->t_counts = P > 1 ? ceil(log2((double)P)) * (M > 1 ? p->net_lat_s : c->lat_local) : 0;
     double B = (double)o->grad_floats * sizeof(float);
     double arl = fitf(p->fit_allreduce) * p->allreduce_lat_s;
-    c->ar_d1 = T > 1 ? (T - 1) * (c->lat_local + arl) +
-                           (double)(T - 1) / T * B / p->shm_bw
-                     : 0;
-    if (M == 1 && T > 1 && p->allreduce_bw > 0) {
+    if (T < 2) {
+        c->ar_d1 = 0;
+    } else if (M == 1 && p->allreduce_bw > 0) {
         /* one machine, the runtime's own allreduce measured (halo calibrate): MPI's in-place
            non-blocking allreduce reduces up a binomial tree and broadcasts down it, each of
            its 2 ceil(log2 T) rounds the whole buffer; ar_d1 is half of it */
         double rounds = ceil(log2((double)T));
         c->ar_d1 = rounds * (c->lat_local + arl + B / (2.0 * p->allreduce_bw));
+    } else { /* a ring's reduce-scatter at shm_bw */
+        c->ar_d1 = (T - 1) * (c->lat_local + arl) + (double)(T - 1) / T * B / p->shm_bw;
     }
     c->ar_bytes = M > 1 ? 2.0 * (M - 1) / M * B / T : 0;
     c->ar_lat = M > 1 ? 2.0 * (M - 1) * (p->net_lat_s + arl) : 0;
