@@ -17,8 +17,8 @@ set table $p0s1
 plot data using (p0x(strcol("run.depth"))):(column("epoch_s")) with table if (strcol("partition.method") eq "multilevel")
 unset table
 $p0band0 << EOD
--0.6 0.118663634333333 0.1779954515
-3.6 0.118663634333333 0.1779954515
+-0.6 0.119752905 0.1796293575
+3.6 0.119752905 0.1796293575
 EOD
 
 # panel 2: bars of run.depth vs speedup
