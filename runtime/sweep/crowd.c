@@ -123,16 +123,12 @@ static int ratios(const char *run, const char *sim, double r[HALO_CROWD_N])
     return 0;
 }
 
-/* Runs of the jitter's training: the figure moves by 3x from one run to the next on a quiet
- * 2-core VM (0.029-0.105 over three runs of 20 epochs), so the median of several. */
-#define JITTER_RUNS 5
-
 /* The jitter's runs (halo_crowd_result.jitter): pdir trained at depth 0 on np ranks, each run
  * with its timeline, against halo sim of the same on prof; the median over the runs. */
 static int jitter(const char *exe, const char *dir, bool quick, const char *prof,
                   const char *pdir, int np, halo_crowd_result *out)
 {
-    int epochs = quick ? 4 : 8, runs = quick ? 1 : JITTER_RUNS;
+    int epochs = quick ? 4 : 8, runs = quick ? 1 : HALO_CROWD_JITTER_RUNS;
     char run_m[4300], sim_m[4300], run_t[4300], sim_t[4300];
     snprintf(run_m, sizeof run_m, "%s/jitter-run.jsonl", dir);
     snprintf(sim_m, sizeof sim_m, "%s/jitter-sim.jsonl", dir);
@@ -142,7 +138,7 @@ static int jitter(const char *exe, const char *dir, bool quick, const char *prof
     halo_timeline_event *sim_ev = NULL;
     int64_t nsim = 0;
     HALO_CHECK(halo_timeline_read(sim_t, &sim_ev, &nsim));
-    double fig[JITTER_RUNS];
+    double fig[HALO_CROWD_JITTER_RUNS]; /* the median sorts it: jitter_runs keeps the order */
     int rc = 0;
     for (int i = 0; i < runs && rc == 0; i++) {
         halo_timeline_event *run_ev = NULL;

@@ -21,6 +21,10 @@ enum { HALO_CROWD_SAMPLE, HALO_CROWD_FETCH, HALO_CROWD_COMPUTE, HALO_CROWD_N };
 /* Most turns of the probe. */
 #define HALO_CROWD_MAX_TURNS 9
 
+/* Runs of the jitter's training: the figure moves by 3x from one run to the next on a quiet
+ * 2-core VM (0.029-0.105 over three runs of 20 epochs), so the median of several. */
+#define HALO_CROWD_JITTER_RUNS 5
+
 typedef struct halo_crowd_result {
     int ranks[2];                               /* ranks of the two runs: cores, 2 x cores */
     int turns;                                  /* pairs of runs */
@@ -31,7 +35,7 @@ typedef struct halo_crowd_result {
     double jitter;                              /* cpu.jitter from the training at depth 0
                                                    with a rank per core: the median of the
                                                    runs' figures (0: no figure) */
-    double jitter_runs[HALO_CROWD_MAX_TURNS];   /* each run's figure */
+    double jitter_runs[HALO_CROWD_JITTER_RUNS]; /* each run's figure */
     int njitter;                                /* runs */
     double seconds;                             /* wall time of the probe */
 } halo_crowd_result;
