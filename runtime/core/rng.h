@@ -19,6 +19,7 @@ enum {
     HALO_RNG_INIT,          /* weight initialisation */
     HALO_RNG_POLICY,        /* draws made on behalf of policies */
     HALO_RNG_TEST,          /* tests and benchmarks */
+    HALO_RNG_SIM_JITTER,    /* the simulator's draws of a CPU step's time (cpu.jitter) */
 };
 
 /* A stream: a key fixed at creation and a counter. */

@@ -105,7 +105,8 @@ double halo_sim_calib_jitter(const halo_timeline_event *run, int64_t nrun,
         E = run[i].epoch + 1 > E ? run[i].epoch + 1 : E;
         B = run[i].batch + 1 > B ? run[i].batch + 1 : B;
     }
-    if (P < 2 || E < 2 || B < 1 || (double)E * (double)B * P > 1e7) {
+    if (P < 2 || P > HALO_SIM_MAX_JITTER_RANKS || E < 2 || B < 1 ||
+        (double)E * (double)B * P > 1e7) {
         return 0;
     }
     size_t cells = (size_t)E * (size_t)B * (size_t)P;
@@ -117,14 +118,12 @@ double halo_sim_calib_jitter(const halo_timeline_event *run, int64_t nrun,
     for (size_t k = (size_t)B * (size_t)P; k < cells; k += (size_t)P) { /* epochs 1 on */
         double v[HALO_SIM_MAX_JITTER_RANKS], mean = 0, hi = 0;
         int r = 0;
-        for (; r < P && r < HALO_SIM_MAX_JITTER_RANKS && m[k + (size_t)r] > 0 &&
-               s[k + (size_t)r] > 0;
-             r++) {
+        for (; r < P && m[k + (size_t)r] > 0 && s[k + (size_t)r] > 0; r++) {
             v[r] = m[k + (size_t)r] / s[k + (size_t)r];
             mean += v[r] / P;
         }
         if (r < P) {
-            continue; /* a batch some rank did not compute (or a rank beyond the table) */
+            continue; /* a batch some rank did not compute */
         }
         for (r = 0; r < P; r++) {
             hi = v[r] > hi ? v[r] : hi;

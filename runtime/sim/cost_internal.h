@@ -4,6 +4,7 @@
 #ifndef HALO_SIM_COST_INTERNAL_H
 #define HALO_SIM_COST_INTERNAL_H
 
+#include "core/rng.h"
 #include "sim/cost.h"
 
 /* Bytes per parameter in the optimiser's rate: profile.adam_bw counts bytes of parameters (4
@@ -128,8 +129,7 @@ typedef struct sim_thread {
                               ended: a step of that kind starting now has been off the CPU
                               idle + (now - cpu_end) - idle_mark since, what its wake_*
                               penalty is priced on */
-    uint64_t draws;        /* CPU steps it has started: the jitter's draw for the next is
-                              a hash of the thread and this count */
+    halo_rng jit;          /* its stream of cpu.jitter's draws (keyed by the thread) */
 } sim_thread;
 
 /* A simulated rank: its pipeline's counters and its epoch's times. */

@@ -707,6 +707,8 @@ int halo_sim_cost_new(const halo_sim_cost_opts *o, halo_sim_cost **out)
         for (int i = 0; i < c->NT; i++) {
             c->th[r * c->NT + i].rank = r;
             c->th[r * c->NT + i].idx = i;
+            halo_rng_init(&c->th[r * c->NT + i].jit, 0, HALO_RNG_SIM_JITTER,
+                          (uint64_t)(r * c->NT + i), 0, 0);
         }
     }
     for (int i = 0; i < M * c->G * 2; i++) {

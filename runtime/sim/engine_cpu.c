@@ -5,7 +5,6 @@
 #include "sim/cost_internal.h"
 
 #include "core/mem.h"
-#include "core/rng.h"
 
 #include <math.h>
 #include <string.h>
@@ -242,19 +241,11 @@ int halo_sim_wake_kind(int stage)
 
 /* Starts `work` core-seconds on `threads` threads for simulated thread tid; pen: its
  * slow-down per trainer process beyond the cores (< 0: its stage's). */
-/* A CPU step's factor on its mean time: exp(sigma z - sigma^2 / 2) (mean 1), z a standard
- * normal drawn from a hash of the thread and its step count, so a run is the same every time. */
-static double jitter(double sigma, uint64_t thread, uint64_t n)
+/* A CPU step's factor on its mean time: exp(sigma z - sigma^2 / 2) (mean 1), z the next
+ * standard normal of the thread's own counter-based stream, so a run is the same every time. */
+static double jitter(double sigma, halo_rng *r)
 {
-    if (sigma <= 0) {
-        return 1.0;
-    }
-    uint64_t a = halo_mix64((thread << 40) ^ n ^ 0x6a09e667f3bcc909ULL);
-    uint64_t b = halo_mix64(a ^ 0xbb67ae8584caa73bULL);
-    double u1 = ((double)(a >> 11) + 0.5) / 9007199254740992.0;
-    double u2 = (double)(b >> 11) / 9007199254740992.0;
-    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-    return exp(sigma * z - 0.5 * sigma * sigma);
+    return sigma > 0 ? exp(sigma * halo_rng_normal(r) - 0.5 * sigma * sigma) : 1.0;
 }
 
 void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen)
@@ -276,7 +267,7 @@ void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, dou
        wait") */
     sim_thread *th = &c->th[tid];
     if (th->wake != 2) {
-        work *= jitter(c->pf.jitter, (uint64_t)tid, th->draws++);
+        work *= jitter(c->pf.jitter, &th->jit);
         th->idle += c->now - th->cpu_end;
         th->cpu_end = c->now;
         int kind = halo_sim_wake_kind(st);

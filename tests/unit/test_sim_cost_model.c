@@ -515,17 +515,14 @@ static void gat_two_layers_cost_by_hand(void **state)
 static int64_t jitter_events(halo_timeline_event *ev, bool measured, double sigma, int E, int B)
 {
     int64_t n = 0;
-    uint64_t k = 0;
+    halo_rng rng;
+    halo_rng_init(&rng, 1, HALO_RNG_TEST, 0, 0, 0);
     for (int e = 0; e < E; e++) {
         for (int b = 0; b < B; b++) {
             for (int r = 0; r < 2; r++) {
                 double d = (1 + r) * 1e-3, f = 1;
                 if (measured && sigma > 0) {
-                    uint64_t a = halo_mix64(++k), c = halo_mix64(a ^ 77);
-                    double u1 = ((double)(a >> 11) + 0.5) / 9007199254740992.0;
-                    double u2 = (double)(c >> 11) / 9007199254740992.0;
-                    double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
-                    f = exp(sigma * z - sigma * sigma / 2);
+                    f = exp(sigma * halo_rng_normal(&rng) - sigma * sigma / 2);
                 }
                 if (measured && e == 0 && r == 0) {
                     f *= 10;
