@@ -5,7 +5,7 @@ set key top left
 set logscale xy
 set xlabel "measured epoch (s)"
 set ylabel "simulated epoch (s)"
-set title "halo sim (profile this-machine-validated) vs mpirun halo train, 20 configurations\nepoch median |error| 6.6%, worst 40.0%"
+set title "halo sim (profile this-machine-validated) vs mpirun halo train, 20 configurations\nepoch median |error| 6.0%, worst 39.8%"
 set grid
 set size ratio -1
 stats "sim_vs_measured.csv" every ::1 using 12:13 nooutput
