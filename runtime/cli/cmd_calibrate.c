@@ -515,6 +515,22 @@ static int graph_main(const char *graph, const char *basef, bool quick, const ch
     return 0;
 }
 
+/* Appends x (or x/y when y is given) to the comma-separated list of figures in buf, as room
+ * allows. */
+static void add_figure(char *buf, size_t size, double x, const double *y)
+{
+    size_t at = strlen(buf);
+    if (at + 1 >= size) {
+        return;
+    }
+    const char *sep = at > 0 ? ", " : "";
+    if (y != NULL) {
+        snprintf(buf + at, size - at, "%s%.3g/%.3g", sep, x, *y);
+    } else {
+        snprintf(buf + at, size - at, "%s%.3g", sep, x);
+    }
+}
+
 /* The crowding probe (sweep/crowd.h) into p's crowd_* fields. */
 static int measure_crowd(bool quick, halo_sim_profile *p)
 {
@@ -528,17 +544,15 @@ static int measure_crowd(bool quick, halo_sim_profile *p)
     static const char *const what[HALO_CROWD_N] = {"sampling", "fetch", "compute"};
     for (int s = 0; s < HALO_CROWD_N; s++) {
         char each[160] = "";
-        for (int t = 0, at = 0; t < r.turns && at < (int)sizeof each; t++) {
-            at += snprintf(each + at, sizeof each - (size_t)at, "%s%.3g/%.3g", t ? ", " : "",
-                           r.ratio[t][0][s], r.ratio[t][1][s]);
+        for (int t = 0; t < r.turns; t++) {
+            add_figure(each, sizeof each, r.ratio[t][0][s], &r.ratio[t][1][s]);
         }
         halo_info("calibrate: crowding penalty of the %s %.3g (measured / modelled CPU with %d "
                   "and %d ranks: %s)", what[s], r.pen[s], r.ranks[0], r.ranks[1], each);
     }
     char each[160] = "";
-    for (int i = 0, at = 0; i < r.njitter && at < (int)sizeof each; i++) {
-        at += snprintf(each + at, sizeof each - (size_t)at, "%s%.3g", i ? ", " : "",
-                       r.jitter_runs[i]);
+    for (int i = 0; i < r.njitter; i++) {
+        add_figure(each, sizeof each, r.jitter_runs[i], NULL);
     }
     halo_info("calibrate: jitter of a CPU step %.3g, the median of %d runs at depth 0 on %d "
               "ranks that wait for the slowest beyond the modelled work (%s)", r.jitter,
