@@ -196,7 +196,8 @@ static int cmd_sim_validate(int argc, char **argv)
          "no more busy threads than cores; beyond, the spread is the run's own)"},
         {"max-repeat-spread", 0, HALO_OPT_DOUBLE, &o.max_repeat_spread, "X",
          "with --repeats, unfit when a configuration's runs spread more than X of their median "
-         "in the median over the draw (the goal's own bound on the median; 0: not judged)"},
+         "in the median over the draw (the goal's own bound; X for 3 runs, scaled to N by "
+         "the mean range of N normal draws: x0.67 for 2, x1.37 for 5; 0: not judged)"},
         {"timeout", 0, HALO_OPT_DOUBLE, &o.timeout, "SEC", "seconds per command"},
         {"priority", 0, HALO_OPT_INT | HALO_OPT_SIGNED, &o.priority, "N",
          "run the measured runs under nice -n N (-20..19; below 0 needs root: ahead of other "

@@ -780,8 +780,8 @@ static void check_runs(const halo_validate_opts *o, const halo_vresult *r, int n
     bool spread = s->spread_max > o->max_spread;
     /* a configuration measured again lands that far from itself in the median: no model of
        the machine can be judged closer than that (three configurations or more) */
-    bool noisy = o->max_repeat_spread > 0 && s->nnoise >= 3 &&
-                 s->noise_median > 100 * o->max_repeat_spread;
+    double limit = halo_vrepeat_limit(o->max_repeat_spread, o->repeats);
+    bool noisy = o->max_repeat_spread > 0 && s->nnoise >= 3 && s->noise_median > 100 * limit;
     if (s->why[0] == '\0' && (busy || spread || noisy)) {
         char b[160] = "", e[160] = "", q[160] = "";
         if (busy) {
@@ -793,8 +793,8 @@ static void check_runs(const halo_validate_opts *o, const halo_vresult *r, int n
                      100 * s->spread_max, s->spread_at, 100 * o->max_spread);
         }
         if (noisy) {
-            snprintf(q, sizeof q, "a configuration's repeated runs spread %.1f%% in the median "
-                     "(limit %.0f%%), ", s->noise_median, 100 * o->max_repeat_spread);
+            snprintf(q, sizeof q, "a configuration's %d repeated runs spread %.1f%% in the "
+                     "median (limit %.3g%%), ", o->repeats, s->noise_median, 100 * limit);
         }
         snprintf(s->why, sizeof s->why, "machine too loaded to measure: %s%s%s", b, e, q);
         s->why[strlen(s->why) - 2] = '\0'; /* the last ", " */

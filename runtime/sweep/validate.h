@@ -143,7 +143,8 @@ typedef struct halo_validate_opts {
     double max_busy;           /* other work above this share of the cores: unfit */
     double max_spread;         /* timed epochs spread above this share of their median: unfit */
     double max_repeat_spread;  /* with --repeats, the median spread between a configuration's
-                                  runs above this share: unfit (0: not judged) */
+                                  runs above this share (for three runs; halo_vrepeat_limit
+                                  scales it to --repeats): unfit (0: not judged) */
     double timeout;            /* seconds per command */
     int priority;              /* nice value of the measured runs (0: as this process) */
 } halo_validate_opts;
@@ -208,6 +209,11 @@ bool halo_vresult_err(const halo_vresult *r, int k, double *pct);
  * profile - 1| in %, over the two probes and the two times, each taken as seconds per unit of
  * work (the GEMM's flop/s inverted); -1 when not probed. */
 double halo_vspeed_dev(const halo_vsummary *s);
+/* The --max-repeat-spread limit (a fraction, set for three runs per configuration) for n runs:
+ * the range of n draws widens with n (for normal noise its mean is d2(n) standard deviations:
+ * 1.128, 1.693, 2.059, 2.326 ... for n = 2, 3, 4, 5), so the limit is scaled by d2(n) / d2(3)
+ * to judge the same noise alike at any n (1..9; 0 for n < 2). */
+double halo_vrepeat_limit(double limit_of_three, int n);
 /* Fills s from the n results (load fields are the caller's). */
 void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s);
 /* The table header, one row per result, the summary: plain text or markdown. */

@@ -128,6 +128,17 @@ void halo_vsummary_make(const halo_vresult *r, int n, halo_vsummary *s)
     halo_free(v);
 }
 
+double halo_vrepeat_limit(double limit_of_three, int n)
+{
+    /* mean range of n standard normal draws, n = 0 .. 9 */
+    static const double d2[10] = {0, 0, 1.128, 1.693, 2.059, 2.326, 2.534, 2.704, 2.847, 2.970};
+    if (n < 2) {
+        return 0;
+    }
+    n = n > 9 ? 9 : n;
+    return limit_of_three * d2[n] / d2[3];
+}
+
 /* The fanouts as "5/10/3". */
 static void fanouts_text(const halo_vconfig *c, char *buf, size_t size)
 {

@@ -10,6 +10,7 @@
 
 #include "sweep/validate.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,11 +161,26 @@ static void speed_drift_is_in_seconds_per_unit(void **state)
     assert_float_equal(halo_vspeed_dev(&s), 5.0, 1e-9);
 }
 
+/* The repeats' limit is set for three runs and scales with the mean range of n normal draws:
+ * d2(5) / d2(3) = 2.326 / 1.693, d2(2) / d2(3) = 1.128 / 1.693; none below two runs; nine
+ * runs at most. */
+static void repeat_limit_scales_with_the_range_of_n_runs(void **state)
+{
+    (void)state;
+    assert_true(fabs(halo_vrepeat_limit(0.10, 3) - 0.10) < 1e-12);
+    assert_true(fabs(halo_vrepeat_limit(0.10, 5) - 0.10 * 2.326 / 1.693) < 1e-12);
+    assert_true(fabs(halo_vrepeat_limit(0.10, 2) - 0.10 * 1.128 / 1.693) < 1e-12);
+    assert_true(halo_vrepeat_limit(0.10, 5) > 0.137 && halo_vrepeat_limit(0.10, 5) < 0.138);
+    assert_true(halo_vrepeat_limit(0.10, 1) == 0);
+    assert_true(fabs(halo_vrepeat_limit(0.10, 12) - halo_vrepeat_limit(0.10, 9)) < 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(groups_have_their_counts_and_signed_medians),
         cmocka_unit_test(speed_drift_is_in_seconds_per_unit),
+        cmocka_unit_test(repeat_limit_scales_with_the_range_of_n_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
