@@ -239,8 +239,6 @@ int halo_sim_wake_kind(int stage)
                                                                  : -1;
 }
 
-/* Starts `work` core-seconds on `threads` threads for simulated thread tid; pen: its
- * slow-down per trainer process beyond the cores (< 0: its stage's). */
 /* A CPU step's factor on its mean time: exp(sigma z - sigma^2 / 2) (mean 1), z the next
  * standard normal of the thread's own counter-based stream, so a run is the same every time. */
 static double jitter(double sigma, halo_rng *r)
@@ -248,6 +246,8 @@ static double jitter(double sigma, halo_rng *r)
     return sigma > 0 ? exp(sigma * halo_rng_normal(r) - 0.5 * sigma * sigma) : 1.0;
 }
 
+/* Starts `work` core-seconds on `threads` threads for simulated thread tid; pen: its
+ * slow-down per trainer process beyond the cores (< 0: its stage's). */
 void halo_sim_cpu_start(halo_sim_cost *c, int tid, double work, int threads, double pen)
 {
     int mi = c->rk[c->th[tid].rank].machine;
