@@ -138,7 +138,6 @@ static int jitter(const char *exe, const char *dir, bool quick, const char *prof
     halo_timeline_event *sim_ev = NULL;
     int64_t nsim = 0;
     HALO_CHECK(halo_timeline_read(sim_t, &sim_ev, &nsim));
-    double fig[HALO_CROWD_JITTER_RUNS]; /* the median sorts it: jitter_runs keeps the order */
     int rc = 0;
     for (int i = 0; i < runs && rc == 0; i++) {
         halo_timeline_event *run_ev = NULL;
@@ -148,14 +147,15 @@ static int jitter(const char *exe, const char *dir, bool quick, const char *prof
             rc = halo_timeline_read(run_t, &run_ev, &nrun);
         }
         if (rc == 0) {
-            fig[i] = halo_sim_calib_jitter(run_ev, nrun, sim_ev, nsim, np);
-            out->jitter_runs[i] = fig[i];
+            out->jitter_runs[i] = halo_sim_calib_jitter(run_ev, nrun, sim_ev, nsim, np);
             out->njitter = i + 1;
         }
         halo_free(run_ev);
     }
     halo_free(sim_ev);
-    if (rc == 0) {
+    if (rc == 0) { /* the median sorts its array: jitter_runs keeps the runs' order */
+        double fig[HALO_CROWD_JITTER_RUNS];
+        memcpy(fig, out->jitter_runs, (size_t)runs * sizeof fig[0]);
         out->jitter = halo_sim_calib_sig4(halo_median_f64(fig, runs));
     }
     return rc;
