@@ -163,5 +163,5 @@ return {
         compute = 1, -- scale of the compute stage's time (1 = not fitted)
         allreduce = 1, -- scale of the allreduce's latency per ring step (1 = not fitted)
     },
-    validation = { seed = 47, configs = 20, median_pct = 6.0, worst_pct = 39.8, stage_median_pct = 21.5, fit = true, date = "2026-12-04 04:42 UTC" },
+    validation = { seed = 47, configs = 20, median_pct = 6.0, worst_pct = 39.8, stage_median_pct = 21.5, fit = true, date = "2026-12-04 07:26 UTC" },
 }
